@@ -1,0 +1,145 @@
+# hermetic — build, test, install.  `make V=1` shows the commands.
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+prefix ?= /usr/local
+bindir ?= $(prefix)/bin
+sbindir ?= $(prefix)/sbin
+libdir ?= $(prefix)/lib
+includedir ?= $(prefix)/include
+mandir ?= $(prefix)/share/man
+DESTDIR ?=
+
+B := build
+ARCH := x86
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-8s %s\n' $(1) $(2)
+endif
+
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter
+CFLAGS ?= -O2 -g
+CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ilib -I$(B) -DHERMETIC_VERSION='"$(VERSION)"'
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	-Iinclude -Ibpf/vmlinux/$(ARCH) -I$(B)
+
+LIB_SRCS := $(filter-out lib/handle.c,$(wildcard lib/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
+DAEMON_SRCS := $(wildcard daemon/*.c)
+DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(B)/%.o)
+CLI_SRCS := $(wildcard cli/*.c)
+CLI_OBJS := $(CLI_SRCS:%.c=$(B)/%.o)
+PRELOAD_SRCS := $(wildcard preload/*.c)
+PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(B)/pic/%.o)
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(B)/%.skel.h)
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
+
+PRELOAD := $(B)/libhermetic-preload.so
+
+.PHONY: all
+all: $(B)/hermeticd $(B)/hermetic $(PRELOAD) $(B)/libhermetic.so $(UNIT_BINS)
+
+# --- BPF: .bpf.c -> .bpf.o -> .skel.h ---------------------------------------
+$(B)/%.bpf.o: bpf/%.bpf.c bpf/*.bpf.h include/hermetic/*.h | $(B)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(B)/%.skel.h: $(B)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+# --- user space -------------------------------------------------------------
+$(B)/%.o: %.c include/hermetic/*.h lib/*.h | $(B)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -c $< -o $@
+
+$(B)/pic/%.o: %.c include/hermetic/*.h lib/*.h preload/*.h | $(B)
+	$(call msg,CC-PIC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec -MMD -c $< -o $@
+
+$(DAEMON_OBJS): $(BPF_SKELS)
+
+$(B)/libhermetic.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(B)/hermeticd: $(DAEMON_OBJS) $(B)/libhermetic.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ -lbpf -lelf -lz -ljson-c -lsystemd
+
+$(B)/hermetic: $(CLI_OBJS) $(B)/libhermetic.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ -ljson-c
+
+# The shim links only libc (and libdl/libpthread, part of glibc 2.34+): it is
+# loaded into every enrolled process, so it carries no other dependency.
+LIB_PIC_OBJS := $(LIB_SRCS:%.c=$(B)/pic/%.o)
+$(PRELOAD): $(PRELOAD_OBJS) $(LIB_PIC_OBJS) preload/preload.map
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -shared -fPIC -Wl,--version-script=preload/preload.map \
+		-Wl,-z,now -Wl,-z,nodelete -o $@ $(PRELOAD_OBJS) $(LIB_PIC_OBJS) -ldl -lpthread
+
+# libhermetic.so: the public handle (include/hermetic/hermetic.h) for tests
+# that link it; it forwards to the shim when the shim is loaded.
+$(B)/libhermetic.so: $(B)/pic/lib/handle.o
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -shared -o $@ $^ -ldl
+
+$(B)/tests/%: tests/unit/%.c $(B)/libhermetic.a
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ -ljson-c
+
+$(B):
+	$(Q)mkdir -p $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+# --- maintenance --------------------------------------------------------------
+.PHONY: vmlinux
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > bpf/vmlinux/$(ARCH)/vmlinux.h
+
+.PHONY: deps
+deps:
+	@tests/deps.sh
+
+.PHONY: check
+check: deps all
+	@tests/run.sh
+
+.PHONY: bench
+bench: deps all
+	@tests/bench/bench.sh
+
+.PHONY: demo
+demo: deps all
+	@tests/demo.sh
+
+.PHONY: install
+install: all
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(sbindir) $(DESTDIR)$(libdir)/hermetic \
+		$(DESTDIR)$(includedir)/hermetic $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man8
+	install -m 0755 $(B)/hermetic $(DESTDIR)$(bindir)/hermetic
+	install -m 0755 $(B)/hermeticd $(DESTDIR)$(sbindir)/hermeticd
+	install -m 0755 $(PRELOAD) $(DESTDIR)$(libdir)/hermetic/libhermetic-preload.so
+	install -m 0755 $(B)/libhermetic.so $(DESTDIR)$(libdir)/libhermetic.so
+	install -m 0644 include/hermetic/hermetic.h $(DESTDIR)$(includedir)/hermetic/hermetic.h
+	install -m 0644 docs/hermetic.1 $(DESTDIR)$(mandir)/man1/hermetic.1
+	install -m 0644 docs/hermeticd.8 $(DESTDIR)$(mandir)/man8/hermeticd.8
+
+.PHONY: clean
+clean:
+	rm -rf $(B)

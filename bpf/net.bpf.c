@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: (MIT OR GPL-2.0)
+/*
+ * Kernel network refusal for enrolled cgroups.
+ *
+ * The daemon attaches these programs once, to its cgroup subtree; every run
+ * is a child cgroup, so the hooks see every process of every run and nothing
+ * else. Per run, the decision is a lookup of the current cgroup id in
+ * hm_policy: a cgroup without an entry (the subtree itself, a run being torn
+ * down) is let through unchanged.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "net_policy.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+#define AF_INET 2
+#define AF_INET6 10
+
+/* Decide for one inet destination. Returns 1 to let the call proceed. */
+static __always_inline int decide(struct bpf_sock_addr *ctx, const __u8 addr[16], __u8 family,
+				  __u8 op)
+{
+	__u64 cgid = bpf_get_current_cgroup_id();
+	struct hm_net_policy *pol = bpf_map_lookup_elem(&hm_policy, &cgid);
+	__u16 port = bpf_ntohs(ctx->user_port);
+
+	if (!pol || hm_allowed(cgid, pol, addr, port))
+		return 1;
+	hm_report(cgid, pol, addr, port, family, op, ctx->protocol);
+	/* connect() says ECONNREFUSED, as a host that refused would;
+	 * sendmsg() keeps the hook's natural EPERM. */
+	if (op == HM_OP_CONNECT)
+		bpf_set_retval(-ECONNREFUSED);
+	return 0;
+}
+
+static __always_inline int v4(struct bpf_sock_addr *ctx, __u8 op)
+{
+	__u8 addr[16];
+
+	hm_map_v4(addr, ctx->user_ip4);
+	return decide(ctx, addr, AF_INET, op);
+}
+
+static __always_inline int v6(struct bpf_sock_addr *ctx, __u8 op)
+{
+	__u32 a[4];
+
+	/* Read word by word: the verifier allows only 4-byte loads of user_ip6.
+	 * An IPv4-mapped address arrives here unchanged and compares equal to
+	 * the IPv4 form, since both are stored mapped. */
+	a[0] = ctx->user_ip6[0];
+	a[1] = ctx->user_ip6[1];
+	a[2] = ctx->user_ip6[2];
+	a[3] = ctx->user_ip6[3];
+	return decide(ctx, (const __u8 *)a, AF_INET6, op);
+}
+
+SEC("cgroup/connect4")
+int hm_connect4(struct bpf_sock_addr *ctx)
+{
+	return v4(ctx, HM_OP_CONNECT);
+}
+
+SEC("cgroup/connect6")
+int hm_connect6(struct bpf_sock_addr *ctx)
+{
+	return v6(ctx, HM_OP_CONNECT);
+}
+
+SEC("cgroup/sendmsg4")
+int hm_sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return v4(ctx, HM_OP_SENDMSG);
+}
+
+SEC("cgroup/sendmsg6")
+int hm_sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return v6(ctx, HM_OP_SENDMSG);
+}
+
+/* Unix sockets. libbpf 1.1 has no section name for these attach types, so
+ * they are declared as connect4 programs, autoload off, and the daemon sets
+ * the real expected attach type (BPF_CGROUP_UNIX_CONNECT/SENDMSG) and enables
+ * them when its probe says the kernel has them. They must not touch the
+ * inet fields of the context. */
+static __always_inline int unix_decide(struct bpf_sock_addr *ctx, __u8 op)
+{
+	__u64 cgid = bpf_get_current_cgroup_id();
+	struct hm_net_policy *pol = bpf_map_lookup_elem(&hm_policy, &cgid);
+	__u8 none[16] = {};
+
+	if (!pol || !(pol->flags & HM_NET_ENFORCE) || (pol->flags & HM_NET_ALLOW_UNIX))
+		return 1;
+	hm_report(cgid, pol, none, 0, HM_FAMILY_UNIX, op, 0);
+	if (op == HM_OP_CONNECT)
+		bpf_set_retval(-ECONNREFUSED);
+	return 0;
+}
+
+SEC("?cgroup/connect4")
+int hm_connect_unix(struct bpf_sock_addr *ctx)
+{
+	return unix_decide(ctx, HM_OP_CONNECT);
+}
+
+SEC("?cgroup/sendmsg4")
+int hm_sendmsg_unix(struct bpf_sock_addr *ctx)
+{
+	return unix_decide(ctx, HM_OP_SENDMSG);
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: (MIT OR GPL-2.0) */
+/*
+ * The network decision, shared by the cgroup hooks (net.bpf.c) and the
+ * optional BPF-LSM layer (net_lsm.bpf.c): the maps and one function that
+ * says whether a destination of an enrolled cgroup is allowed.
+ */
+#ifndef HERMETIC_NET_POLICY_BPF_H
+#define HERMETIC_NET_POLICY_BPF_H
+
+#include "hermetic/net.h"
+
+#ifndef ECONNREFUSED
+#define ECONNREFUSED 111
+#endif
+
+/* cgroup id -> policy; a cgroup not in this map is not enrolled. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HM_NET_MAX_RUNS);
+	__type(key, __u64);
+	__type(value, struct hm_net_policy);
+} hm_policy SEC(".maps");
+
+/* (cgroup id, address, port) -> 1 for each --allow destination. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HM_NET_MAX_ALLOW_TOTAL);
+	__type(key, struct hm_net_allow_key);
+	__type(value, __u8);
+} hm_allow SEC(".maps");
+
+/* Every event of enrolled cgroups; sized by the daemon before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} hm_events SEC(".maps");
+
+/* Events that could not be reserved on the ring, per cgroup id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HM_NET_MAX_RUNS);
+	__type(key, __u64);
+	__type(value, __u64);
+} hm_dropped SEC(".maps");
+
+static __always_inline int hm_is_v4_mapped(const __u8 a[16])
+{
+	for (int i = 0; i < 10; i++)
+		if (a[i])
+			return 0;
+	return a[10] == 0xff && a[11] == 0xff;
+}
+
+/* Loopback in the wide sense: 127/8, ::1, and the unspecified addresses,
+ * which the kernel routes to the local host. */
+static __always_inline int hm_is_local(const __u8 a[16])
+{
+	int zero = 1;
+
+	if (hm_is_v4_mapped(a))
+		return a[12] == 127 || (!a[12] && !a[13] && !a[14] && !a[15]);
+	for (int i = 0; i < 15; i++)
+		if (a[i])
+			zero = 0;
+	return zero && (a[15] == 1 || a[15] == 0);
+}
+
+/* 1 when the run may reach addr:port (addr IPv4-mapped or IPv6). */
+static __always_inline int hm_allowed(__u64 cgid, const struct hm_net_policy *pol,
+				      const __u8 addr[16], __u16 port)
+{
+	struct hm_net_allow_key key = {};
+
+	if (!(pol->flags & HM_NET_ENFORCE))
+		return 1;
+	if ((pol->flags & HM_NET_ALLOW_LOOPBACK) && hm_is_local(addr))
+		return 1;
+	if (!pol->n_allow)
+		return 0;
+	key.cgroup_id = cgid;
+	__builtin_memcpy(key.addr, addr, 16);
+	key.port = port;
+	if (bpf_map_lookup_elem(&hm_allow, &key))
+		return 1;
+	key.port = 0;
+	return bpf_map_lookup_elem(&hm_allow, &key) != NULL;
+}
+
+static __always_inline void hm_count_drop(__u64 cgid)
+{
+	__u64 one = 1, *n = bpf_map_lookup_elem(&hm_dropped, &cgid);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else
+		bpf_map_update_elem(&hm_dropped, &cgid, &one, BPF_NOEXIST);
+}
+
+/* Count the refusal in the run's policy and tell the daemon who and where. */
+static __always_inline void hm_report(__u64 cgid, struct hm_net_policy *pol, const __u8 addr[16],
+				      __u16 port, __u8 family, __u8 op, __u32 proto)
+{
+	struct hm_net_event *ev;
+
+	__sync_fetch_and_add(&pol->refused, 1);
+	ev = bpf_ringbuf_reserve(&hm_events, sizeof(*ev), 0);
+	if (!ev) {
+		hm_count_drop(cgid);
+		return;
+	}
+	ev->kind = HM_EV_NET_REFUSED;
+	ev->pid = bpf_get_current_pid_tgid() >> 32;
+	ev->cgroup_id = cgid;
+	ev->time_ns = bpf_ktime_get_ns();
+	__builtin_memcpy(ev->addr, addr, 16);
+	ev->port = port;
+	ev->family = family;
+	ev->op = op;
+	ev->proto = proto;
+	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	bpf_ringbuf_submit(ev, 0);
+}
+
+static __always_inline void hm_map_v4(__u8 out[16], __u32 ip4_be)
+{
+	__builtin_memset(out, 0, 16);
+	out[10] = 0xff;
+	out[11] = 0xff;
+	__builtin_memcpy(&out[12], &ip4_be, 4);
+}
+
+#endif

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/* The hermetic CLI: one file per verb, dispatched from main.c. */
+#ifndef HERMETIC_CLI_H
+#define HERMETIC_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "proto.h"
+
+/* Exit codes of hermetic itself (a command's own status passes through). */
+#define EXIT_USAGE 2 /* bad option or argument */
+#define EXIT_NOHOST 68 /* an --allow host does not resolve */
+#define EXIT_NODAEMON 69 /* hermeticd cannot be reached */
+#define EXIT_INTERNAL 70 /* hermetic or hermeticd failed */
+#define EXIT_NESTED 77 /* enroll from inside a run */
+#define EXIT_CANNOT_EXEC 126
+#define EXIT_NOT_FOUND 127
+
+extern const char *program_name;
+
+void die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* client.c: talking to hermeticd */
+const char *cli_socket_path(void);
+/* Connect or die with EXIT_NODAEMON and a message saying what to do. */
+int cli_connect(void);
+/* Send a request and wait for its reply of type expect, copied into rep
+ * (at most rep_size bytes; exactly rep_size when exact). Returns the payload
+ * length; dies on transport errors and unexpected replies; HM_REP_ERROR is
+ * returned as -err with *ret_msg set to the daemon's message. */
+ssize_t cli_call(int sock, uint16_t type, const void *req, uint32_t len, int send_fd,
+		 uint16_t expect, void *rep, size_t rep_size, bool exact, int *ret_fd,
+		 const char **ret_msg);
+
+int cmd_enroll(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+
+#endif

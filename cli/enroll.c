@@ -1,0 +1,730 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hermetic enroll [OPTIONS] [--] CMD [ARGS...]
+ *
+ * Asks hermeticd for a run, starts CMD inside the run's cgroup before its
+ * first instruction, forwards signals, waits until the cgroup is provably
+ * empty, reports refusals and exits with CMD's status.
+ */
+#include <getopt.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <netdb.h>
+#include <inttypes.h>
+#include <arpa/inet.h>
+#include <linux/sched.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include "util.h"
+#include "config.h"
+#include "cli.h"
+
+#define DEFAULT_GRACE_NS 2000000000ULL
+#define KILL_WAIT_MS 5000
+
+struct enroll {
+	struct hm_config cfg;
+	bool no_daemon;
+	uint64_t grace_ns;
+	struct hm_allow allow[HM_RUN_MAX_ALLOW];
+	uint32_t n_allow;
+	const char *allow_specs[HM_RUN_MAX_ALLOW];
+	int n_allow_specs;
+	char dns_allow[4096];
+	char **argv;
+	/* the run */
+	int sock;
+	struct hm_run run;
+	int cgroup_fd;
+	int events_fd;
+	pid_t child;
+	int child_status;
+	bool child_done;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: hermetic enroll [OPTIONS] [--] CMD [ARGS...]\n"
+		"\n"
+		"Run CMD with a seeded clock and entropy and no network: every process of\n"
+		"CMD's tree runs in its own cgroup, where the kernel refuses traffic that is\n"
+		"not allowed, and loads the hermetic shim.\n"
+		"\n"
+		"Network (enforced by the kernel through hermeticd):\n"
+		"  --network block|off     refuse all but loopback and unix sockets (default\n"
+		"                          block), or enforce nothing\n"
+		"  --no-loopback           refuse loopback (127.0.0.0/8, ::1) too\n"
+		"  --no-unix               refuse unix socket connect/sendmsg too\n"
+		"  --allow HOST[:PORT]     open exactly this destination (repeatable); a host\n"
+		"                          name is resolved now, outside the run, IPv4 and\n"
+		"                          IPv6; no port opens every port; [V6ADDR]:PORT\n"
+		"  --no-daemon             shim only: NO kernel network refusal, no kernel view\n"
+		"\n"
+		"Clock and entropy (the shim):\n"
+		"  --seed N                seed of every random byte (default: generated, printed)\n"
+		"  --now TIME              virtual wall clock at start: ISO 8601 or @EPOCH\n"
+		"                          (default 2020-01-01T00:00:00Z)\n"
+		"  --tick DURATION         monotonic advance per reading (default 1us; 0 freezes)\n"
+		"  --clock virtual|off     virtual clock (default) or the real one\n"
+		"  --rng all|off           seeded entropy (default) or real entropy\n"
+		"  --spin-limit N          end a process that reads a frozen clock N times\n"
+		"                          without sleeping (default %llu; 0 = never)\n"
+		"  --aslr on|off           address-space randomisation (default off)\n"
+		"\n"
+		"Run end:\n"
+		"  --grace DURATION        after CMD exits, how long processes it left behind\n"
+		"                          may run before they are killed (default 2s)\n"
+		"\n"
+		"Exit status: CMD's own, or 128+N when it died of signal N. hermetic's own\n"
+		"failures: 2 bad usage, 68 an --allow host does not resolve, 69 hermeticd\n"
+		"not reachable, 70 internal error, 77 already inside a run, 126 CMD not\n"
+		"executable, 127 CMD not found.\n",
+		(unsigned long long)HM_DEFAULT_SPIN_LIMIT);
+}
+
+static void bad_usage(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "hermetic enroll: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'hermetic enroll --help'.\n");
+	exit(EXIT_USAGE);
+}
+
+/* Split "HOST[:PORT]", "[V6]:PORT" or a bare IPv6 address. */
+static void split_host_port(const char *spec, char *host, size_t hsize, uint16_t *ret_port)
+{
+	const char *colon = NULL, *end;
+	uint64_t port = 0;
+
+	if (spec[0] == '[') {
+		end = strchr(spec, ']');
+		if (!end || (end[1] && end[1] != ':'))
+			bad_usage("--allow %s: expected [IPV6]:PORT", spec);
+		snprintf(host, hsize, "%.*s", (int)(end - spec - 1), spec + 1);
+		colon = end[1] ? end + 1 : NULL;
+	} else {
+		colon = strchr(spec, ':');
+		if (colon && strchr(colon + 1, ':'))
+			colon = NULL; /* a bare IPv6 address */
+		snprintf(host, hsize, "%.*s", colon ? (int)(colon - spec) : (int)strlen(spec), spec);
+	}
+	if (!*host)
+		bad_usage("--allow %s: no host", spec);
+	if (colon && (hm_parse_u64(colon + 1, &port) < 0 || port == 0 || port > 65535))
+		bad_usage("--allow %s: port must be 1-65535", spec);
+	*ret_port = port;
+}
+
+static void add_allow(struct enroll *e, const uint8_t addr[16], uint16_t port)
+{
+	for (uint32_t i = 0; i < e->n_allow; i++)
+		if (!memcmp(e->allow[i].addr, addr, 16) && e->allow[i].port == port)
+			return;
+	if (e->n_allow == HM_RUN_MAX_ALLOW)
+		bad_usage("at most %d --allow destinations (after resolving names)", HM_RUN_MAX_ALLOW);
+	memcpy(e->allow[e->n_allow].addr, addr, 16);
+	e->allow[e->n_allow++].port = port;
+}
+
+/* Resolve now, outside the run: the run itself cannot resolve names. */
+static void resolve_allow(struct enroll *e, const char *spec)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res, *ai;
+	char host[256];
+	uint16_t port;
+	int r;
+
+	split_host_port(spec, host, sizeof(host), &port);
+	r = getaddrinfo(host, NULL, &hints, &res);
+	if (r)
+		die(EXIT_NOHOST, "--allow %s: cannot resolve '%s': %s", spec, host,
+		    r == EAI_SYSTEM ? strerror(errno) : gai_strerror(r));
+	for (ai = res; ai; ai = ai->ai_next) {
+		uint8_t a[16] = {};
+
+		if (ai->ai_family == AF_INET) {
+			a[10] = a[11] = 0xff;
+			memcpy(a + 12, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, 4);
+		} else if (ai->ai_family == AF_INET6) {
+			memcpy(a, &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr, 16);
+		} else {
+			continue;
+		}
+		add_allow(e, a, port);
+	}
+	freeaddrinfo(res);
+	/* A name (not an address literal) may also be looked up inside the
+	 * run: the shim lets these through to the real resolver. */
+	struct in6_addr tmp;
+	if (inet_pton(AF_INET, host, &tmp) != 1 && inet_pton(AF_INET6, host, &tmp) != 1) {
+		size_t used = strlen(e->dns_allow);
+
+		if (used + strlen(host) + 2 >= sizeof(e->dns_allow))
+			bad_usage("too many --allow host names");
+		snprintf(e->dns_allow + used, sizeof(e->dns_allow) - used, "%s%s", used ? "," : "",
+			 host);
+	}
+}
+
+static void set_cfg(struct enroll *e, const char *name, const char *value)
+{
+	const char *why;
+	int r = hm_config_set(&e->cfg, name, value, &why);
+
+	if (r < 0)
+		bad_usage("--%s %s: %s", name, value, why);
+}
+
+static void parse(struct enroll *e, int argc, char **argv)
+{
+	enum {
+		O_NETWORK = 256, O_NO_LOOPBACK, O_NO_UNIX, O_ALLOW, O_NO_DAEMON, O_GRACE, O_SEED,
+		O_NOW, O_TICK, O_CLOCK, O_RNG, O_SPIN, O_ASLR,
+	};
+	static const struct option opts[] = {
+		{ "network", required_argument, NULL, O_NETWORK },
+		{ "no-loopback", no_argument, NULL, O_NO_LOOPBACK },
+		{ "no-unix", no_argument, NULL, O_NO_UNIX },
+		{ "allow", required_argument, NULL, O_ALLOW },
+		{ "no-daemon", no_argument, NULL, O_NO_DAEMON },
+		{ "grace", required_argument, NULL, O_GRACE },
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "now", required_argument, NULL, O_NOW },
+		{ "tick", required_argument, NULL, O_TICK },
+		{ "clock", required_argument, NULL, O_CLOCK },
+		{ "rng", required_argument, NULL, O_RNG },
+		{ "spin-limit", required_argument, NULL, O_SPIN },
+		{ "aslr", required_argument, NULL, O_ASLR },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	int c, idx;
+
+	hm_config_init(&e->cfg);
+	e->grace_ns = DEFAULT_GRACE_NS;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", opts, &idx)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case O_NO_LOOPBACK:
+			e->cfg.loopback = false;
+			break;
+		case O_NO_UNIX:
+			e->cfg.unix_sockets = false;
+			break;
+		case O_ALLOW:
+			if (e->n_allow_specs == HM_RUN_MAX_ALLOW)
+				bad_usage("at most %d --allow options", HM_RUN_MAX_ALLOW);
+			e->allow_specs[e->n_allow_specs++] = optarg;
+			break;
+		case O_NO_DAEMON:
+			e->no_daemon = true;
+			break;
+		case O_GRACE:
+			if (hm_parse_duration(optarg, &e->grace_ns) < 0)
+				bad_usage("--grace %s: expected a duration such as 500ms or 2s", optarg);
+			break;
+		case '?':
+			if (optopt)
+				bad_usage("option '%s' needs a value", argv[optind - 1]);
+			bad_usage("unknown option '%s'", argv[optind - 1]);
+		default:
+			set_cfg(e, opts[idx].name, optarg);
+		}
+	}
+	if (optind >= argc)
+		bad_usage("no command given");
+	e->argv = argv + optind;
+	if (e->cfg.network == HM_NETWORK_OFF && (e->n_allow_specs || !e->cfg.loopback || !e->cfg.unix_sockets))
+		bad_usage("--allow, --no-loopback and --no-unix need --network block");
+	if (e->no_daemon && (e->n_allow_specs || !e->cfg.loopback || !e->cfg.unix_sockets))
+		bad_usage("--allow, --no-loopback and --no-unix need the daemon (not --no-daemon)");
+	for (int i = 0; i < e->n_allow_specs; i++)
+		resolve_allow(e, e->allow_specs[i]);
+	if (!e->cfg.seed_set) {
+		uint64_t s;
+
+		if (getrandom(&s, sizeof(s), 0) != sizeof(s))
+			die(EXIT_INTERNAL, "Failed to generate a seed: %s", strerror(errno));
+		/* Short enough to retype from a CI log. */
+		e->cfg.seed = s % 1000000000ULL;
+	}
+}
+
+/* The shim next to this binary (build tree) or in ../lib/hermetic (installed). */
+static int find_shim(char *buf, size_t size)
+{
+	static const char *rel[] = { "libhermetic-preload.so", "../lib/hermetic/libhermetic-preload.so" };
+	char exe[4096], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return -errno;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(rel); i++) {
+		char path[4096 + 64];
+
+		snprintf(path, sizeof(path), "%s/%s", exe, rel[i]);
+		if (access(path, R_OK) == 0 && realpath(path, buf) && strlen(buf) < size)
+			return 0;
+	}
+	return -ENOENT;
+}
+
+static void export_env(struct enroll *e)
+{
+	char shim[4096], v[64];
+	const char *old;
+	int r;
+
+	r = hm_config_export(&e->cfg);
+	if (r < 0)
+		die(EXIT_INTERNAL, "Failed to set the environment: %s", strerror(-r));
+	if (e->no_daemon)
+		snprintf(v, sizeof(v), "none");
+	else
+		snprintf(v, sizeof(v), "%" PRIu64, e->run.run_id);
+	setenv(HM_ENV_RUN, v, 1);
+	setenv(HM_ENV_LINEAGE, "1", 1);
+	unsetenv(HM_ENV_VCLOCK);
+	if (e->dns_allow[0])
+		setenv(HM_ENV_DNS_ALLOW, e->dns_allow, 1);
+	else
+		unsetenv(HM_ENV_DNS_ALLOW);
+	if (find_shim(shim, sizeof(shim)) < 0) {
+		if (e->cfg.clock_virtual || e->cfg.rng)
+			die(EXIT_INTERNAL,
+			    "cannot find libhermetic-preload.so next to %s or in ../lib/hermetic;\n"
+			    "  reinstall hermetic, or pass --clock off --rng off to run without it",
+			    program_name);
+		return;
+	}
+	setenv(HM_ENV_PRELOAD, shim, 1);
+	old = getenv("LD_PRELOAD");
+	if (old && *old) {
+		_cleanup_free_ char *both = NULL;
+
+		if (asprintf(&both, "%s:%s", shim, old) < 0)
+			die(EXIT_INTERNAL, "out of memory");
+		setenv("LD_PRELOAD", both, 1);
+	} else {
+		setenv("LD_PRELOAD", shim, 1);
+	}
+}
+
+static void create_run(struct enroll *e)
+{
+	struct {
+		struct hm_run_create c;
+		struct hm_allow a[HM_RUN_MAX_ALLOW];
+	} req = {};
+	const char *msg = NULL;
+	ssize_t n;
+
+	req.c.flags = 0;
+	if (e->cfg.network == HM_NETWORK_BLOCK)
+		req.c.flags |= HM_RUN_NET_ENFORCE;
+	if (e->cfg.loopback)
+		req.c.flags |= HM_RUN_NET_LOOPBACK;
+	if (e->cfg.unix_sockets)
+		req.c.flags |= HM_RUN_NET_UNIX;
+	req.c.n_allow = e->n_allow;
+	memcpy(req.a, e->allow, e->n_allow * sizeof(struct hm_allow));
+	snprintf(req.c.label, sizeof(req.c.label), "%s", e->argv[0]);
+	e->sock = cli_connect();
+	n = cli_call(e->sock, HM_REQ_RUN_CREATE, &req,
+		     sizeof(req.c) + e->n_allow * sizeof(struct hm_allow), -1, HM_REP_RUN, &e->run,
+		     sizeof(e->run), true, &e->cgroup_fd, &msg);
+	if (n == -EPERM)
+		die(EXIT_NESTED, "cannot enroll: %s", msg);
+	if (n < 0)
+		die(EXIT_INTERNAL, "hermeticd refused the run: %s", msg);
+	if (e->cgroup_fd < 0)
+		die(EXIT_INTERNAL, "hermeticd sent no cgroup descriptor");
+	e->run.cgroup_path[sizeof(e->run.cgroup_path) - 1] = 0;
+	e->events_fd = openat(e->cgroup_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+	if (e->events_fd < 0)
+		die(EXIT_INTERNAL, "Failed to open '%s/cgroup.events': %s", e->run.cgroup_path,
+		    strerror(errno));
+}
+
+static void run_ref_call(struct enroll *e, uint16_t type)
+{
+	struct hm_run_ref ref = { .run_id = e->run.run_id };
+	const char *msg = NULL;
+
+	if (cli_call(e->sock, type, &ref, sizeof(ref), -1, HM_REP_OK, NULL, 0, false, NULL, &msg) < 0)
+		warnx_("hermeticd: %s", msg);
+}
+
+/* In the child, between fork/clone3 and exec: only async-signal-safe calls. */
+static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_t *oldmask, int go_fd,
+						  int err_fd)
+{
+	int err;
+	char b;
+
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	if (go_fd >= 0) {
+		/* Wait until the daemon has moved us into the run. */
+		if (read(go_fd, &b, 1) != 1)
+			_exit(EXIT_INTERNAL);
+	}
+	/* ASLR off before the first exec, inherited by the whole tree:
+	 * programs mix addresses into their random state. */
+	if (!e->cfg.aslr)
+		personality(ADDR_NO_RANDOMIZE);
+	execvp(e->argv[0], e->argv);
+	err = errno;
+	if (write(err_fd, &err, sizeof(err)) < 0) {
+		/* the parent will see a plain exit */
+	}
+	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
+}
+
+static void spawn(struct enroll *e, const sigset_t *oldmask)
+{
+	int errp[2], gop[2] = { -1, -1 }, err = 0;
+	ssize_t n;
+
+	if (pipe2(errp, O_CLOEXEC) < 0)
+		die(EXIT_INTERNAL, "pipe: %s", strerror(errno));
+	e->child = -1;
+	if (!e->no_daemon) {
+		/* Preferred: the child is born inside the run's cgroup. This needs
+		 * write access to cgroup.procs of the common ancestor (root). */
+		struct clone_args args = {
+			.flags = CLONE_INTO_CGROUP,
+			.exit_signal = SIGCHLD,
+			.cgroup = (uint64_t)e->cgroup_fd,
+		};
+		long pid = syscall(SYS_clone3, &args, sizeof(args));
+
+		if (pid == 0)
+			child_exec(e, oldmask, -1, errp[1]);
+		if (pid > 0)
+			e->child = pid;
+		else if (errno != EACCES && errno != EPERM && errno != ENOSYS && errno != EBUSY)
+			die(EXIT_INTERNAL, "clone3 into '%s': %s", e->run.cgroup_path, strerror(errno));
+	}
+	if (e->child < 0) {
+		/* Otherwise the child waits on a pipe while the daemon moves it,
+		 * identified by a pidfd, so it never runs a command unenrolled. */
+		if (!e->no_daemon && pipe2(gop, O_CLOEXEC) < 0)
+			die(EXIT_INTERNAL, "pipe: %s", strerror(errno));
+		e->child = fork();
+		if (e->child < 0)
+			die(EXIT_INTERNAL, "fork: %s", strerror(errno));
+		if (e->child == 0)
+			child_exec(e, oldmask, gop[0], errp[1]);
+		if (!e->no_daemon) {
+			struct hm_run_ref ref = { .run_id = e->run.run_id };
+			const char *msg = NULL;
+			int pidfd = syscall(SYS_pidfd_open, e->child, 0);
+
+			close(gop[0]);
+			if (pidfd < 0 || cli_call(e->sock, HM_REQ_RUN_ADOPT, &ref, sizeof(ref), pidfd,
+						  HM_REP_OK, NULL, 0, false, NULL, &msg) < 0) {
+				kill(e->child, SIGKILL);
+				die(EXIT_INTERNAL, "hermeticd could not move the command into the run: %s",
+				    msg ? msg : strerror(errno));
+			}
+			close(pidfd);
+			if (write(gop[1], "g", 1) != 1)
+				die(EXIT_INTERNAL, "cannot release the command: %s", strerror(errno));
+			close(gop[1]);
+		}
+	}
+	close(errp[1]);
+	n = read(errp[0], &err, sizeof(err));
+	close(errp[0]);
+	if (n == sizeof(err)) {
+		waitpid(e->child, NULL, 0);
+		die(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "%s: %s", e->argv[0],
+		    strerror(err));
+	}
+}
+
+static int status_code(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return EXIT_INTERNAL;
+}
+
+/* Reap every child that has exited (we are a subreaper: orphans of the
+ * run come back to us). */
+static void reap(struct enroll *e)
+{
+	int st;
+	pid_t p;
+
+	while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (p == e->child) {
+			e->child_status = st;
+			e->child_done = true;
+		}
+	}
+}
+
+static bool run_populated(struct enroll *e)
+{
+	char buf[256];
+
+	if (e->no_daemon) {
+		/* No cgroup: our children (orphans come back to us) are the run. */
+		return waitpid(-1, NULL, WNOHANG | __WALL) == 0;
+	}
+	if (hm_read_file_at(e->cgroup_fd, "cgroup.events", buf, sizeof(buf)) < 0)
+		return false;
+	return strstr(buf, "populated 1") != NULL;
+}
+
+/* Wait for an event: a signal (forwarded), the cgroup emptying, or timeout. */
+static void wait_events(struct enroll *e, int sfd, int timeout_ms)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = sfd, .events = POLLIN },
+		{ .fd = e->no_daemon ? -1 : e->events_fd, .events = POLLPRI },
+	};
+	struct signalfd_siginfo si;
+
+	if (poll(pfd, 2, timeout_ms) < 0 && errno != EINTR)
+		die(EXIT_INTERNAL, "poll: %s", strerror(errno));
+	while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			continue;
+		/* A terminal's ^C already reached the whole foreground process
+		 * group (si_code SI_KERNEL); forward only signals sent to us. */
+		if (si.ssi_code != SI_KERNEL && !e->child_done)
+			kill(e->child, si.ssi_signo);
+	}
+	reap(e);
+}
+
+/* Name and kill what outlived CMD; returns how many there were. */
+static int kill_stragglers(struct enroll *e)
+{
+	char buf[8192], list[1024] = "", *save, *tok;
+	int n = 0;
+
+	if (e->no_daemon) {
+		/* Our remaining children (the run's orphans were reparented to us). */
+		_cleanup_fclose_ FILE *f = NULL;
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", getpid(), getpid());
+		f = fopen(path, "re");
+		if (f && fgets(buf, sizeof(buf), f)) {
+			for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+				kill(atoi(tok), SIGKILL);
+		}
+	} else if (hm_read_file_at(e->cgroup_fd, "cgroup.procs", buf, sizeof(buf)) < 0) {
+		buf[0] = 0;
+	}
+	for (tok = strtok_r(buf, "\n ", &save); tok; tok = strtok_r(NULL, "\n ", &save)) {
+		char path[64], comm[64] = "?";
+		size_t used = strlen(list);
+
+		snprintf(path, sizeof(path), "/proc/%s/comm", tok);
+		if (hm_read_file_at(AT_FDCWD, path, comm, sizeof(comm)) > 0)
+			comm[strcspn(comm, "\n")] = 0;
+		if (n < 8 && used < sizeof(list) - 100)
+			snprintf(list + used, sizeof(list) - used, "%s%s (%s)", n ? ", " : "", tok, comm);
+		n++;
+	}
+	if (!e->no_daemon)
+		run_ref_call(e, HM_REQ_RUN_KILL);
+	if (n)
+		warnx_("killed %d straggler%s that outlived the command by %.1fs: %s%s", n,
+		       n == 1 ? "" : "s", e->grace_ns / 1e9, list, n > 8 ? ", ..." : "");
+	return n;
+}
+
+static void print_refusals(struct enroll *e)
+{
+	struct hm_run_ref ref = { .run_id = e->run.run_id };
+	struct hm_report rep;
+	const char *msg = NULL;
+	char line[1024] = "", a[64];
+
+	if (cli_call(e->sock, HM_REQ_RUN_REPORT, &ref, sizeof(ref), -1, HM_REP_REPORT, &rep,
+		     sizeof(rep), true, NULL, &msg) < 0) {
+		warnx_("cannot read the run's report: %s", msg);
+		return;
+	}
+	if (rep.dropped)
+		warnx_("the kernel could not deliver %" PRIu64 " event%s of this run", rep.dropped,
+		       rep.dropped == 1 ? "" : "s");
+	if (!rep.refused)
+		return;
+	for (uint32_t i = 0; i < rep.n && i < HM_REPORT_MAX && i < 4; i++) {
+		const struct hm_refusal *r = &rep.first[i];
+		size_t used = strlen(line);
+		char comm[17];
+
+		memcpy(comm, r->comm, 16);
+		comm[16] = 0;
+		if (r->family == 1)
+			snprintf(a, sizeof(a), "unix socket");
+		else
+			hm_addr_str(r->addr, r->port, a, sizeof(a));
+		snprintf(line + used, sizeof(line) - used, "%s%s%s (%s)%s", i ? ", " : "",
+			 r->op == 2 ? "sendto " : "", a, comm,
+			 r->count > 1 ? (snprintf(comm, sizeof(comm), " x%u", r->count), comm) : "");
+	}
+	warnx_("refused %" PRIu64 " connection%s: %s%s", rep.refused, rep.refused == 1 ? "" : "s",
+	       line, rep.n > 4 ? ", ..." : "");
+}
+
+#define APPEND(...)                                                                               \
+	do {                                                                                       \
+		if (used < sizeof(line))                                                           \
+			used += snprintf(line + used, sizeof(line) - used, __VA_ARGS__);           \
+	} while (0)
+
+/* The command line that repeats this run: every option that is not the
+ * default, with the seed and start time made explicit. */
+static void print_repro(struct enroll *e, int code)
+{
+	struct hm_config def;
+	char now[64], line[8192];
+	size_t used = 0;
+
+	hm_config_init(&def);
+	hm_format_time(e->cfg.now_ns, now, sizeof(now));
+	APPEND("hermetic enroll --seed %" PRIu64 " --now %s", e->cfg.seed, now);
+	if (e->cfg.tick_ns != def.tick_ns)
+		APPEND(" --tick %" PRIu64 "ns", e->cfg.tick_ns);
+	if (!e->cfg.clock_virtual)
+		APPEND(" --clock off");
+	if (!e->cfg.rng)
+		APPEND(" --rng off");
+	if (e->cfg.spin_limit != def.spin_limit)
+		APPEND(" --spin-limit %" PRIu64, e->cfg.spin_limit);
+	if (e->cfg.aslr)
+		APPEND(" --aslr on");
+	if (e->cfg.network == HM_NETWORK_OFF)
+		APPEND(" --network off");
+	if (!e->cfg.loopback)
+		APPEND(" --no-loopback");
+	if (!e->cfg.unix_sockets)
+		APPEND(" --no-unix");
+	for (int i = 0; i < e->n_allow_specs; i++)
+		APPEND(" --allow %s", e->allow_specs[i]);
+	if (e->no_daemon)
+		APPEND(" --no-daemon");
+	if (e->grace_ns != DEFAULT_GRACE_NS)
+		APPEND(" --grace %" PRIu64 "ms", e->grace_ns / 1000000);
+	APPEND(" --");
+	for (char **a = e->argv; *a; a++) {
+		/* Single-quote every argument that is not plainly safe. */
+		if (**a && strspn(*a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+				      "-_./=:,+@%") == strlen(*a)) {
+			APPEND(" %s", *a);
+			continue;
+		}
+		APPEND(" '");
+		for (const char *c = *a; *c; c++)
+			APPEND(*c == '\'' ? "'\\''" : "%c", *c);
+		APPEND("'");
+	}
+	warnx_("command exited with status %d; reproduce with:\n  %s", code, line);
+}
+#undef APPEND
+
+int cmd_enroll(int argc, char **argv)
+{
+	static struct enroll e = { .sock = -1, .cgroup_fd = -1, .events_fd = -1 };
+	sigset_t mask, oldmask;
+	int sfd, code;
+	const char *inside = getenv(HM_ENV_RUN);
+
+	program_name = "hermetic";
+	parse(&e, argc, argv);
+	if (inside && *inside)
+		die(EXIT_NESTED,
+		    "cannot enroll: this process is already inside hermetic run %s (one run's\n"
+		    "  processes belong to one policy; run the command directly)",
+		    inside);
+	if (e.no_daemon)
+		warnx_("--no-daemon: running shim-only; the kernel does NOT refuse this run's\n"
+		       "  network traffic, and static binaries and raw syscalls are not seen");
+	else
+		create_run(&e);
+	export_env(&e);
+	if (!e.cfg.seed_set)
+		warnx_("seed %" PRIu64 " (pass --seed %" PRIu64 " to repeat)", e.cfg.seed, e.cfg.seed);
+
+	/* Signals arrive through a signalfd; CMD gets our original mask. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &mask, &oldmask);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		die(EXIT_INTERNAL, "signalfd: %s", strerror(errno));
+	/* Orphans of the run (daemonized grandchildren) are reparented to us,
+	 * so we reap them and can name them. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	signal(SIGPIPE, SIG_IGN);
+
+	spawn(&e, &oldmask);
+	while (!e.child_done)
+		wait_events(&e, sfd, -1);
+	code = status_code(e.child_status);
+
+	/* CMD is done; the run is done when its cgroup is empty. */
+	uint64_t deadline = hm_now_ns() + e.grace_ns;
+	while (run_populated(&e) && hm_now_ns() < deadline)
+		wait_events(&e, sfd, (int)((deadline - hm_now_ns()) / 1000000 + 1));
+	if (run_populated(&e)) {
+		kill_stragglers(&e);
+		deadline = hm_now_ns() + KILL_WAIT_MS * 1000000ULL;
+		while (run_populated(&e) && hm_now_ns() < deadline)
+			wait_events(&e, sfd, 50);
+		if (run_populated(&e))
+			warnx_("processes of run %" PRIu64 " survived SIGKILL; hermeticd removes the "
+			       "run when they are gone",
+			       e.run.run_id);
+	}
+	reap(&e);
+
+	if (!e.no_daemon) {
+		struct hm_run_end end = { .run_id = e.run.run_id };
+		const char *msg = NULL;
+
+		print_refusals(&e);
+		if (cli_call(e.sock, HM_REQ_RUN_END, &end, sizeof(end), -1, HM_REP_OK, NULL, 0, false,
+			     NULL, &msg) < 0)
+			warnx_("hermeticd could not end the run: %s", msg);
+	}
+	if (code != 0)
+		print_repro(&e, code);
+	return code;
+}

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+/* hermetic status [--json]: what the daemon runs and which hooks are active. */
+#include <getopt.h>
+#include <json-c/json.h>
+#include "util.h"
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: hermetic status [--json]\n\n"
+		   "Show the daemon's version, which BPF attach types are active and which\n"
+		   "were refused and why, its cgroup subtree, and the active runs.\n\n"
+		   "  --json   one JSON object, for scripts\n");
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	static char buf[HM_MSG_MAX];
+	const char *msg = NULL;
+	bool json = false;
+	json_object *o, *v;
+	ssize_t n;
+	int c, sock;
+
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		if (c == 'j')
+			json = true;
+		else if (c == 'h')
+			return usage(stdout), 0;
+		else
+			return usage(stderr), EXIT_USAGE;
+	}
+	if (optind != argc)
+		return usage(stderr), EXIT_USAGE;
+	sock = cli_connect();
+	n = cli_call(sock, HM_REQ_STATUS, NULL, 0, -1, HM_REP_STATUS, buf, sizeof(buf) - 1, false,
+		     NULL, &msg);
+	if (n < 0)
+		die(EXIT_INTERNAL, "status: %s", msg);
+	buf[n] = 0;
+	o = json_tokener_parse(buf);
+	if (!o)
+		die(EXIT_INTERNAL, "hermeticd sent a status that is not JSON");
+	if (json) {
+		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
+		json_object_put(o);
+		return 0;
+	}
+	printf("hermeticd %s\n", json_object_object_get_ex(o, "version", &v) ? json_object_get_string(v) : "?");
+	if (json_object_object_get_ex(o, "subtree", &v))
+		printf("cgroup subtree: %s\n", json_object_get_string(v));
+	if (json_object_object_get_ex(o, "attach", &v)) {
+		printf("attach types:\n");
+		for (size_t i = 0; i < json_object_array_length(v); i++) {
+			json_object *a = json_object_array_get_idx(v, i), *name, *att, *err;
+
+			json_object_object_get_ex(a, "name", &name);
+			json_object_object_get_ex(a, "attached", &att);
+			printf("  %-22s %s", json_object_get_string(name),
+			       json_object_get_boolean(att) ? "active" : "refused");
+			if (json_object_object_get_ex(a, "error", &err))
+				printf(" (%s)", json_object_get_string(err));
+			putchar('\n');
+		}
+	}
+	if (json_object_object_get_ex(o, "runs", &v)) {
+		size_t nr = json_object_array_length(v);
+
+		printf("active runs: %zu\n", nr);
+		for (size_t i = 0; i < nr; i++) {
+			json_object *r = json_object_array_get_idx(v, i), *id, *uid, *label, *net, *ref;
+
+			json_object_object_get_ex(r, "id", &id);
+			json_object_object_get_ex(r, "uid", &uid);
+			json_object_object_get_ex(r, "label", &label);
+			json_object_object_get_ex(r, "network", &net);
+			json_object_object_get_ex(r, "refused", &ref);
+			printf("  run %s uid %s network %s refused %s: %s\n",
+			       json_object_get_string(id), json_object_get_string(uid),
+			       json_object_get_string(net), json_object_get_string(ref),
+			       json_object_get_string(label));
+		}
+	}
+	json_object_put(o);
+	return 0;
+}

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Loading, probing and attaching the BPF programs, and the policy maps.
+ *
+ * Lifecycle (libbpf skeleton): open -> set map sizes and which optional
+ * programs load -> load -> attach to the subtree. The four inet hooks are
+ * required; the unix hooks load where the kernel has the attach type; the
+ * BPF-LSM layer is a separate object sharing the maps, so a kernel that
+ * refuses trampolines (as CI's does) costs only that layer.
+ */
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+#include "util.h"
+#include "daemon.h"
+#include "net.skel.h"
+#include "net_lsm.skel.h"
+
+/* Attach types newer than Debian 12's uapi headers (values from the
+ * kernel's enum bpf_attach_type, stable ABI). */
+#define HM_BPF_CGROUP_UNIX_CONNECT 49
+#define HM_BPF_CGROUP_UNIX_SENDMSG 50
+
+struct hmd_bpf {
+	struct net_bpf *net;
+	struct net_lsm_bpf *lsm;
+	struct bpf_link *links[HMD_ATTACH_MAX];
+	int n_links;
+	struct ring_buffer *rb;
+	void *ctx;
+};
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN && hmd_verbose)
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+/* Does the kernel know this cgroup sock_addr attach type? Load the smallest
+ * program that could use it. */
+static bool probe_sock_addr_attach(int attach_type)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = attach_type);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "hm_probe", "Dual MIT/GPL", insns,
+			       ARRAY_SIZE(insns), &opts);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static void note(struct hmd_attach *a, const char *name, bool required, int err, const char *why)
+{
+	a->name = name;
+	a->required = required;
+	a->attached = err == 0;
+	a->err = err;
+	snprintf(a->why, sizeof(a->why), "%s", err ? why : "");
+}
+
+static int attach(struct hmd_bpf *b, struct bpf_program *p, int cgroup_fd, struct hmd_attach *a,
+		  const char *name, bool required)
+{
+	struct bpf_link *l = bpf_program__attach_cgroup(p, cgroup_fd);
+
+	if (!l) {
+		int err = errno;
+
+		note(a, name, required, err, strerror(err));
+		return -err;
+	}
+	b->links[b->n_links++] = l;
+	note(a, name, required, 0, NULL);
+	return 0;
+}
+
+static int load_lsm(struct hmd_bpf *b, struct hmd_attach *a)
+{
+	struct net_lsm_bpf *s = net_lsm_bpf__open();
+	int err;
+
+	if (!s) {
+		err = errno;
+		note(a, "lsm/socket_connect", false, err, "cannot open object");
+		return -err;
+	}
+	/* Share the policy and event maps with the cgroup programs. */
+	if (bpf_map__reuse_fd(s->maps.hm_policy, bpf_map__fd(b->net->maps.hm_policy)) ||
+	    bpf_map__reuse_fd(s->maps.hm_allow, bpf_map__fd(b->net->maps.hm_allow)) ||
+	    bpf_map__reuse_fd(s->maps.hm_events, bpf_map__fd(b->net->maps.hm_events)) ||
+	    bpf_map__reuse_fd(s->maps.hm_dropped, bpf_map__fd(b->net->maps.hm_dropped))) {
+		err = errno;
+		note(a, "lsm/socket_connect", false, err, "cannot share maps");
+		net_lsm_bpf__destroy(s);
+		return -err;
+	}
+	if (net_lsm_bpf__load(s)) {
+		err = errno;
+		note(a, "lsm/socket_connect", false, err,
+		     err == EPERM ? "kernel refused the program (EPERM): no BPF trampolines here"
+				  : "kernel refused to load (BPF-LSM not active or no BTF)");
+		net_lsm_bpf__destroy(s);
+		return -err;
+	}
+	b->links[b->n_links] = bpf_program__attach_lsm(s->progs.hm_lsm_connect);
+	if (!b->links[b->n_links]) {
+		err = errno;
+		note(a, "lsm/socket_connect", false, err,
+		     err == EPERM || err == 524 /* ENOTSUPP */ || err == EOPNOTSUPP
+			     ? "kernel refused the BPF trampoline"
+			     : "attach failed");
+		net_lsm_bpf__destroy(s);
+		return -err;
+	}
+	b->n_links++;
+	b->lsm = s;
+	note(a, "lsm/socket_connect", false, 0, NULL);
+	return 0;
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	hmd_runs_event(ctx, data, size);
+	return 0;
+}
+
+int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, struct hmd_attach *att, int *ret_n_att)
+{
+	struct hmd_bpf *b = calloc(1, sizeof(*b));
+	bool have_unix;
+	int n = 0, r;
+
+	if (!b)
+		return -ENOMEM;
+	libbpf_set_print(libbpf_quiet);
+	b->net = net_bpf__open();
+	if (!b->net) {
+		r = -errno;
+		free(b);
+		return r;
+	}
+	have_unix = probe_sock_addr_attach(HM_BPF_CGROUP_UNIX_CONNECT) &&
+		    probe_sock_addr_attach(HM_BPF_CGROUP_UNIX_SENDMSG);
+	if (have_unix) {
+		bpf_program__set_autoload(b->net->progs.hm_connect_unix, true);
+		bpf_program__set_autoload(b->net->progs.hm_sendmsg_unix, true);
+		bpf_program__set_expected_attach_type(b->net->progs.hm_connect_unix,
+						      HM_BPF_CGROUP_UNIX_CONNECT);
+		bpf_program__set_expected_attach_type(b->net->progs.hm_sendmsg_unix,
+						      HM_BPF_CGROUP_UNIX_SENDMSG);
+	}
+	if (net_bpf__load(b->net)) {
+		r = -errno;
+		net_bpf__destroy(b->net);
+		free(b);
+		return r;
+	}
+
+	/* Required: without these the daemon would promise a blocked network
+	 * it cannot deliver. */
+	struct {
+		struct bpf_program *p;
+		const char *name;
+	} req[] = {
+		{ b->net->progs.hm_connect4, "cgroup/connect4" },
+		{ b->net->progs.hm_connect6, "cgroup/connect6" },
+		{ b->net->progs.hm_sendmsg4, "cgroup/sendmsg4" },
+		{ b->net->progs.hm_sendmsg6, "cgroup/sendmsg6" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(req); i++) {
+		r = attach(b, req[i].p, cgroup_fd, &att[n++], req[i].name, true);
+		if (r < 0)
+			goto fail;
+	}
+	if (have_unix) {
+		attach(b, b->net->progs.hm_connect_unix, cgroup_fd, &att[n++],
+		       "cgroup/connect_unix", false);
+		attach(b, b->net->progs.hm_sendmsg_unix, cgroup_fd, &att[n++],
+		       "cgroup/sendmsg_unix", false);
+	} else {
+		note(&att[n++], "cgroup/connect_unix", false, EOPNOTSUPP, "kernel lacks attach type");
+		note(&att[n++], "cgroup/sendmsg_unix", false, EOPNOTSUPP, "kernel lacks attach type");
+	}
+	load_lsm(b, &att[n++]);
+
+	*ret_n_att = n;
+	*ret = b;
+	return 0;
+fail:
+	*ret_n_att = n;
+	hmd_bpf_unload(b);
+	return r;
+}
+
+void hmd_bpf_unload(struct hmd_bpf *b)
+{
+	if (!b)
+		return;
+	ring_buffer__free(b->rb);
+	for (int i = 0; i < b->n_links; i++)
+		bpf_link__destroy(b->links[i]);
+	net_lsm_bpf__destroy(b->lsm);
+	net_bpf__destroy(b->net);
+	free(b);
+}
+
+static void allow_key(struct hm_net_allow_key *k, uint64_t cgid, const struct hm_allow *a)
+{
+	memset(k, 0, sizeof(*k));
+	k->cgroup_id = cgid;
+	memcpy(k->addr, a->addr, 16);
+	k->port = a->port;
+}
+
+int hmd_bpf_set_policy(struct hmd_bpf *b, uint64_t cgid, uint32_t flags, const struct hm_allow *allow,
+		       uint32_t n_allow)
+{
+	struct hm_net_policy pol = { .flags = flags, .n_allow = n_allow };
+	uint8_t one = 1;
+	int r;
+
+	/* Allow entries first: the policy entry is what enrolls the cgroup. */
+	for (uint32_t i = 0; i < n_allow; i++) {
+		struct hm_net_allow_key k;
+
+		allow_key(&k, cgid, &allow[i]);
+		if (bpf_map_update_elem(bpf_map__fd(b->net->maps.hm_allow), &k, &one, BPF_ANY)) {
+			r = -errno;
+			hmd_bpf_clear_policy(b, cgid, allow, i);
+			return r;
+		}
+	}
+	if (bpf_map_update_elem(bpf_map__fd(b->net->maps.hm_policy), &cgid, &pol, BPF_NOEXIST)) {
+		r = -errno;
+		hmd_bpf_clear_policy(b, cgid, allow, n_allow);
+		return r;
+	}
+	return 0;
+}
+
+void hmd_bpf_clear_policy(struct hmd_bpf *b, uint64_t cgid, const struct hm_allow *allow,
+			  uint32_t n_allow)
+{
+	bpf_map_delete_elem(bpf_map__fd(b->net->maps.hm_policy), &cgid);
+	bpf_map_delete_elem(bpf_map__fd(b->net->maps.hm_dropped), &cgid);
+	for (uint32_t i = 0; i < n_allow; i++) {
+		struct hm_net_allow_key k;
+
+		allow_key(&k, cgid, &allow[i]);
+		bpf_map_delete_elem(bpf_map__fd(b->net->maps.hm_allow), &k);
+	}
+}
+
+uint64_t hmd_bpf_refused(struct hmd_bpf *b, uint64_t cgid)
+{
+	struct hm_net_policy pol;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(b->net->maps.hm_policy), &cgid, &pol))
+		return 0;
+	return pol.refused;
+}
+
+uint64_t hmd_bpf_dropped(struct hmd_bpf *b, uint64_t cgid)
+{
+	uint64_t n;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(b->net->maps.hm_dropped), &cgid, &n))
+		return 0;
+	return n;
+}
+
+int hmd_bpf_events_fd(struct hmd_bpf *b)
+{
+	return b->rb ? ring_buffer__epoll_fd(b->rb) : -EINVAL;
+}
+
+int hmd_bpf_open_events(struct hmd_bpf *b, void *ctx)
+{
+	b->rb = ring_buffer__new(bpf_map__fd(b->net->maps.hm_events), on_event, ctx, NULL);
+	return b->rb ? 0 : -errno;
+}
+
+int hmd_bpf_drain(struct hmd_bpf *b)
+{
+	return ring_buffer__consume(b->rb);
+}

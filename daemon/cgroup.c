@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hermeticd's cgroup v2 subtree: found from /proc/self/mountinfo (never
+ * assumed: hosts with the hybrid layout mount it at .../unified), one child
+ * cgroup per run.
+ */
+#include <fcntl.h>
+#include <dirent.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include <inttypes.h>
+#include "util.h"
+#include "daemon.h"
+
+/* mountinfo: "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPER" */
+static int find_cgroup2(char *ret, size_t size)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char mnt[1024], *sep = strstr(line, " - ");
+		char fstype[64];
+
+		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "cgroup2"))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %1023s", mnt) != 1)
+			continue;
+		/* Octal escapes (\040 for space) are not expected in a cgroup
+		 * mount point; refuse rather than mis-parse one. */
+		if (strchr(mnt, '\\') || strlen(mnt) >= size)
+			continue;
+		snprintf(ret, size, "%s", mnt);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int hmd_cgroup_setup(struct hmd_cgroup *cg, const char *name, const char *runtime_dir)
+{
+	int r;
+
+	cg->subtree_fd = -1;
+	cg->mounted_by_us = false;
+	r = find_cgroup2(cg->mount, sizeof(cg->mount));
+	if (r == -ENOENT) {
+		/* No cgroup v2 anywhere: mount one of our own. */
+		snprintf(cg->mount, sizeof(cg->mount), "%s/cgroup2", runtime_dir);
+		if (mkdir(cg->mount, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		if (mount("cgroup2", cg->mount, "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+			return -errno;
+		cg->mounted_by_us = true;
+	} else if (r < 0) {
+		return r;
+	}
+	if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..") || !*name)
+		return -EINVAL;
+	if ((size_t)snprintf(cg->subtree, sizeof(cg->subtree), "%s/%s", cg->mount, name) >=
+	    sizeof(cg->subtree))
+		return -ENAMETOOLONG;
+	if (mkdir(cg->subtree, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	cg->subtree_fd = open(cg->subtree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg->subtree_fd < 0)
+		return -errno;
+	/* Runs left behind by a daemon that died: kill and remove them, so the
+	 * policy maps (new, empty) and the cgroups agree. */
+	{
+		_cleanup_close_ int dfd = dup(cg->subtree_fd);
+		DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+		struct dirent *de;
+
+		if (dir) {
+			dfd = -1;
+			while ((de = readdir(dir))) {
+				if (strncmp(de->d_name, "run-", 4) || de->d_type != DT_DIR)
+					continue;
+				_cleanup_close_ int rfd = openat(cg->subtree_fd, de->d_name,
+								 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+				if (rfd < 0)
+					continue;
+				hmd_cgroup_kill(rfd);
+				for (int i = 0; i < 100 && hmd_cgroup_populated(rfd) == 1; i++)
+					usleep(10000);
+				if (unlinkat(cg->subtree_fd, de->d_name, AT_REMOVEDIR) == 0)
+					hmd_log("removed stale run cgroup %s/%s", cg->subtree, de->d_name);
+			}
+			closedir(dir);
+		}
+	}
+	return 0;
+}
+
+void hmd_cgroup_teardown(struct hmd_cgroup *cg)
+{
+	if (cg->subtree_fd >= 0) {
+		close(cg->subtree_fd);
+		cg->subtree_fd = -1;
+		if (rmdir(cg->subtree) < 0)
+			hmd_log("Failed to remove cgroup '%s': %s", cg->subtree, strerror(errno));
+	}
+	if (cg->mounted_by_us && umount2(cg->mount, MNT_DETACH) == 0)
+		rmdir(cg->mount);
+}
+
+int hmd_cgroup_create_run(struct hmd_cgroup *cg, uint64_t run_id, int *ret_fd, uint64_t *ret_cgid,
+			  char *ret_path, size_t path_size)
+{
+	char name[32];
+	struct stat st;
+	int fd;
+
+	snprintf(name, sizeof(name), "run-%" PRIu64, run_id);
+	if (mkdirat(cg->subtree_fd, name, 0755) < 0)
+		return -errno;
+	fd = openat(cg->subtree_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int r = -errno;
+
+		if (fd >= 0)
+			close(fd);
+		unlinkat(cg->subtree_fd, name, AT_REMOVEDIR);
+		return r;
+	}
+	/* On cgroup v2 the cgroup id that bpf_get_current_cgroup_id() returns
+	 * is the kernfs node id, which is the directory's inode number. */
+	*ret_cgid = st.st_ino;
+	*ret_fd = fd;
+	snprintf(ret_path, path_size, "%s/%s", cg->subtree, name);
+	return 0;
+}
+
+int hmd_cgroup_populated(int run_fd)
+{
+	char buf[256], *p;
+	ssize_t n = hm_read_file_at(run_fd, "cgroup.events", buf, sizeof(buf));
+
+	if (n < 0)
+		return n;
+	p = strstr(buf, "populated ");
+	if (!p)
+		return -EBADMSG;
+	return p[10] == '1';
+}
+
+int hmd_cgroup_kill(int run_fd)
+{
+	return hm_write_file_at(run_fd, "cgroup.kill", "1");
+}
+
+int hmd_cgroup_remove_run(struct hmd_cgroup *cg, uint64_t run_id)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "run-%" PRIu64, run_id);
+	return unlinkat(cg->subtree_fd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+}
+
+int hmd_cgroup_move(int run_fd, pid_t pid)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%d", (int)pid);
+	return hm_write_file_at(run_fd, "cgroup.procs", buf);
+}

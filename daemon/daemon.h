@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/* hermeticd: shared declarations of its parts (cgroup, bpf, runs, server). */
+#ifndef HERMETICD_H
+#define HERMETICD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "hermetic/net.h"
+#include "proto.h"
+
+#define HMD_MAX_CONNS 256
+#define HMD_MAX_RUNS_PER_UID 64
+#define HMD_MAX_RUNS_PER_CONN 8
+#define HMD_MAX_REFUSAL_KINDS 64 /* distinct destinations remembered per run */
+
+void hmd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern bool hmd_verbose;
+#define hmd_debug(...)                                                                            \
+	do {                                                                                       \
+		if (hmd_verbose)                                                                   \
+			hmd_log(__VA_ARGS__);                                                      \
+	} while (0)
+
+/* ---- cgroup.c ---- */
+struct hmd_cgroup {
+	char mount[256]; /* cgroup2 mount point */
+	char subtree[512]; /* absolute path of our subtree */
+	int subtree_fd;
+	bool mounted_by_us;
+};
+
+/* Find (or mount under runtime_dir) cgroup v2 and create the subtree. */
+int hmd_cgroup_setup(struct hmd_cgroup *cg, const char *name, const char *runtime_dir);
+void hmd_cgroup_teardown(struct hmd_cgroup *cg);
+/* Create <subtree>/run-<id>; returns a directory fd, its id and path. */
+int hmd_cgroup_create_run(struct hmd_cgroup *cg, uint64_t run_id, int *ret_fd, uint64_t *ret_cgid,
+			  char *ret_path, size_t path_size);
+int hmd_cgroup_populated(int run_fd); /* 1, 0 or -errno */
+int hmd_cgroup_kill(int run_fd);
+int hmd_cgroup_remove_run(struct hmd_cgroup *cg, uint64_t run_id);
+/* Move pid into the run; only after the caller's ownership checks. */
+int hmd_cgroup_move(int run_fd, pid_t pid);
+
+/* ---- bpf.c ---- */
+#define HMD_ATTACH_MAX 8
+struct hmd_attach {
+	const char *name; /* "cgroup/connect4", ... */
+	bool required;
+	bool attached;
+	int err; /* positive errno when not attached */
+	char why[96];
+};
+
+struct hmd_bpf;
+int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, struct hmd_attach *att, int *ret_n_att);
+void hmd_bpf_unload(struct hmd_bpf *b);
+int hmd_bpf_set_policy(struct hmd_bpf *b, uint64_t cgid, uint32_t flags, const struct hm_allow *allow,
+		       uint32_t n_allow);
+void hmd_bpf_clear_policy(struct hmd_bpf *b, uint64_t cgid, const struct hm_allow *allow,
+			  uint32_t n_allow);
+uint64_t hmd_bpf_refused(struct hmd_bpf *b, uint64_t cgid);
+uint64_t hmd_bpf_dropped(struct hmd_bpf *b, uint64_t cgid);
+int hmd_bpf_open_events(struct hmd_bpf *b, void *ctx);
+int hmd_bpf_events_fd(struct hmd_bpf *b);
+/* Drain the ring buffer; calls hmd_runs_event() for each event. */
+int hmd_bpf_drain(struct hmd_bpf *b);
+
+/* ---- runs.c ---- */
+struct hmd_refusal_kind {
+	struct hm_refusal r; /* count aggregated */
+};
+
+struct hmd_run {
+	uint64_t id;
+	uint64_t cgid;
+	uid_t uid;
+	pid_t client_pid;
+	int conn_id; /* owning connection, -1 once detached */
+	int fd; /* run cgroup directory */
+	int events_fd; /* cgroup.events, watched when ending */
+	bool ending;
+	uint32_t flags;
+	char label[64];
+	char path[256];
+	struct hm_allow *allow;
+	uint32_t n_allow;
+	uint32_t n_kinds;
+	uint64_t events_seen;
+	struct hmd_refusal_kind kinds[HMD_MAX_REFUSAL_KINDS];
+	struct hmd_run *next;
+};
+
+struct hmd;
+struct hmd_run *hmd_runs_find(struct hmd *d, uint64_t id);
+struct hmd_run *hmd_runs_find_cgid(struct hmd *d, uint64_t cgid);
+int hmd_runs_count_uid(struct hmd *d, uid_t uid);
+int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, pid_t pid, const struct hm_run_create *req,
+		    const struct hm_allow *allow, struct hmd_run **ret);
+/* Begin the end of a run: kill what is left (unless keep), remove when empty. */
+void hmd_runs_end(struct hmd *d, struct hmd_run *r, bool keep);
+/* Called when a watched cgroup.events changed, and periodically. */
+void hmd_runs_reap(struct hmd *d);
+void hmd_runs_event(struct hmd *d, const void *data, size_t size);
+void hmd_runs_shutdown(struct hmd *d);
+
+/* ---- server.c ---- */
+int hmd_server_listen(const char *path);
+void hmd_server_accept(struct hmd *d);
+void hmd_server_handle(struct hmd *d, int conn_id);
+void hmd_server_close_all(struct hmd *d);
+
+/* ---- the daemon ---- */
+struct hmd_conn {
+	int fd; /* -1 when the slot is free */
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	int n_runs;
+};
+
+struct hmd {
+	int epfd;
+	int listen_fd;
+	const char *socket_path;
+	struct hmd_cgroup cg;
+	struct hmd_bpf *bpf;
+	struct hmd_attach attach[HMD_ATTACH_MAX];
+	int n_attach;
+	struct hmd_run *runs;
+	int n_runs;
+	uint64_t next_run_id;
+	struct hmd_conn conns[HMD_MAX_CONNS];
+	uint64_t started_ns;
+};
+
+/* epoll data tags: high 32 bits say what, low 32 bits which. */
+#define HMD_EP_LISTEN 1ULL
+#define HMD_EP_CONN 2ULL
+#define HMD_EP_EVENTS 3ULL
+#define HMD_EP_SIGNAL 4ULL
+#define HMD_EP_RUN 5ULL
+#define HMD_EP_TIMER 6ULL
+#define HMD_EP(kind, idx) (((kind) << 32) | (uint32_t)(idx))
+
+#endif

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hermeticd: start-up, readiness, the event loop and shutdown, in that
+ * order, all in this file.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <time.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include "util.h"
+#include "daemon.h"
+
+bool hmd_verbose;
+
+void hmd_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("hermeticd: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: hermeticd [OPTIONS]\n"
+		"\n"
+		"The hermetic daemon: loads the BPF programs, owns a cgroup subtree, creates\n"
+		"one cgroup per run and enforces each run's network policy in the kernel.\n"
+		"Runs in the foreground as root; stops cleanly on SIGTERM or SIGINT.\n"
+		"\n"
+		"  -s, --socket PATH       listen here (default %s;\n"
+		"                          HERMETIC_SOCKET overrides the default)\n"
+		"  -t, --subtree NAME      cgroup subtree under the cgroup2 root (default hermetic)\n"
+		"  -r, --runtime-dir DIR   where to mount cgroup2 if none is mounted\n"
+		"                          (default /run/hermetic)\n"
+		"  -v, --verbose           log every run and libbpf warnings\n"
+		"  -h, --help              show this help\n"
+		"  -V, --version           show the version\n",
+		HM_DEFAULT_SOCKET);
+}
+
+static volatile sig_atomic_t dummy;
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "subtree", required_argument, NULL, 't' },
+		{ "runtime-dir", required_argument, NULL, 'r' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{},
+	};
+	static struct hmd d;
+	const char *socket_path = getenv("HERMETIC_SOCKET"), *subtree = "hermetic",
+		   *runtime_dir = "/run/hermetic";
+	struct epoll_event ev;
+	sigset_t mask;
+	int c, r, sfd = -1, tfd = -1, rc = 1;
+	bool running = true;
+
+	if (!socket_path || !*socket_path)
+		socket_path = HM_DEFAULT_SOCKET;
+	while ((c = getopt_long(argc, argv, "s:t:r:vhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			socket_path = optarg;
+			break;
+		case 't':
+			subtree = optarg;
+			break;
+		case 'r':
+			runtime_dir = optarg;
+			break;
+		case 'v':
+			hmd_verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("hermeticd %s\n", HERMETIC_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (geteuid() != 0) {
+		hmd_log("must run as root (it loads BPF programs and manages cgroups)");
+		return 1;
+	}
+
+	/* ---- start-up ---- */
+	d.listen_fd = d.epfd = -1;
+	d.cg.subtree_fd = -1;
+	d.next_run_id = 1;
+	d.socket_path = socket_path;
+	d.started_ns = hm_now_ns();
+	for (int i = 0; i < HMD_MAX_CONNS; i++)
+		d.conns[i].fd = -1;
+	{
+		/* Run ids are unique across restarts of the daemon, so a journal or
+		 * a log line never names two different runs. */
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		d.next_run_id = (uint64_t)ts.tv_sec * 1000;
+	}
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (mkdir(runtime_dir, 0755) < 0 && errno != EEXIST) {
+		hmd_log("Failed to create '%s': %s", runtime_dir, strerror(errno));
+		return 1;
+	}
+	r = hmd_cgroup_setup(&d.cg, subtree, runtime_dir);
+	if (r < 0) {
+		hmd_log("Failed to set up cgroup subtree '%s': %s", subtree, strerror(-r));
+		goto out;
+	}
+	r = hmd_bpf_load(&d.bpf, d.cg.subtree_fd, d.attach, &d.n_attach);
+	for (int i = 0; i < d.n_attach; i++)
+		if (!d.attach[i].attached)
+			hmd_log("%s %s: %s", d.attach[i].required ? "required" : "optional",
+				d.attach[i].name, d.attach[i].why);
+	if (r < 0) {
+		hmd_log("Failed to load BPF programs: %s", strerror(-r));
+		goto out;
+	}
+	r = hmd_bpf_open_events(d.bpf, &d);
+	if (r < 0) {
+		hmd_log("Failed to open the event ring buffer: %s", strerror(-r));
+		goto out;
+	}
+	d.listen_fd = hmd_server_listen(socket_path);
+	if (d.listen_fd < 0) {
+		r = d.listen_fd;
+		hmd_log("Failed to listen on '%s': %s%s", socket_path, strerror(-r),
+			r == -EADDRINUSE ? " (another hermeticd is running there)" : "");
+		goto out;
+	}
+	d.epfd = epoll_create1(EPOLL_CLOEXEC);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	/* A slow tick reaps runs whose cgroup.events change we might miss. */
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (d.epfd < 0 || sfd < 0 || tfd < 0) {
+		hmd_log("Failed to set up the event loop: %s", strerror(errno));
+		goto out;
+	}
+	timerfd_settime(tfd, 0,
+			&(struct itimerspec){ .it_interval = { 1, 0 }, .it_value = { 1, 0 } }, NULL);
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.u64 = HMD_EP(HMD_EP_LISTEN, 0) };
+	epoll_ctl(d.epfd, EPOLL_CTL_ADD, d.listen_fd, &ev);
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.u64 = HMD_EP(HMD_EP_SIGNAL, 0) };
+	epoll_ctl(d.epfd, EPOLL_CTL_ADD, sfd, &ev);
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.u64 = HMD_EP(HMD_EP_TIMER, 0) };
+	epoll_ctl(d.epfd, EPOLL_CTL_ADD, tfd, &ev);
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.u64 = HMD_EP(HMD_EP_EVENTS, 0) };
+	epoll_ctl(d.epfd, EPOLL_CTL_ADD, hmd_bpf_events_fd(d.bpf), &ev);
+
+	/* ---- ready ---- */
+	hmd_log("ready: socket %s, cgroup subtree %s", socket_path, d.cg.subtree);
+	sd_notify(0, "READY=1");
+
+	/* ---- event loop ---- */
+	while (running) {
+		struct epoll_event evs[32];
+		int n = epoll_wait(d.epfd, evs, ARRAY_SIZE(evs), -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			hmd_log("epoll_wait: %s", strerror(errno));
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			uint64_t kind = evs[i].data.u64 >> 32;
+			uint32_t idx = (uint32_t)evs[i].data.u64;
+
+			switch (kind) {
+			case HMD_EP_LISTEN:
+				hmd_server_accept(&d);
+				break;
+			case HMD_EP_CONN:
+				if (d.conns[idx].fd >= 0)
+					hmd_server_handle(&d, idx);
+				break;
+			case HMD_EP_EVENTS:
+				hmd_bpf_drain(d.bpf);
+				break;
+			case HMD_EP_RUN:
+				hmd_runs_reap(&d);
+				break;
+			case HMD_EP_TIMER: {
+				uint64_t t;
+
+				if (read(tfd, &t, sizeof(t)) < 0) {
+					/* nothing to do */
+				}
+				hmd_runs_reap(&d);
+				break;
+			}
+			case HMD_EP_SIGNAL: {
+				struct signalfd_siginfo si;
+
+				if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+					hmd_log("received %s, shutting down", strsignal(si.ssi_signo));
+					running = false;
+				}
+				break;
+			}
+			}
+		}
+	}
+	rc = 0;
+
+	/* ---- shutdown: undo everything start-up did, in reverse ---- */
+out:
+	sd_notify(0, "STOPPING=1");
+	if (d.epfd >= 0)
+		hmd_server_close_all(&d);
+	hmd_runs_shutdown(&d);
+	if (d.listen_fd >= 0) {
+		close(d.listen_fd);
+		unlink(socket_path);
+	}
+	hmd_bpf_unload(d.bpf);
+	hmd_cgroup_teardown(&d.cg);
+	if (sfd >= 0)
+		close(sfd);
+	if (tfd >= 0)
+		close(tfd);
+	if (d.epfd >= 0)
+		close(d.epfd);
+	return rc;
+}

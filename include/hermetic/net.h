@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Network policy shared by bpf/net.bpf.c and the daemon.
+ * Fixed-width types only; no includes, so the BPF side and user space
+ * compile the same definition.
+ */
+#ifndef HERMETIC_NET_H
+#define HERMETIC_NET_H
+
+/* Policy flags of one run (struct hm_net_policy.flags). */
+#define HM_NET_ENFORCE 0x1u /* refuse destinations that are not allowed */
+#define HM_NET_ALLOW_LOOPBACK 0x2u /* 127.0.0.0/8 and ::1 are allowed */
+#define HM_NET_ALLOW_UNIX 0x4u /* AF_UNIX connect/sendmsg allowed */
+
+/* Upper bounds a client can make the daemon allocate in the kernel. */
+#define HM_NET_MAX_RUNS 1024
+#define HM_NET_MAX_ALLOW 64 /* per run */
+#define HM_NET_MAX_ALLOW_TOTAL 8192
+
+/* Value of the policy map, keyed by the run's cgroup id (__u64). */
+struct hm_net_policy {
+	__u32 flags;
+	__u32 n_allow;
+	__u64 refused; /* refusals so far, updated atomically by BPF */
+};
+
+/* Key of the allow map: one exact destination of one run.
+ * IPv4 addresses are stored IPv4-mapped (::ffff:a.b.c.d) so that one
+ * lookup covers both families and a mapped address is the same key.
+ * port is in host byte order; 0 means every port of that address. */
+struct hm_net_allow_key {
+	__u64 cgroup_id;
+	__u8 addr[16];
+	__u16 port;
+	__u16 pad[3];
+};
+
+/* Event kinds carried on the ring buffer. */
+#define HM_EV_NET_REFUSED 1
+
+#define HM_OP_CONNECT 1
+#define HM_OP_SENDMSG 2
+
+#define HM_FAMILY_INET 2
+#define HM_FAMILY_INET6 10
+#define HM_FAMILY_UNIX 1
+
+/* A refused connect or sendmsg. */
+struct hm_net_event {
+	__u32 kind; /* HM_EV_NET_REFUSED */
+	__u32 pid; /* tgid */
+	__u64 cgroup_id;
+	__u64 time_ns; /* CLOCK_MONOTONIC */
+	__u8 addr[16]; /* IPv4-mapped for AF_INET; zero for AF_UNIX */
+	__u16 port; /* host byte order */
+	__u8 family; /* HM_FAMILY_* as the program asked */
+	__u8 op; /* HM_OP_* */
+	__u32 proto; /* IPPROTO_TCP/UDP/... (sk->protocol), 0 if unknown */
+	char comm[16];
+};
+
+#endif

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A run's configuration and how it reaches every process: the CLI parses
+ * options into struct hm_config and exports it as HERMETIC_* environment
+ * variables; the shim reads them at start-up and re-injects them on exec.
+ */
+#ifndef HERMETIC_CONFIG_H
+#define HERMETIC_CONFIG_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+/* Environment contract (values are plain ASCII, decimal numbers). */
+#define HM_ENV_RUN "HERMETIC_RUN" /* run id, or "none" under --no-daemon */
+#define HM_ENV_SEED "HERMETIC_SEED" /* u64 */
+#define HM_ENV_NOW "HERMETIC_NOW" /* virtual realtime at start, ns since epoch (i64) */
+#define HM_ENV_TICK "HERMETIC_TICK" /* monotonic advance per reading, ns */
+#define HM_ENV_CLOCK "HERMETIC_CLOCK" /* "virtual" | "off" */
+#define HM_ENV_RNG "HERMETIC_RNG" /* "all" | "off" */
+#define HM_ENV_SPIN_LIMIT "HERMETIC_SPIN_LIMIT" /* u64, 0 = no limit */
+#define HM_ENV_ASLR "HERMETIC_ASLR" /* "off" | "on" */
+#define HM_ENV_NETWORK "HERMETIC_NETWORK" /* "block" | "off" */
+#define HM_ENV_DNS_ALLOW "HERMETIC_DNS_ALLOW" /* comma-separated host names */
+#define HM_ENV_PRELOAD "HERMETIC_PRELOAD" /* absolute path of the shim */
+/* Maintained by the shim itself, per process: */
+#define HM_ENV_LINEAGE "HERMETIC_LINEAGE" /* "1", "1.3", "1.3.1" */
+#define HM_ENV_VCLOCK "HERMETIC_VCLOCK" /* virtual state handed across exec */
+
+#define HM_DEFAULT_NOW_NS 1577836800000000000LL /* 2020-01-01T00:00:00Z */
+#define HM_DEFAULT_TICK_NS 1000ULL
+#define HM_DEFAULT_SPIN_LIMIT 1000000ULL
+
+enum hm_network { HM_NETWORK_BLOCK, HM_NETWORK_OFF };
+
+struct hm_config {
+	uint64_t seed;
+	bool seed_set;
+	int64_t now_ns;
+	uint64_t tick_ns;
+	bool clock_virtual;
+	bool rng;
+	uint64_t spin_limit;
+	bool aslr;
+	enum hm_network network;
+	bool loopback;
+	bool unix_sockets;
+};
+
+void hm_config_init(struct hm_config *c);
+
+/* Parse an option value into c. name is the long option without dashes:
+ * "seed", "now", "tick", "clock", "rng", "spin-limit", "aslr", "network".
+ * Returns 0, -ENOENT for an unknown name, -EINVAL/-ERANGE for a bad value;
+ * on error *ret_why says what a valid value looks like. */
+int hm_config_set(struct hm_config *c, const char *name, const char *value, const char **ret_why);
+
+/* Parse "2020-01-01T00:00:00Z", "2020-01-01T00:00:00.5+02:00", "2020-01-01"
+ * or "@1577836800[.5]" into ns since the epoch. Returns 0 or -EINVAL. */
+int hm_parse_time(const char *s, int64_t *ret_ns);
+
+/* Format ns since the epoch as ISO 8601 UTC ("2020-01-01T00:00:00Z", with
+ * fractional seconds only when non-zero). */
+const char *hm_format_time(int64_t ns, char *buf, size_t size);
+
+/* Export c as HM_ENV_* variables with setenv(3). Returns 0 or -errno. */
+int hm_config_export(const struct hm_config *c);
+
+#endif

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <arpa/inet.h>
+#include "util.h"
+#include "proto.h"
+
+int hm_send(int sock, uint16_t type, uint32_t seq, const void *payload, uint32_t len, int fd)
+{
+	struct hm_hdr hdr = {
+		.magic = HM_PROTO_MAGIC,
+		.version = HM_PROTO_VERSION,
+		.type = type,
+		.len = len,
+		.seq = seq,
+	};
+	struct iovec iov[2] = {
+		{ .iov_base = &hdr, .iov_len = sizeof(hdr) },
+		{ .iov_base = (void *)payload, .iov_len = len },
+	};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
+	ssize_t r;
+
+	if (sizeof(hdr) + (size_t)len > HM_MSG_MAX)
+		return -EMSGSIZE;
+	if (fd >= 0) {
+		struct cmsghdr *c;
+
+		memset(&ctl, 0, sizeof(ctl));
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = sizeof(ctl.buf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	do
+		r = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	return (size_t)r == sizeof(hdr) + len ? 0 : -EIO;
+}
+
+ssize_t hm_recv(int sock, void *buf, size_t size, struct hm_hdr **ret_hdr, int *ret_fd)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = size };
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr align;
+	} ctl;
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = ctl.buf,
+		.msg_controllen = sizeof(ctl.buf),
+	};
+	struct hm_hdr *hdr = buf;
+	int fd = -1;
+	ssize_t r;
+
+	*ret_fd = -1;
+	do
+		r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return -ECONNRESET;
+
+	/* Take every fd that arrived, keep at most one, close the rest: a
+	 * hostile peer must not be able to leak fds into the daemon. */
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (fd < 0)
+				fd = f;
+			else
+				close(f);
+		}
+	}
+
+	if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC) || size < HM_MSG_MAX) {
+		if (fd >= 0)
+			close(fd);
+		return -EMSGSIZE;
+	}
+	if ((size_t)r < sizeof(*hdr) || hdr->magic != HM_PROTO_MAGIC ||
+	    hdr->version != HM_PROTO_VERSION || hdr->len != (size_t)r - sizeof(*hdr)) {
+		if (fd >= 0)
+			close(fd);
+		return -EBADMSG;
+	}
+	*ret_hdr = hdr;
+	*ret_fd = fd;
+	return hdr->len;
+}
+
+const char *hm_addr_str(const uint8_t addr[16], uint16_t port, char *buf, size_t size)
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	char a[INET6_ADDRSTRLEN];
+
+	if (!memcmp(addr, mapped, 12)) {
+		inet_ntop(AF_INET, addr + 12, a, sizeof(a));
+		if (port)
+			snprintf(buf, size, "%s:%u", a, port);
+		else
+			snprintf(buf, size, "%s", a);
+	} else {
+		inet_ntop(AF_INET6, addr, a, sizeof(a));
+		if (port)
+			snprintf(buf, size, "[%s]:%u", a, port);
+		else
+			snprintf(buf, size, "%s", a);
+	}
+	return buf;
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/* Small helpers shared by daemon, CLI and shim: cleanup attributes,
+ * errno-returning wrappers. No logging here: callers log at the boundary. */
+#ifndef HERMETIC_UTIL_H
+#define HERMETIC_UTIL_H
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define _unused_ __attribute__((unused))
+
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+
+		close(*fd);
+		errno = saved;
+	}
+}
+
+static inline void fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+/* Take ownership away from a cleanup variable. */
+#define steal_pointer(pp)                                                                         \
+	({                                                                                         \
+		__typeof__(*(pp)) _p = *(pp);                                                      \
+		*(pp) = NULL;                                                                      \
+		_p;                                                                                \
+	})
+#define steal_fd(fdp)                                                                             \
+	({                                                                                         \
+		int _fd = *(fdp);                                                                  \
+		*(fdp) = -1;                                                                       \
+		_fd;                                                                               \
+	})
+
+/* Read a whole small file (at most max-1 bytes) into buf, NUL-terminated.
+ * dirfd may be AT_FDCWD. Returns bytes read or -errno. */
+ssize_t hm_read_file_at(int dirfd, const char *path, char *buf, size_t max);
+
+/* Write a string to a file (e.g. a cgroup control file). Returns 0 or -errno. */
+int hm_write_file_at(int dirfd, const char *path, const char *s);
+
+/* Parse an unsigned decimal; the whole string must be a number.
+ * Returns 0 or -EINVAL/-ERANGE. */
+int hm_parse_u64(const char *s, uint64_t *ret);
+
+/* Parse a duration: "250ms", "1us", "5s", "2m", "1h", "3d", "0", or a bare
+ * number of seconds. Returns nanoseconds in *ret_ns, 0 or -EINVAL/-ERANGE. */
+int hm_parse_duration(const char *s, uint64_t *ret_ns);
+
+/* Monotonic time in ns (real, never virtual). */
+uint64_t hm_now_ns(void);
+
+#endif

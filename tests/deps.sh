@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# make deps: install the Debian 12 packages that building and testing need.
+# Does nothing (and needs no network) when they are all present.
+set -eu
+pkgs=(
+	# build
+	make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev
+	libsystemd-dev libjson-c-dev pkg-config
+	# tests: real programs the integration tests run
+	iproute2 curl python3 nodejs default-jdk-headless golang-go openssl sqlite3
+	perl git coreutils tar make faketime libfaketime procps util-linux
+)
+missing=()
+for p in "${pkgs[@]}"; do
+	# nodejs may come from another repository on some machines; any install counts.
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ "${#missing[@]}" = 0 ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "make deps: missing packages: ${missing[*]}" >&2
+	echo "make deps: run as root (sudo make deps) to install them" >&2
+	exit 1
+fi
+echo "make deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+/* Option values: times, durations, choices. */
+#include <errno.h>
+#include <stdint.h>
+#include "config.h"
+#include "util.h"
+#include "test.h"
+
+int main(void)
+{
+	struct hm_config c;
+	const char *why;
+	int64_t ns;
+	uint64_t d;
+	char buf[64];
+
+	hm_config_init(&c);
+	CHECK("config default now is 2020-01-01", c.now_ns == 1577836800000000000LL);
+	CHECK("config default tick 1us", c.tick_ns == 1000);
+	CHECK("time iso Z", !hm_parse_time("2020-01-01T00:00:00Z", &ns) && ns == 1577836800000000000LL);
+	CHECK("time iso offset",
+	      !hm_parse_time("2020-01-01T02:00:00+02:00", &ns) && ns == 1577836800000000000LL);
+	CHECK("time iso fraction",
+	      !hm_parse_time("2020-01-01T00:00:00.25Z", &ns) && ns == 1577836800250000000LL);
+	CHECK("time date only", !hm_parse_time("2021-03-04", &ns) && ns == 1614816000000000000LL);
+	CHECK("time epoch", !hm_parse_time("@1577836800", &ns) && ns == 1577836800000000000LL);
+	CHECK("time epoch fraction", !hm_parse_time("@1.5", &ns) && ns == 1500000000LL);
+	CHECK("time without zone refused", hm_parse_time("2020-01-01T00:00:00", &ns) == -EINVAL);
+	CHECK("time garbage refused", hm_parse_time("yesterday", &ns) == -EINVAL);
+	CHECK("time trailing refused", hm_parse_time("2020-01-01T00:00:00Zx", &ns) == -EINVAL);
+	CHECK("time month 13 refused", hm_parse_time("2020-13-01", &ns) == -EINVAL);
+	CHECK("time epoch overflow refused", hm_parse_time("@99999999999999999999", &ns) < 0);
+	CHECK("time empty refused", hm_parse_time("", &ns) == -EINVAL && hm_parse_time("@", &ns) < 0);
+	CHECK("format time", !strcmp(hm_format_time(1577836800000000000LL, buf, sizeof(buf)),
+				     "2020-01-01T00:00:00Z"));
+	CHECK("format time fraction",
+	      !strcmp(hm_format_time(1577836800500000000LL, buf, sizeof(buf)),
+		      "2020-01-01T00:00:00.5Z"));
+	CHECK("duration us", !hm_parse_duration("1us", &d) && d == 1000);
+	CHECK("duration 0", !hm_parse_duration("0", &d) && d == 0);
+	CHECK("duration bare seconds", !hm_parse_duration("5", &d) && d == 5000000000ULL);
+	CHECK("duration ms", !hm_parse_duration("250ms", &d) && d == 250000000ULL);
+	CHECK("duration bad unit refused", hm_parse_duration("5 parsecs", &d) == -EINVAL);
+	CHECK("duration negative refused", hm_parse_duration("-1s", &d) == -EINVAL);
+	CHECK("duration overflow refused", hm_parse_duration("99999999999999d", &d) == -ERANGE);
+	CHECK("seed ok", !hm_config_set(&c, "seed", "42", &why) && c.seed == 42 && c.seed_set);
+	CHECK("seed negative refused", hm_config_set(&c, "seed", "-1", &why) == -EINVAL);
+	CHECK("seed overflow refused",
+	      hm_config_set(&c, "seed", "18446744073709551616", &why) == -ERANGE);
+	CHECK("clock off", !hm_config_set(&c, "clock", "off", &why) && !c.clock_virtual);
+	CHECK("clock bad refused", hm_config_set(&c, "clock", "frozen", &why) == -EINVAL);
+	CHECK("rng bad refused", hm_config_set(&c, "rng", "some", &why) == -EINVAL);
+	CHECK("network off", !hm_config_set(&c, "network", "off", &why) && c.network == HM_NETWORK_OFF);
+	CHECK("unknown option", hm_config_set(&c, "colour", "x", &why) == -ENOENT);
+	T_EXIT();
+}
