@@ -112,3 +112,58 @@ int hm_sendmsg_unix(struct bpf_sock_addr *ctx)
 {
 	return unix_decide(ctx, HM_OP_SENDMSG);
 }
+
+/* Backstop at the packet level. The socket hooks above see connect() and
+ * UDP sendmsg(); raw and ICMP sockets (ping, a root test crafting packets)
+ * never pass through them. Every packet a run's socket sends is checked
+ * here against the same policy; a refused one is dropped, and the sender
+ * gets EPERM. The cgroup is the socket's, so retransmits from timers are
+ * attributed correctly. */
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define IPPROTO_TCP 6
+#define IPPROTO_UDP 17
+
+SEC("cgroup_skb/egress")
+int hm_egress(struct __sk_buff *skb)
+{
+	__u64 cgid = bpf_skb_cgroup_id(skb);
+	struct hm_net_policy *pol = bpf_map_lookup_elem(&hm_policy, &cgid);
+	__u8 addr[16], proto, family;
+	__u32 l4off;
+	__u16 port = 0;
+
+	if (!pol || !(pol->flags & HM_NET_ENFORCE))
+		return 1;
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		struct iphdr ip;
+
+		if (bpf_skb_load_bytes(skb, 0, &ip, sizeof(ip)))
+			return 1;
+		hm_map_v4(addr, ip.daddr);
+		proto = ip.protocol;
+		l4off = ip.ihl * 4;
+		family = AF_INET;
+	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr ip6;
+
+		if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6)))
+			return 1;
+		__builtin_memcpy(addr, &ip6.daddr, 16);
+		proto = ip6.nexthdr;
+		l4off = sizeof(ip6);
+		family = AF_INET6;
+	} else {
+		return 1;
+	}
+	if (proto == IPPROTO_TCP || proto == IPPROTO_UDP) {
+		__u16 ports[2];
+
+		if (!bpf_skb_load_bytes(skb, l4off, ports, sizeof(ports)))
+			port = bpf_ntohs(ports[1]);
+	}
+	if (hm_allowed(cgid, pol, addr, port))
+		return 1;
+	hm_report(cgid, pol, addr, port, family, HM_OP_PACKET, proto);
+	return 0;
+}

@@ -592,7 +592,7 @@ static void print_refusals(struct enroll *e)
 		else
 			hm_addr_str(r->addr, r->port, a, sizeof(a));
 		snprintf(line + used, sizeof(line) - used, "%s%s%s (%s)%s", i ? ", " : "",
-			 r->op == 2 ? "sendto " : "", a, comm,
+			 r->op == 2 ? "sendto " : r->op == 3 ? "packet to " : "", a, comm,
 			 r->count > 1 ? (snprintf(comm, sizeof(comm), " x%u", r->count), comm) : "");
 	}
 	warnx_("refused %" PRIu64 " connection%s: %s%s", rep.refused, rep.refused == 1 ? "" : "s",

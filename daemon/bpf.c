@@ -178,6 +178,7 @@ int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, struct hmd_attach *att, in
 		if (r < 0)
 			goto fail;
 	}
+	attach(b, b->net->progs.hm_egress, cgroup_fd, &att[n++], "cgroup_skb/egress", false);
 	if (have_unix) {
 		attach(b, b->net->progs.hm_connect_unix, cgroup_fd, &att[n++],
 		       "cgroup/connect_unix", false);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test: unit binaries (build/tests/*) and integration scripts
-# (tests/integration/*.sh), then prints "N passed, N failed[, N skipped]".
+# (tests/integration/*.sh except the sourced *_lib.sh), then prints "N passed, N failed[, N skipped]".
 # A SKIP on CI (CI=true) is counted as a failure: CI machines have
 # everything these tests need. Usage: tests/run.sh [PATTERN]
 set -u
@@ -47,6 +47,7 @@ for t in build/tests/*; do
 done
 for t in tests/integration/*.sh; do
 	[ -f "$t" ] || continue
+	case "$t" in *_lib.sh) continue ;; esac # sourced helpers, not tests
 	case "$t" in *"$pat"*) ;; *) continue ;; esac
 	run_one "integration/$(basename "$t" .sh)" bash "$t"
 done

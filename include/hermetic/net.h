@@ -40,6 +40,7 @@ struct hm_net_allow_key {
 
 #define HM_OP_CONNECT 1
 #define HM_OP_SENDMSG 2
+#define HM_OP_PACKET 3 /* dropped at cgroup egress: raw sockets, ICMP, ... */
 
 #define HM_FAMILY_INET 2
 #define HM_FAMILY_INET6 10

@@ -1,0 +1,26 @@
+# make install honours DESTDIR and prefix, and the installed CLI finds the
+# installed shim (../lib/hermetic) and the man pages are in place.
+source "$(dirname "$0")/../lib.sh"
+
+D=$T/destdir
+if ! make -s -C "$TOP" install DESTDIR="$D" prefix=/usr >"$T/install.log" 2>&1; then
+	fail "make install" "$(tail -n 3 "$T/install.log" | tr '\n' '|')"
+	exit 1
+fi
+pass "make install DESTDIR prefix=/usr"
+for f in usr/bin/hermetic usr/sbin/hermeticd usr/lib/hermetic/libhermetic-preload.so \
+	usr/lib/libhermetic.so usr/include/hermetic/hermetic.h usr/share/man/man1/hermetic.1 \
+	usr/share/man/man8/hermeticd.8; do
+	if [ -e "$D/$f" ]; then pass "installed $f"; else fail "installed $f" "missing"; fi
+done
+check "nothing installed outside DESTDIR/prefix" test -z "$(find "$D" -mindepth 1 -maxdepth 1 ! -name usr)"
+check "installed hermetic --version" "$D/usr/bin/hermetic" --version
+check "installed hermeticd --help" "$D/usr/sbin/hermeticd" --help
+# The installed CLI finds its shim: with --no-daemon it needs nothing else.
+out=$("$D/usr/bin/hermetic" enroll --no-daemon --seed 1 -- sh -c 'echo "$LD_PRELOAD"' 2>/dev/null)
+if [ "$out" = "$D/usr/lib/hermetic/libhermetic-preload.so" ]; then
+	pass "installed hermetic preloads the installed shim"
+else
+	fail "installed hermetic preloads the installed shim" "LD_PRELOAD=$out"
+fi
+check "man page renders" sh -c "man -l '$D/usr/share/man/man1/hermetic.1' >/dev/null 2>&1 || groff -man -Tutf8 '$D/usr/share/man/man1/hermetic.1' >/dev/null"
