@@ -575,9 +575,6 @@ static void print_refusals(struct enroll *e)
 		warnx_("cannot read the run's report: %s", msg);
 		return;
 	}
-	if (rep.dropped)
-		warnx_("the kernel could not deliver %" PRIu64 " event%s of this run", rep.dropped,
-		       rep.dropped == 1 ? "" : "s");
 	if (!rep.refused)
 		return;
 	for (uint32_t i = 0; i < rep.n && i < HM_REPORT_MAX && i < 4; i++) {
@@ -607,6 +604,56 @@ static void print_refusals(struct enroll *e)
 
 /* The command line that repeats this run: every option that is not the
  * default, with the seed and start time made explicit. */
+/* Coverage: what the kernel saw that the shim did not control. One line,
+ * only when something escaped. */
+static void print_audit(struct enroll *e)
+{
+	struct hm_run_ref ref = { .run_id = e->run.run_id };
+	struct hm_audit a;
+	const char *msg = NULL;
+	char line[1024] = "";
+	size_t used = 0;
+	uint64_t bypass = 0;
+
+	if (!e->cfg.clock_virtual && !e->cfg.rng)
+		return; /* nothing was meant to be controlled */
+	if (cli_call(e->sock, HM_REQ_RUN_AUDIT, &ref, sizeof(ref), -1, HM_REP_AUDIT, &a, sizeof(a),
+		     true, NULL, &msg) < 0) {
+		warnx_("cannot read the run's audit: %s", msg);
+		return;
+	}
+	for (uint32_t i = 0; i < a.n && i < HM_AUDIT_MAX; i++) {
+		const struct hm_audit_proc *p = &a.procs[i];
+		uint64_t calls = (e->cfg.rng ? p->getrandom + p->random_reads : 0) +
+				 (e->cfg.clock_virtual ? p->clock : 0);
+		char comm[17];
+
+		memcpy(comm, p->comm, 16);
+		comm[16] = 0;
+		if (!p->shim) {
+			used += snprintf(line + used, sizeof(line) - used > 0 ? sizeof(line) - used : 0,
+					 "%s%s (pid %u, %u getrandom, %u clock syscalls)",
+					 used ? "; " : "", p->path[0] ? p->path : comm, p->pid,
+					 p->getrandom + p->random_reads, p->clock);
+		} else {
+			bypass += calls;
+		}
+		if (used >= sizeof(line))
+			break;
+	}
+	if (!a.without_shim && !bypass && !a.dropped)
+		return;
+	if (a.without_shim)
+		warnx_("coverage: %" PRIu64 " of %" PRIu64 " process%s ran without the shim: %s",
+		       a.without_shim, a.processes, a.processes == 1 ? "" : "es", line);
+	if (bypass)
+		warnx_("coverage: %" PRIu64 " raw time/entropy syscall%s bypassed the shim", bypass,
+		       bypass == 1 ? "" : "s");
+	if (a.dropped)
+		warnx_("coverage: the kernel could not deliver %" PRIu64 " event%s", a.dropped,
+		       a.dropped == 1 ? "" : "s");
+}
+
 static void print_repro(struct enroll *e, int code)
 {
 	struct hm_config def;
@@ -720,6 +767,7 @@ int cmd_enroll(int argc, char **argv)
 		const char *msg = NULL;
 
 		print_refusals(&e);
+		print_audit(&e);
 		if (cli_call(e.sock, HM_REQ_RUN_END, &end, sizeof(end), -1, HM_REP_OK, NULL, 0, false,
 			     NULL, &msg) < 0)
 			warnx_("hermeticd could not end the run: %s", msg);

@@ -57,12 +57,11 @@ int cmd_status(int argc, char **argv)
 	if (json_object_object_get_ex(o, "attach", &v)) {
 		printf("attach types:\n");
 		for (size_t i = 0; i < json_object_array_length(v); i++) {
-			json_object *a = json_object_array_get_idx(v, i), *name, *att, *err;
+			json_object *a = json_object_array_get_idx(v, i), *name, *state, *err;
 
 			json_object_object_get_ex(a, "name", &name);
-			json_object_object_get_ex(a, "attached", &att);
-			printf("  %-22s %s", json_object_get_string(name),
-			       json_object_get_boolean(att) ? "active" : "refused");
+			json_object_object_get_ex(a, "state", &state);
+			printf("  %-22s %s", json_object_get_string(name), json_object_get_string(state));
 			if (json_object_object_get_ex(a, "error", &err))
 				printf(" (%s)", json_object_get_string(err));
 			putchar('\n');

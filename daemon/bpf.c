@@ -15,6 +15,9 @@
 #include "daemon.h"
 #include "net.skel.h"
 #include "net_lsm.skel.h"
+#include "trace.skel.h"
+#include <sys/mount.h>
+#include <sys/stat.h>
 
 /* Attach types newer than Debian 12's uapi headers (values from the
  * kernel's enum bpf_attach_type, stable ABI). */
@@ -24,7 +27,13 @@
 struct hmd_bpf {
 	struct net_bpf *net;
 	struct net_lsm_bpf *lsm;
-	struct bpf_link *links[HMD_ATTACH_MAX];
+	struct trace_bpf *trace;
+	struct bpf_link *lazy[8]; /* programs on hot syscalls, while runs exist */
+	int n_lazy;
+	int lazy_att; /* index of their entry in the attach table */
+	struct hmd_attach *att;
+	bool mounted_tracefs;
+	struct bpf_link *links[HMD_LINKS_MAX];
 	int n_links;
 	struct ring_buffer *rb;
 	void *ctx;
@@ -124,6 +133,120 @@ static int load_lsm(struct hmd_bpf *b, struct hmd_attach *a)
 	return 0;
 }
 
+/* Syscall tracepoints need tracefs; mount it where the kernel expects it
+ * when nobody has (and undo that at shutdown). */
+static int ensure_tracefs(struct hmd_bpf *b)
+{
+	struct stat st;
+
+	if (stat("/sys/kernel/tracing/events", &st) == 0 ||
+	    stat("/sys/kernel/debug/tracing/events", &st) == 0)
+		return 0;
+	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL) < 0)
+		return -errno;
+	b->mounted_tracefs = true;
+	return 0;
+}
+
+static int attach_trace_prog(struct hmd_bpf *b, struct bpf_program *p, struct bpf_link **slot)
+{
+	struct bpf_link *l = bpf_program__attach(p);
+
+	if (!l)
+		return -errno;
+	*slot = l;
+	return 0;
+}
+
+/* The kernel's view: process lifecycle and time/entropy syscalls, always
+ * attached (they fire only on rare events or rare syscalls); the programs
+ * on openat/read/close are attached only while runs exist. */
+static void load_trace(struct hmd_bpf *b, struct hmd_attach *att, int *n)
+{
+	struct trace_bpf *s;
+	int err;
+
+	err = ensure_tracefs(b);
+	if (err < 0) {
+		note(&att[(*n)++], "trace/syscalls", false, -err, "cannot mount tracefs");
+		return;
+	}
+	s = trace_bpf__open();
+	if (!s) {
+		note(&att[(*n)++], "trace/sched", false, errno, "cannot open object");
+		return;
+	}
+	if (bpf_map__reuse_fd(s->maps.hm_policy, bpf_map__fd(b->net->maps.hm_policy)) ||
+	    bpf_map__reuse_fd(s->maps.hm_allow, bpf_map__fd(b->net->maps.hm_allow)) ||
+	    bpf_map__reuse_fd(s->maps.hm_events, bpf_map__fd(b->net->maps.hm_events)) ||
+	    bpf_map__reuse_fd(s->maps.hm_dropped, bpf_map__fd(b->net->maps.hm_dropped)) ||
+	    trace_bpf__load(s)) {
+		err = errno;
+		note(&att[(*n)++], "trace/sched", false, err, "kernel refused the tracing programs");
+		trace_bpf__destroy(s);
+		return;
+	}
+	b->trace = s;
+	struct {
+		const char *name;
+		struct bpf_program *progs[8];
+	} groups[] = {
+		{ "trace/sched", { s->progs.hm_exec, s->progs.hm_fork, s->progs.hm_exit } },
+		{ "trace/syscalls",
+		  { s->progs.hm_getrandom_enter, s->progs.hm_getrandom_exit, s->progs.hm_clock_gettime,
+		    s->progs.hm_gettimeofday, s->progs.hm_time, s->progs.hm_clock_nanosleep,
+		    s->progs.hm_nanosleep } },
+	};
+	for (size_t g = 0; g < ARRAY_SIZE(groups); g++) {
+		err = 0;
+		for (int i = 0; i < 8 && groups[g].progs[i] && !err; i++) {
+			if (b->n_links == HMD_LINKS_MAX)
+				err = -ENOSPC;
+			else if (!(err = attach_trace_prog(b, groups[g].progs[i], &b->links[b->n_links])))
+				b->n_links++;
+		}
+		note(&att[(*n)++], groups[g].name, false, -err, err ? strerror(-err) : NULL);
+	}
+	b->lazy_att = (*n)++;
+	note(&att[b->lazy_att], "trace/random-fds", false, EAGAIN, "attached while runs exist");
+}
+
+int hmd_bpf_trace_lazy(struct hmd_bpf *b, bool on)
+{
+	struct bpf_program *progs[] = {
+		b->trace ? b->trace->progs.hm_openat_enter : NULL,
+		b->trace ? b->trace->progs.hm_openat_exit : NULL,
+		b->trace ? b->trace->progs.hm_read_enter : NULL,
+		b->trace ? b->trace->progs.hm_read_exit : NULL,
+		b->trace ? b->trace->progs.hm_close_enter : NULL,
+	};
+	int err = 0;
+
+	if (!b->trace || on == (b->n_lazy > 0))
+		return 0;
+	if (on) {
+		for (size_t i = 0; i < ARRAY_SIZE(progs) && !err; i++)
+			if (!(err = attach_trace_prog(b, progs[i], &b->lazy[b->n_lazy])))
+				b->n_lazy++;
+	}
+	if (!on || err) {
+		while (b->n_lazy)
+			bpf_link__destroy(b->lazy[--b->n_lazy]);
+		/* Descriptors opened meanwhile are unknown now: start afresh. */
+		uint64_t key, next;
+		int fd = bpf_map__fd(b->trace->maps.hm_random_fds);
+
+		while (!bpf_map_get_next_key(fd, NULL, &next)) {
+			key = next;
+			bpf_map_delete_elem(fd, &key);
+		}
+	}
+	note(&b->att[b->lazy_att], "trace/random-fds", false, on && !err ? 0 : err ? -err : EAGAIN,
+	     err ? strerror(-err) : "attached while runs exist");
+	return err;
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	hmd_runs_event(ctx, data, size);
@@ -189,6 +312,8 @@ int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, struct hmd_attach *att, in
 		note(&att[n++], "cgroup/sendmsg_unix", false, EOPNOTSUPP, "kernel lacks attach type");
 	}
 	load_lsm(b, &att[n++]);
+	b->att = att;
+	load_trace(b, att, &n);
 
 	*ret_n_att = n;
 	*ret = b;
@@ -204,8 +329,13 @@ void hmd_bpf_unload(struct hmd_bpf *b)
 	if (!b)
 		return;
 	ring_buffer__free(b->rb);
+	while (b->n_lazy)
+		bpf_link__destroy(b->lazy[--b->n_lazy]);
 	for (int i = 0; i < b->n_links; i++)
 		bpf_link__destroy(b->links[i]);
+	trace_bpf__destroy(b->trace);
+	if (b->mounted_tracefs)
+		umount2("/sys/kernel/tracing", MNT_DETACH);
 	net_lsm_bpf__destroy(b->lsm);
 	net_bpf__destroy(b->net);
 	free(b);

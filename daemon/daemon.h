@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 #include "hermetic/net.h"
+#include "hermetic/trace.h"
 #include "proto.h"
 
 #define HMD_MAX_CONNS 256
@@ -44,7 +45,8 @@ int hmd_cgroup_remove_run(struct hmd_cgroup *cg, uint64_t run_id);
 int hmd_cgroup_move(int run_fd, pid_t pid);
 
 /* ---- bpf.c ---- */
-#define HMD_ATTACH_MAX 8
+#define HMD_ATTACH_MAX 16
+#define HMD_LINKS_MAX 32
 struct hmd_attach {
 	const char *name; /* "cgroup/connect4", ... */
 	bool required;
@@ -63,6 +65,8 @@ void hmd_bpf_clear_policy(struct hmd_bpf *b, uint64_t cgid, const struct hm_allo
 uint64_t hmd_bpf_refused(struct hmd_bpf *b, uint64_t cgid);
 uint64_t hmd_bpf_dropped(struct hmd_bpf *b, uint64_t cgid);
 int hmd_bpf_open_events(struct hmd_bpf *b, void *ctx);
+/* Attach (on) or detach the tracing programs on hot syscalls. */
+int hmd_bpf_trace_lazy(struct hmd_bpf *b, bool on);
 int hmd_bpf_events_fd(struct hmd_bpf *b);
 /* Drain the ring buffer; calls hmd_runs_event() for each event. */
 int hmd_bpf_drain(struct hmd_bpf *b);
@@ -70,6 +74,14 @@ int hmd_bpf_drain(struct hmd_bpf *b);
 /* ---- runs.c ---- */
 struct hmd_refusal_kind {
 	struct hm_refusal r; /* count aggregated */
+};
+
+#define HMD_MAX_PROCS 256 /* processes tracked per run for the audit */
+
+struct hmd_audit {
+	struct hm_audit sum; /* counters; procs[] is filled at report time */
+	uint32_t n_procs;
+	struct hm_audit_proc procs[HMD_MAX_PROCS];
 };
 
 struct hmd_run {
@@ -89,6 +101,7 @@ struct hmd_run {
 	uint32_t n_kinds;
 	uint64_t events_seen;
 	struct hmd_refusal_kind kinds[HMD_MAX_REFUSAL_KINDS];
+	struct hmd_audit audit;
 	struct hmd_run *next;
 };
 
@@ -103,6 +116,7 @@ void hmd_runs_end(struct hmd *d, struct hmd_run *r, bool keep);
 /* Called when a watched cgroup.events changed, and periodically. */
 void hmd_runs_reap(struct hmd *d);
 void hmd_runs_event(struct hmd *d, const void *data, size_t size);
+void hmd_runs_audit(struct hmd *d, struct hmd_run *r, struct hm_audit *out);
 void hmd_runs_shutdown(struct hmd *d);
 
 /* ---- server.c ---- */
@@ -133,6 +147,7 @@ struct hmd {
 	uint64_t next_run_id;
 	struct hmd_conn conns[HMD_MAX_CONNS];
 	uint64_t started_ns;
+	uint64_t idle_since_ns; /* when the last run went away */
 };
 
 /* epoll data tags: high 32 bits say what, low 32 bits which. */

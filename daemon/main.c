@@ -217,6 +217,10 @@ int main(int argc, char **argv)
 					/* nothing to do */
 				}
 				hmd_runs_reap(&d);
+				/* Detach the hot-syscall tracers once idle for a while,
+				 * so back-to-back runs don't pay for attaching. */
+				if (!d.n_runs && hm_now_ns() - d.idle_since_ns > 10000000000ULL)
+					hmd_bpf_trace_lazy(d.bpf, false);
 				break;
 			}
 			case HMD_EP_SIGNAL: {

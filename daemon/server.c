@@ -160,6 +160,11 @@ static json_object *status_json(struct hmd *d)
 		json_object_object_add(a, "name", json_object_new_string(d->attach[i].name));
 		json_object_object_add(a, "required", json_object_new_boolean(d->attach[i].required));
 		json_object_object_add(a, "attached", json_object_new_boolean(d->attach[i].attached));
+		/* "idle": attached on demand, while runs exist. */
+		json_object_object_add(a, "state",
+				       json_object_new_string(d->attach[i].attached ? "active"
+							      : d->attach[i].err == EAGAIN ? "idle"
+											   : "refused"));
 		if (!d->attach[i].attached)
 			json_object_object_add(a, "error", json_object_new_string(d->attach[i].why));
 		json_object_array_add(att, a);
@@ -374,6 +379,16 @@ void hmd_server_handle(struct hmd *d, int id)
 		break;
 	case HM_REQ_RUN_REPORT:
 		handle_report(d, id, h->seq, p, len);
+		break;
+	case HM_REQ_RUN_AUDIT:
+		/* The peer's own run only. */
+		if ((r = owned_run(d, c, h->seq, p, len, sizeof(struct hm_run_ref)))) {
+			struct hm_audit a;
+
+			hmd_bpf_drain(d->bpf);
+			hmd_runs_audit(d, r, &a);
+			hm_send(c->fd, HM_REP_AUDIT, h->seq, &a, sizeof(a), -1);
+		}
 		break;
 	case HM_REQ_RUN_END: {
 		/* Ends only the peer's own run. */

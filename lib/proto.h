@@ -36,6 +36,7 @@ enum hm_msg_type {
 	HM_REQ_RUN_KILL = 5, /* hm_run_ref -> HM_REP_OK */
 	HM_REQ_RUN_REPORT = 6, /* hm_run_ref -> HM_REP_REPORT */
 	HM_REQ_RUN_END = 7, /* hm_run_end -> HM_REP_OK */
+	HM_REQ_RUN_AUDIT = 8, /* hm_run_ref -> HM_REP_AUDIT */
 	/* replies */
 	HM_REP_OK = 100,
 	HM_REP_ERROR = 101, /* hm_error */
@@ -43,6 +44,7 @@ enum hm_msg_type {
 	HM_REP_STATUS = 103, /* JSON text, not NUL-terminated */
 	HM_REP_RUN = 104, /* hm_run */
 	HM_REP_REPORT = 105, /* hm_report */
+	HM_REP_AUDIT = 106, /* hm_audit */
 };
 
 struct hm_error {
@@ -117,6 +119,36 @@ struct hm_report {
 	uint32_t n; /* entries used in first[] */
 	uint32_t pad;
 	struct hm_refusal first[HM_REPORT_MAX]; /* first distinct destinations */
+};
+
+#define HM_AUDIT_MAX 8
+
+/* One process of the run as the kernel saw it. */
+struct hm_audit_proc {
+	uint32_t pid;
+	uint32_t shim; /* 1 when its current image announced the shim */
+	uint32_t getrandom; /* getrandom syscalls that reached the kernel */
+	uint32_t clock; /* clock syscalls that reached the kernel */
+	uint32_t random_reads; /* reads of /dev/urandom, /dev/random */
+	uint32_t pad;
+	uint64_t getrandom_bytes;
+	char comm[16];
+	char path[128]; /* last exec'd binary */
+};
+
+/* The kernel's view of a run (hermetic enroll prints it as coverage). */
+struct hm_audit {
+	uint64_t events; /* trace events received */
+	uint64_t dropped; /* events the kernel could not deliver */
+	uint64_t execs, forks, exits;
+	uint64_t processes; /* distinct processes seen */
+	uint64_t without_shim; /* processes whose last image ran without the shim */
+	uint64_t syscalls_shim; /* time/entropy syscalls from processes with the shim */
+	uint64_t syscalls_noshim; /* ... and from processes without it */
+	uint64_t getrandom_bytes;
+	uint32_t n; /* entries in procs[]: processes without the shim first */
+	uint32_t pad;
+	struct hm_audit_proc procs[HM_AUDIT_MAX];
 };
 
 /* Send one message (with an optional fd via SCM_RIGHTS, -1 for none).

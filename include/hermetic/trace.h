@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel's view of a run: events that bpf/trace.bpf.c puts on the ring
+ * buffer shared with bpf/net.bpf.c (struct hm_net_event has kind 1).
+ * Fixed-width types only, no includes.
+ */
+#ifndef HERMETIC_TRACE_H
+#define HERMETIC_TRACE_H
+
+#define HM_EV_EXEC 2 /* a process of the run exec'd: data = binary path */
+#define HM_EV_FORK 3 /* aux = child pid (tgid); flags bit 0: a thread */
+#define HM_EV_EXIT 4 /* a process ended: ret = exit code (wait status form) */
+#define HM_EV_SYSCALL 5 /* a time/entropy syscall reached the kernel */
+#define HM_EV_SHIM 6 /* a process announced the shim (see HM_SHIM_HELLO_FLAGS) */
+#define HM_EV_RANDOM_OPEN 7 /* open of /dev/urandom or /dev/random: ret = fd */
+#define HM_EV_RANDOM_READ 8 /* read of such an fd: ret = bytes, data = bytes */
+
+/* The shim announces itself to the kernel's view with a getrandom() call
+ * that cannot succeed: these flags are invalid (EINVAL, no side effect), and
+ * the tracer recognises them. No privilege, no file, no socket. */
+#define HM_SHIM_HELLO_FLAGS 0x484d0000u
+
+#define HM_TRACE_DATA_MAX 256 /* bytes of path or entropy kept per event */
+
+struct hm_trace_event {
+	__u32 kind;
+	__u32 pid; /* tgid */
+	__u64 cgroup_id;
+	__u64 time_ns; /* CLOCK_MONOTONIC */
+	__u32 tid;
+	__u32 aux; /* FORK: child tgid; SYSCALL: syscall number */
+	__s64 ret; /* syscall return value, exit code, fd */
+	__u64 arg0; /* SYSCALL: clock id or requested length; */
+	__u64 arg1; /* SYSCALL: flags */
+	__u32 flags;
+	__u32 len; /* bytes used in data */
+	char comm[16];
+	__u8 data[HM_TRACE_DATA_MAX];
+};
+
+#endif
