@@ -224,8 +224,14 @@ static void trace_event(struct hmd_run *r, const struct hm_trace_event *e)
 		a->sum.exits++;
 		break;
 	case HM_EV_SHIM:
-		if (p)
+		/* What this image did before the shim's constructor ran (the
+		 * loader's and libc's own start-up, e.g. malloc's tcache key)
+		 * is no program behaviour: count from the announcement on. */
+		if (p) {
 			p->shim = 1;
+			p->getrandom = p->clock = p->random_reads = 0;
+			p->getrandom_bytes = 0;
+		}
 		break;
 	case HM_EV_SYSCALL:
 	case HM_EV_RANDOM_READ:
