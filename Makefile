@@ -124,6 +124,10 @@ check: deps all
 bench: deps all
 	@tests/bench/bench.sh
 
+.PHONY: vm-test
+vm-test: deps all
+	@tests/vm/run.sh
+
 .PHONY: demo
 demo: deps all
 	@tests/demo.sh

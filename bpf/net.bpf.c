@@ -119,6 +119,11 @@ int hm_sendmsg_unix(struct bpf_sock_addr *ctx)
  * here against the same policy; a refused one is dropped, and the sender
  * gets EPERM. The cgroup is the socket's, so retransmits from timers are
  * attributed correctly. */
+/* Set by the daemon before load: cgroup_skb programs may call the
+ * current-task helpers on this kernel (the verifier prunes the branch when
+ * false, so older kernels accept the program). */
+const volatile bool hm_skb_task_helpers = false;
+
 #define ETH_P_IP 0x0800
 #define ETH_P_IPV6 0x86DD
 #define IPPROTO_TCP 6
@@ -164,6 +169,6 @@ int hm_egress(struct __sk_buff *skb)
 	}
 	if (hm_allowed(cgid, pol, addr, port))
 		return 1;
-	hm_report(cgid, pol, addr, port, family, HM_OP_PACKET, proto);
+	hm_report_ctx(cgid, pol, addr, port, family, HM_OP_PACKET, proto, hm_skb_task_helpers);
 	return 0;
 }

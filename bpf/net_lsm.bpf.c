@@ -46,5 +46,7 @@ int BPF_PROG(hm_lsm_connect, struct socket *sock, struct sockaddr *address, int 
 	}
 	if (hm_allowed(cgid, pol, addr, port))
 		return 0;
+	/* This hook runs before the cgroup one: count and report here. */
+	hm_report(cgid, pol, addr, port, family, HM_OP_CONNECT, BPF_CORE_READ(sock, sk, sk_protocol));
 	return -ECONNREFUSED;
 }

@@ -97,8 +97,9 @@ static __always_inline void hm_count_drop(__u64 cgid)
 }
 
 /* Count the refusal in the run's policy and tell the daemon who and where. */
-static __always_inline void hm_report(__u64 cgid, struct hm_net_policy *pol, const __u8 addr[16],
-				      __u16 port, __u8 family, __u8 op, __u32 proto)
+static __always_inline void hm_report_ctx(__u64 cgid, struct hm_net_policy *pol,
+					  const __u8 addr[16], __u16 port, __u8 family, __u8 op,
+					  __u32 proto, bool task)
 {
 	struct hm_net_event *ev;
 
@@ -109,7 +110,12 @@ static __always_inline void hm_report(__u64 cgid, struct hm_net_policy *pol, con
 		return;
 	}
 	ev->kind = HM_EV_NET_REFUSED;
-	ev->pid = bpf_get_current_pid_tgid() >> 32;
+	ev->pid = 0;
+	ev->comm[0] = 0;
+	/* task: whether this program type may ask about the current task
+	 * (cgroup_skb may only on newer kernels; the daemon probes). */
+	if (task)
+		ev->pid = bpf_get_current_pid_tgid() >> 32;
 	ev->cgroup_id = cgid;
 	ev->time_ns = bpf_ktime_get_ns();
 	__builtin_memcpy(ev->addr, addr, 16);
@@ -117,8 +123,15 @@ static __always_inline void hm_report(__u64 cgid, struct hm_net_policy *pol, con
 	ev->family = family;
 	ev->op = op;
 	ev->proto = proto;
-	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	if (task)
+		bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	bpf_ringbuf_submit(ev, 0);
+}
+
+static __always_inline void hm_report(__u64 cgid, struct hm_net_policy *pol, const __u8 addr[16],
+				      __u16 port, __u8 family, __u8 op, __u32 proto)
+{
+	hm_report_ctx(cgid, pol, addr, port, family, op, proto, true);
 }
 
 static __always_inline void hm_map_v4(__u8 out[16], __u32 ip4_be)

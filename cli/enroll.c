@@ -24,6 +24,7 @@
 #include "util.h"
 #include "config.h"
 #include "cli.h"
+#include "isolate.h"
 
 #define DEFAULT_GRACE_NS 2000000000ULL
 #define KILL_WAIT_MS 5000
@@ -38,6 +39,7 @@ struct enroll {
 	int n_allow_specs;
 	char dns_allow[4096];
 	char **argv;
+	struct boundary bnd; /* --fs, --env, --stragglers, ... (isolate.c) */
 	/* the run */
 	int sock;
 	struct hm_run run;
@@ -78,9 +80,31 @@ static void usage(FILE *f)
 		"                          without sleeping (default %llu; 0 = never)\n"
 		"  --aslr on|off           address-space randomisation (default off)\n"
 		"\n"
+		"Filesystem and environment (set up before CMD's first instruction):\n"
+		"  --fs isolate|none       isolate: a fresh root under the temp parent holds\n"
+		"                          HOME, TMPDIR, the XDG dirs, language caches and\n"
+		"                          CMD's working directory (default none)\n"
+		"  --temp-parent DIR       where the root is made (default $TMPDIR, else /tmp);\n"
+		"                          refused inside any git working tree\n"
+		"  --no-chdir              keep the current directory as CMD's\n"
+		"  --env KEY=VALUE         set a variable (repeatable; applied last, in order)\n"
+		"  --unset KEY             remove a variable (repeatable)\n"
+		"  --scrub-env             keep only PATH, LANG, LC_*, TZ, TERM, USER, LOGNAME,\n"
+		"                          SHELL (and what hermetic sets)\n"
+		"  --keep-env GLOB         with --scrub-env, keep these too (repeatable)\n"
+		"  --print-boundary        print the root and every variable hermetic set as\n"
+		"                          one JSON line on stderr before CMD starts\n"
+		"\n"
 		"Run end:\n"
 		"  --grace DURATION        after CMD exits, how long processes it left behind\n"
 		"                          may run before they are killed (default 2s)\n"
+		"  --stragglers kill|keep  kill what outlives CMD after --grace and name it\n"
+		"                          (default), or leave it running and keep the root\n"
+		"  --keep-root             do not remove the root\n"
+		"  -h, --help              show this help\n"
+		"\n"
+		"The root is removed only when no process of the run is left; whenever it is\n"
+		"kept, stderr says so in one line: 'hermetic: kept root: PATH'.\n"
 		"\n"
 		"Exit status: CMD's own, or 128+N when it died of signal N. hermetic's own\n"
 		"failures: 2 bad usage, 68 an --allow host does not resolve, 69 hermeticd\n"
@@ -193,6 +217,9 @@ static void parse(struct enroll *e, int argc, char **argv)
 	enum {
 		O_NETWORK = 256, O_NO_LOOPBACK, O_NO_UNIX, O_ALLOW, O_NO_DAEMON, O_GRACE, O_SEED,
 		O_NOW, O_TICK, O_CLOCK, O_RNG, O_SPIN, O_ASLR,
+		/* boundary options (hm_boundary_set) from here on */
+		O_BOUNDARY, O_FS = O_BOUNDARY, O_TEMP_PARENT, O_NO_CHDIR, O_ENV, O_UNSET, O_SCRUB_ENV,
+		O_KEEP_ENV, O_PRINT_BOUNDARY, O_STRAGGLERS, O_KEEP_ROOT,
 	};
 	static const struct option opts[] = {
 		{ "network", required_argument, NULL, O_NETWORK },
@@ -208,12 +235,25 @@ static void parse(struct enroll *e, int argc, char **argv)
 		{ "rng", required_argument, NULL, O_RNG },
 		{ "spin-limit", required_argument, NULL, O_SPIN },
 		{ "aslr", required_argument, NULL, O_ASLR },
+		{ "fs", required_argument, NULL, O_FS },
+		{ "temp-parent", required_argument, NULL, O_TEMP_PARENT },
+		{ "no-chdir", no_argument, NULL, O_NO_CHDIR },
+		{ "env", required_argument, NULL, O_ENV },
+		{ "unset", required_argument, NULL, O_UNSET },
+		{ "scrub-env", no_argument, NULL, O_SCRUB_ENV },
+		{ "keep-env", required_argument, NULL, O_KEEP_ENV },
+		{ "print-boundary", no_argument, NULL, O_PRINT_BOUNDARY },
+		{ "stragglers", required_argument, NULL, O_STRAGGLERS },
+		{ "keep-root", no_argument, NULL, O_KEEP_ROOT },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	int c, idx;
+	int c, idx, r;
+	const char *why;
+	char msg[1024];
 
 	hm_config_init(&e->cfg);
+	boundary_init(&e->bnd);
 	e->grace_ns = DEFAULT_GRACE_NS;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+h", opts, &idx)) != -1) {
@@ -244,7 +284,16 @@ static void parse(struct enroll *e, int argc, char **argv)
 				bad_usage("option '%s' needs a value", argv[optind - 1]);
 			bad_usage("unknown option '%s'", argv[optind - 1]);
 		default:
-			set_cfg(e, opts[idx].name, optarg);
+			if (c < O_BOUNDARY) {
+				set_cfg(e, opts[idx].name, optarg);
+				break;
+			}
+			r = hm_boundary_set(&e->bnd.opt, opts[idx].name, optarg, &why);
+			if (r == -ENOMEM)
+				die(EXIT_INTERNAL, "out of memory");
+			if (r < 0)
+				bad_usage("--%s%s%s: %s", opts[idx].name, optarg ? " " : "",
+					  optarg ? optarg : "", why);
 		}
 	}
 	if (optind >= argc)
@@ -254,6 +303,8 @@ static void parse(struct enroll *e, int argc, char **argv)
 		bad_usage("--allow, --no-loopback and --no-unix need --network block");
 	if (e->no_daemon && (e->n_allow_specs || !e->cfg.loopback || !e->cfg.unix_sockets))
 		bad_usage("--allow, --no-loopback and --no-unix need the daemon (not --no-daemon)");
+	if (boundary_validate(&e->bnd, msg, sizeof(msg)) < 0)
+		bad_usage("%s", msg);
 	for (int i = 0; i < e->n_allow_specs; i++)
 		resolve_allow(e, e->allow_specs[i]);
 	if (!e->cfg.seed_set) {
@@ -394,7 +445,7 @@ static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_
 	 * programs mix addresses into their random state. */
 	if (!e->cfg.aslr)
 		personality(ADDR_NO_RANDOMIZE);
-	execvp(e->argv[0], e->argv);
+	execvp(e->bnd.exec_file, e->argv);
 	err = errno;
 	if (write(err_fd, &err, sizeof(err)) < 0) {
 		/* the parent will see a plain exit */
@@ -494,8 +545,18 @@ static bool run_populated(struct enroll *e)
 	char buf[256];
 
 	if (e->no_daemon) {
-		/* No cgroup: our children (orphans come back to us) are the run. */
-		return waitpid(-1, NULL, WNOHANG | __WALL) == 0;
+		int st;
+		pid_t p;
+
+		/* No cgroup: our children (orphans come back to us) are the run;
+		 * reap those that exited until one is still running or none is left. */
+		while ((p = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
+			if (p == e->child) {
+				e->child_status = st;
+				e->child_done = true;
+			}
+		}
+		return p == 0;
 	}
 	if (hm_read_file_at(e->cgroup_fd, "cgroup.events", buf, sizeof(buf)) < 0)
 		return false;
@@ -524,42 +585,39 @@ static void wait_events(struct enroll *e, int sfd, int timeout_ms)
 	reap(e);
 }
 
-/* Name and kill what outlived CMD; returns how many there were. */
-static int kill_stragglers(struct enroll *e)
+/* Name what outlived CMD in list (the first 8) and, with kill_them, kill
+ * it; returns how many processes there were. */
+static int stragglers(struct enroll *e, bool kill_them, char *list, size_t size)
 {
-	char buf[8192], list[1024] = "", *save, *tok;
+	char buf[8192], path[64], *save, *tok;
 	int n = 0;
 
+	list[0] = 0;
 	if (e->no_daemon) {
 		/* Our remaining children (the run's orphans were reparented to us). */
-		_cleanup_fclose_ FILE *f = NULL;
-		char path[64];
-
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", getpid(), getpid());
-		f = fopen(path, "re");
-		if (f && fgets(buf, sizeof(buf), f)) {
-			for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
-				kill(atoi(tok), SIGKILL);
-		}
+		if (hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0)
+			buf[0] = 0;
 	} else if (hm_read_file_at(e->cgroup_fd, "cgroup.procs", buf, sizeof(buf)) < 0) {
 		buf[0] = 0;
 	}
 	for (tok = strtok_r(buf, "\n ", &save); tok; tok = strtok_r(NULL, "\n ", &save)) {
-		char path[64], comm[64] = "?";
+		char comm[64] = "?";
 		size_t used = strlen(list);
 
 		snprintf(path, sizeof(path), "/proc/%s/comm", tok);
 		if (hm_read_file_at(AT_FDCWD, path, comm, sizeof(comm)) > 0)
 			comm[strcspn(comm, "\n")] = 0;
-		if (n < 8 && used < sizeof(list) - 100)
-			snprintf(list + used, sizeof(list) - used, "%s%s (%s)", n ? ", " : "", tok, comm);
+		if (n < 8 && used + 100 < size)
+			snprintf(list + used, size - used, "%s%s (%s)", n ? ", " : "", tok, comm);
+		else if (n == 8 && used + 8 < size)
+			snprintf(list + used, size - used, ", ...");
+		if (kill_them && e->no_daemon)
+			kill(atoi(tok), SIGKILL);
 		n++;
 	}
-	if (!e->no_daemon)
+	if (kill_them && !e->no_daemon)
 		run_ref_call(e, HM_REQ_RUN_KILL);
-	if (n)
-		warnx_("killed %d straggler%s that outlived the command by %.1fs: %s%s", n,
-		       n == 1 ? "" : "s", e->grace_ns / 1e9, list, n > 8 ? ", ..." : "");
 	return n;
 }
 
@@ -588,6 +646,8 @@ static void print_refusals(struct enroll *e)
 			snprintf(a, sizeof(a), "unix socket");
 		else
 			hm_addr_str(r->addr, r->port, a, sizeof(a));
+		if (!comm[0])
+			snprintf(comm, sizeof(comm), "pid unknown");
 		snprintf(line + used, sizeof(line) - used, "%s%s%s (%s)%s", i ? ", " : "",
 			 r->op == 2 ? "sendto " : r->op == 3 ? "packet to " : "", a, comm,
 			 r->count > 1 ? (snprintf(comm, sizeof(comm), " x%u", r->count), comm) : "");
@@ -600,6 +660,20 @@ static void print_refusals(struct enroll *e)
 	do {                                                                                       \
 		if (used < sizeof(line))                                                           \
 			used += snprintf(line + used, sizeof(line) - used, __VA_ARGS__);           \
+	} while (0)
+/* One argument, single-quoted unless plainly safe for a shell. */
+#define APPEND_ARG(a)                                                                             \
+	do {                                                                                       \
+		const char *_a = (a);                                                              \
+		if (*_a && strspn(_a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"          \
+				      "0123456789-_./=:,+@%") == strlen(_a)) {                     \
+			APPEND(" %s", _a);                                                         \
+			break;                                                                     \
+		}                                                                                  \
+		APPEND(" '");                                                                      \
+		for (const char *_c = _a; *_c; _c++)                                               \
+			APPEND(*_c == '\'' ? "'\\''" : "%c", *_c);                                  \
+		APPEND("'");                                                                       \
 	} while (0)
 
 /* The command line that repeats this run: every option that is not the
@@ -656,6 +730,7 @@ static void print_audit(struct enroll *e)
 
 static void print_repro(struct enroll *e, int code)
 {
+	const struct hm_boundary *b = &e->bnd.opt;
 	struct hm_config def;
 	char now[64], line[8192];
 	size_t used = 0;
@@ -685,22 +760,44 @@ static void print_repro(struct enroll *e, int code)
 		APPEND(" --no-daemon");
 	if (e->grace_ns != DEFAULT_GRACE_NS)
 		APPEND(" --grace %" PRIu64 "ms", e->grace_ns / 1000000);
-	APPEND(" --");
-	for (char **a = e->argv; *a; a++) {
-		/* Single-quote every argument that is not plainly safe. */
-		if (**a && strspn(*a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-				      "-_./=:,+@%") == strlen(*a)) {
-			APPEND(" %s", *a);
-			continue;
-		}
-		APPEND(" '");
-		for (const char *c = *a; *c; c++)
-			APPEND(*c == '\'' ? "'\\''" : "%c", *c);
-		APPEND("'");
+	if (b->fs == HM_FS_ISOLATE)
+		APPEND(" --fs isolate");
+	if (b->temp_parent) {
+		APPEND(" --temp-parent");
+		APPEND_ARG(b->temp_parent);
 	}
+	if (b->no_chdir)
+		APPEND(" --no-chdir");
+	if (b->scrub_env)
+		APPEND(" --scrub-env");
+	for (size_t i = 0; i < b->n_keep_env; i++) {
+		APPEND(" --keep-env");
+		APPEND_ARG(b->keep_env[i]);
+	}
+	for (size_t i = 0; i < b->n_env_ops; i++) {
+		if (b->env_ops[i].value) {
+			_cleanup_free_ char *kv = NULL;
+
+			if (asprintf(&kv, "%s=%s", b->env_ops[i].name, b->env_ops[i].value) < 0)
+				return;
+			APPEND(" --env");
+			APPEND_ARG(kv);
+		} else {
+			APPEND(" --unset");
+			APPEND_ARG(b->env_ops[i].name);
+		}
+	}
+	if (b->stragglers == HM_STRAGGLERS_KEEP)
+		APPEND(" --stragglers keep");
+	if (b->keep_root)
+		APPEND(" --keep-root");
+	APPEND(" --");
+	for (char **a = e->argv; *a; a++)
+		APPEND_ARG(*a);
 	warnx_("command exited with status %d; reproduce with:\n  %s", code, line);
 }
 #undef APPEND
+#undef APPEND_ARG
 
 int cmd_enroll(int argc, char **argv)
 {
@@ -708,6 +805,8 @@ int cmd_enroll(int argc, char **argv)
 	sigset_t mask, oldmask;
 	int sfd, code;
 	const char *inside = getenv(HM_ENV_RUN);
+	bool keep, kept = false, empty;
+	char list[1024];
 
 	program_name = "hermetic";
 	parse(&e, argc, argv);
@@ -721,7 +820,9 @@ int cmd_enroll(int argc, char **argv)
 		       "  network traffic, and static binaries and raw syscalls are not seen");
 	else
 		create_run(&e);
+	boundary_setup(&e.bnd, e.argv);
 	export_env(&e);
+	boundary_print(&e.bnd);
 	if (!e.cfg.seed_set)
 		warnx_("seed %" PRIu64 " (pass --seed %" PRIu64 " to repeat)", e.cfg.seed, e.cfg.seed);
 
@@ -741,17 +842,34 @@ int cmd_enroll(int argc, char **argv)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	signal(SIGPIPE, SIG_IGN);
 
+	boundary_enter(&e.bnd);
 	spawn(&e, &oldmask);
+	e.bnd.started = true;
+	boundary_leave(&e.bnd);
 	while (!e.child_done)
 		wait_events(&e, sfd, -1);
 	code = status_code(e.child_status);
+	keep = e.bnd.opt.stragglers == HM_STRAGGLERS_KEEP;
 
 	/* CMD is done; the run is done when its cgroup is empty. */
 	uint64_t deadline = hm_now_ns() + e.grace_ns;
 	while (run_populated(&e) && hm_now_ns() < deadline)
 		wait_events(&e, sfd, (int)((deadline - hm_now_ns()) / 1000000 + 1));
-	if (run_populated(&e)) {
-		kill_stragglers(&e);
+	if (run_populated(&e) && keep) {
+		/* --stragglers keep: they run on, and so does their root. */
+		int n = stragglers(&e, false, list, sizeof(list));
+
+		kept = run_populated(&e);
+		if (kept)
+			warnx_("left %d process%s running that outlived the command by %.1fs "
+			       "(--stragglers keep): %s",
+			       n, n == 1 ? "" : "es", e.grace_ns / 1e9, list);
+	} else if (run_populated(&e)) {
+		int n = stragglers(&e, true, list, sizeof(list));
+
+		if (n)
+			warnx_("killed %d straggler%s that outlived the command by %.1fs: %s", n,
+			       n == 1 ? "" : "s", e.grace_ns / 1e9, list);
 		deadline = hm_now_ns() + KILL_WAIT_MS * 1000000ULL;
 		while (run_populated(&e) && hm_now_ns() < deadline)
 			wait_events(&e, sfd, 50);
@@ -761,9 +879,12 @@ int cmd_enroll(int argc, char **argv)
 			       e.run.run_id);
 	}
 	reap(&e);
+	/* Only a provably empty run lets its root go. */
+	empty = !kept && !run_populated(&e);
 
 	if (!e.no_daemon) {
-		struct hm_run_end end = { .run_id = e.run.run_id };
+		struct hm_run_end end = { .run_id = e.run.run_id,
+					  .flags = kept ? HM_END_KEEP : 0 };
 		const char *msg = NULL;
 
 		print_refusals(&e);
@@ -772,6 +893,7 @@ int cmd_enroll(int argc, char **argv)
 			     NULL, &msg) < 0)
 			warnx_("hermeticd could not end the run: %s", msg);
 	}
+	boundary_finish(&e.bnd, empty);
 	if (code != 0)
 		print_repro(&e, code);
 	return code;

@@ -253,7 +253,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, struct hmd_attach *att, int *ret_n_att)
+int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, bool lsm_only, struct hmd_attach *att,
+		 int *ret_n_att)
 {
 	struct hmd_bpf *b = calloc(1, sizeof(*b));
 	bool have_unix;
@@ -278,6 +279,10 @@ int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, struct hmd_attach *att, in
 		bpf_program__set_expected_attach_type(b->net->progs.hm_sendmsg_unix,
 						      HM_BPF_CGROUP_UNIX_SENDMSG);
 	}
+	b->net->rodata->hm_skb_task_helpers =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SKB, BPF_FUNC_get_current_pid_tgid, NULL) ==
+			1 &&
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SKB, BPF_FUNC_get_current_comm, NULL) == 1;
 	if (net_bpf__load(b->net)) {
 		r = -errno;
 		net_bpf__destroy(b->net);
@@ -296,6 +301,13 @@ int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, struct hmd_attach *att, in
 		{ b->net->progs.hm_sendmsg4, "cgroup/sendmsg4" },
 		{ b->net->progs.hm_sendmsg6, "cgroup/sendmsg6" },
 	};
+	if (lsm_only) {
+		/* Testing the second layer alone (tests/vm): it must work. */
+		r = load_lsm(b, &att[n++]);
+		if (r < 0)
+			goto fail;
+		goto trace;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(req); i++) {
 		r = attach(b, req[i].p, cgroup_fd, &att[n++], req[i].name, true);
 		if (r < 0)
@@ -312,6 +324,7 @@ int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, struct hmd_attach *att, in
 		note(&att[n++], "cgroup/sendmsg_unix", false, EOPNOTSUPP, "kernel lacks attach type");
 	}
 	load_lsm(b, &att[n++]);
+trace:
 	b->att = att;
 	load_trace(b, att, &n);
 

@@ -56,7 +56,8 @@ struct hmd_attach {
 };
 
 struct hmd_bpf;
-int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, struct hmd_attach *att, int *ret_n_att);
+int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, bool lsm_only, struct hmd_attach *att,
+		 int *ret_n_att);
 void hmd_bpf_unload(struct hmd_bpf *b);
 int hmd_bpf_set_policy(struct hmd_bpf *b, uint64_t cgid, uint32_t flags, const struct hm_allow *allow,
 		       uint32_t n_allow);

@@ -43,6 +43,8 @@ static void usage(FILE *f)
 		"  -r, --runtime-dir DIR   where to mount cgroup2 if none is mounted\n"
 		"                          (default /run/hermetic)\n"
 		"  -v, --verbose           log every run and libbpf warnings\n"
+		"      --no-cgroup-hooks   testing only: enforce with the BPF-LSM layer alone\n"
+		"                          (refuses to start where BPF-LSM is unavailable)\n"
 		"  -h, --help              show this help\n"
 		"  -V, --version           show the version\n",
 		HM_DEFAULT_SOCKET);
@@ -57,6 +59,7 @@ int main(int argc, char **argv)
 		{ "subtree", required_argument, NULL, 't' },
 		{ "runtime-dir", required_argument, NULL, 'r' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "no-cgroup-hooks", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{},
@@ -67,7 +70,7 @@ int main(int argc, char **argv)
 	struct epoll_event ev;
 	sigset_t mask;
 	int c, r, sfd = -1, tfd = -1, rc = 1;
-	bool running = true;
+	bool running = true, lsm_only = false;
 
 	if (!socket_path || !*socket_path)
 		socket_path = HM_DEFAULT_SOCKET;
@@ -84,6 +87,9 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			hmd_verbose = true;
+			break;
+		case 'L':
+			lsm_only = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -137,7 +143,7 @@ int main(int argc, char **argv)
 		hmd_log("Failed to set up cgroup subtree '%s': %s", subtree, strerror(-r));
 		goto out;
 	}
-	r = hmd_bpf_load(&d.bpf, d.cg.subtree_fd, d.attach, &d.n_attach);
+	r = hmd_bpf_load(&d.bpf, d.cg.subtree_fd, lsm_only, d.attach, &d.n_attach);
 	for (int i = 0; i < d.n_attach; i++)
 		if (!d.attach[i].attached)
 			hmd_log("%s %s: %s", d.attach[i].required ? "required" : "optional",
@@ -243,12 +249,13 @@ out:
 	if (d.epfd >= 0)
 		hmd_server_close_all(&d);
 	hmd_runs_shutdown(&d);
-	if (d.listen_fd >= 0) {
+	if (d.listen_fd >= 0)
 		close(d.listen_fd);
-		unlink(socket_path);
-	}
 	hmd_bpf_unload(d.bpf);
 	hmd_cgroup_teardown(&d.cg);
+	/* Last: a socket that is gone means a daemon that is gone. */
+	if (d.listen_fd >= 0)
+		unlink(socket_path);
 	if (sfd >= 0)
 		close(sfd);
 	if (tfd >= 0)

@@ -9,6 +9,8 @@ pkgs=(
 	# tests: real programs the integration tests run
 	iproute2 curl python3 nodejs default-jdk-headless golang-go openssl sqlite3
 	perl git coreutils tar make faketime libfaketime procps util-linux
+	# tests/vm: Debian's kernel under qemu, where BPF-LSM trampolines work
+	qemu-system-x86 linux-image-amd64 busybox-static cpio
 )
 missing=()
 for p in "${pkgs[@]}"; do
