@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Environment contract (values are plain ASCII, decimal numbers). */
 #define HM_ENV_RUN "HERMETIC_RUN" /* run id, or "none" under --no-daemon */

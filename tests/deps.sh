@@ -8,7 +8,8 @@ pkgs=(
 	libsystemd-dev libjson-c-dev pkg-config
 	# tests: real programs the integration tests run
 	iproute2 curl python3 nodejs default-jdk-headless golang-go openssl sqlite3
-	perl git coreutils tar make faketime libfaketime procps util-linux
+	perl git coreutils tar make faketime libfaketime procps util-linux libc6-dev
+	python3-pip hyperfine
 	# tests/vm: Debian's kernel under qemu, where BPF-LSM trampolines work
 	qemu-system-x86 linux-image-amd64 busybox-static cpio
 )
