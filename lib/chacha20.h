@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ChaCha20 (RFC 8439) as a deterministic stream generator: the block
+ * function, and a keyed stream that hands out bytes in order. Pure code:
+ * no allocation, no syscalls, safe in any context (signal handlers, vfork
+ * children), so the shim can call it anywhere.
+ */
+#ifndef HERMETIC_CHACHA20_H
+#define HERMETIC_CHACHA20_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#define HM_CHACHA_KEY_SIZE 32
+#define HM_CHACHA_NONCE_SIZE 12
+#define HM_CHACHA_BLOCK_SIZE 64
+
+/* One block: key (32 bytes), 32-bit block counter, nonce (12 bytes). */
+void hm_chacha20_block(const uint8_t key[HM_CHACHA_KEY_SIZE], uint32_t counter,
+		       const uint8_t nonce[HM_CHACHA_NONCE_SIZE], uint8_t out[HM_CHACHA_BLOCK_SIZE]);
+
+/* RFC 8439 §2.4 encryption: out = in XOR keystream starting at counter.
+ * in and out may be the same buffer. */
+void hm_chacha20_xor(const uint8_t key[HM_CHACHA_KEY_SIZE], uint32_t counter,
+		     const uint8_t nonce[HM_CHACHA_NONCE_SIZE], const uint8_t *in, uint8_t *out,
+		     size_t len);
+
+/*
+ * A stream: the keystream of (key, nonce = 0) read in order. The 64-bit
+ * block position is split over the 32-bit counter and the first nonce word,
+ * so a stream never repeats within 2^70 bytes.
+ */
+struct hm_chacha_stream {
+	uint8_t key[HM_CHACHA_KEY_SIZE];
+	uint64_t block; /* next block to generate */
+	uint8_t buf[HM_CHACHA_BLOCK_SIZE];
+	uint32_t pos; /* bytes of buf already handed out; 64 = empty */
+};
+
+void hm_chacha_stream_init(struct hm_chacha_stream *s, const uint8_t key[HM_CHACHA_KEY_SIZE]);
+void hm_chacha_stream_read(struct hm_chacha_stream *s, void *out, size_t len);
+
+#endif

@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Entropy. Every source a program can reach through libc draws from the
+ * calling thread's ChaCha20 stream, keyed by (seed, lineage key, thread
+ * index, exec generation) - lib/lineage.c's hm_stream_key - and never by pid.
+ *
+ * /dev/urandom and /dev/random: descriptors opened on them are remembered in a
+ * bitmap (hm.rand_fds); a read of a remembered descriptor is checked once more
+ * with fstat (a descriptor number can be reused behind our back by close_range
+ * or a raw close) before it is answered from the stream. fopen of those paths
+ * returns a fopencookie stream reading from the same source, so getc, fread,
+ * fgets and friends all follow.
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include "shim.h"
+
+void hm_rng_reset(void)
+{
+	hm_t.rng_ready = false;
+}
+
+void hm_random_bytes(void *buf, size_t len)
+{
+	if (unlikely(!hm_t.rng_ready)) {
+		uint8_t key[HM_CHACHA_KEY_SIZE];
+
+		hm_stream_key(hm.seed, hm.lineage, hm_t.index, hm.gen, key);
+		hm_chacha_stream_init(&hm_t.rng, key);
+		hm_t.rng_ready = true;
+	}
+	hm_chacha_stream_read(&hm_t.rng, buf, len);
+}
+
+HM_EXPORT ssize_t getrandom(void *buf, size_t len, unsigned flags)
+{
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys(SYS_getrandom, buf, len, flags));
+	if (!hm.rng)
+		return hm.real.getrandom(buf, len, flags);
+	hm_random_bytes(buf, len);
+	return len;
+}
+
+HM_EXPORT int getentropy(void *buf, size_t len)
+{
+	if (unlikely(!hm_ready()) || !hm.rng) {
+		if (hm.real.getentropy)
+			return hm.real.getentropy(buf, len);
+		return hm_sys(SYS_getrandom, buf, len, 0) == (long)len ? 0 : -1;
+	}
+	if (len > 256) {
+		errno = EIO;
+		return -1;
+	}
+	hm_random_bytes(buf, len);
+	return 0;
+}
+
+HM_EXPORT uint32_t arc4random(void)
+{
+	uint32_t v;
+
+	if (unlikely(!hm_ready()) || !hm.rng) {
+		if (hm.real.arc4random)
+			return hm.real.arc4random();
+		hm_sys(SYS_getrandom, &v, sizeof(v), 0);
+		return v;
+	}
+	hm_random_bytes(&v, sizeof(v));
+	return v;
+}
+
+HM_EXPORT void arc4random_buf(void *buf, size_t len)
+{
+	if (unlikely(!hm_ready()) || !hm.rng) {
+		if (hm.real.arc4random_buf)
+			hm.real.arc4random_buf(buf, len);
+		else
+			hm_sys(SYS_getrandom, buf, len, 0);
+		return;
+	}
+	hm_random_bytes(buf, len);
+}
+
+HM_EXPORT uint32_t arc4random_uniform(uint32_t upper)
+{
+	uint32_t r, min;
+
+	if (unlikely(!hm_ready()) || !hm.rng) {
+		if (hm.real.arc4random_uniform)
+			return hm.real.arc4random_uniform(upper);
+	}
+	if (upper < 2)
+		return 0;
+	/* Reject the low values that would bias r % upper (as OpenBSD does). */
+	min = -upper % upper;
+	do
+		r = arc4random();
+	while (r < min);
+	return r % upper;
+}
+
+/* syscall(2): SYS_getrandom is ours, SYS_futex waits with a timeout follow
+ * virtual time (wait.c); everything else passes through with all six
+ * argument registers. */
+HM_EXPORT long syscall(long n, ...)
+{
+	va_list ap;
+	long a, b, c, d, e, f;
+
+	va_start(ap, n);
+	a = va_arg(ap, long);
+	b = va_arg(ap, long);
+	c = va_arg(ap, long);
+	d = va_arg(ap, long);
+	e = va_arg(ap, long);
+	f = va_arg(ap, long);
+	va_end(ap);
+	if (n == SYS_getrandom && hm_ready() && hm.rng) {
+		hm_random_bytes((void *)a, (size_t)b);
+		return b;
+	}
+	if (n == SYS_futex && d && hm_ready() && hm.clock)
+		return hm_futex_wait((uint32_t *)a, (int)b, (uint32_t)c, (const struct timespec *)d,
+				     (uint32_t *)e, (uint32_t)f);
+	return hm_sys_errno(hm_sys6(n, a, b, c, d, e, f));
+}
+
+/* ---- /dev/urandom and /dev/random ---- */
+
+void hm_randfd_set(int fd, bool on)
+{
+	uint64_t bit;
+
+	if (fd < 0 || fd >= 1024)
+		return;
+	bit = 1ULL << (fd % 64);
+	if (on)
+		atomic_fetch_or(&hm.rand_fds[fd / 64], bit);
+	else if (atomic_load_explicit(&hm.rand_fds[fd / 64], memory_order_relaxed) & bit)
+		atomic_fetch_and(&hm.rand_fds[fd / 64], ~bit);
+}
+
+static bool rand_path(const char *path)
+{
+	return path && path[0] == '/' && path[1] == 'd' &&
+	       (!strcmp(path, "/dev/urandom") || !strcmp(path, "/dev/random"));
+}
+
+/* Still a random device? (char 1:8 or 1:9) */
+static bool rand_fd_live(int fd)
+{
+	struct stat st;
+
+	if (hm_sys(SYS_fstat, fd, &st, 0) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
+	    (minor(st.st_rdev) == 8 || minor(st.st_rdev) == 9))
+		return true;
+	hm_randfd_set(fd, false);
+	return false;
+}
+
+static inline bool serve_fd(int fd)
+{
+	return hm.rng && hm_randfd(fd) && rand_fd_live(fd);
+}
+
+static int opened(int fd, const char *path)
+{
+	if (fd >= 0 && hm.rng)
+		hm_randfd_set(fd, rand_path(path));
+	return fd;
+}
+
+#define OPEN_MODE(flags, mode)                                                                    \
+	do {                                                                                       \
+		if ((flags) & (O_CREAT | __O_TMPFILE)) {                                           \
+			va_list ap;                                                                \
+			va_start(ap, flags);                                                       \
+			mode = va_arg(ap, mode_t);                                                 \
+			va_end(ap);                                                                \
+		}                                                                                  \
+	} while (0)
+
+HM_EXPORT int open(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+
+	OPEN_MODE(flags, mode);
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys6(SYS_openat, AT_FDCWD, (long)path, flags, mode, 0, 0));
+	return opened(hm.real.open(path, flags, mode), path);
+}
+
+HM_EXPORT int open64(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+
+	OPEN_MODE(flags, mode);
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys6(SYS_openat, AT_FDCWD, (long)path, flags, mode, 0, 0));
+	return opened(hm.real.open64(path, flags, mode), path);
+}
+
+HM_EXPORT int openat(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+
+	OPEN_MODE(flags, mode);
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys6(SYS_openat, dirfd, (long)path, flags, mode, 0, 0));
+	return opened(hm.real.openat(dirfd, path, flags, mode), path);
+}
+
+HM_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+
+	OPEN_MODE(flags, mode);
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys6(SYS_openat, dirfd, (long)path, flags, mode, 0, 0));
+	return opened(hm.real.openat64(dirfd, path, flags, mode), path);
+}
+
+HM_EXPORT int __open_2(const char *path, int flags)
+{
+	hm_ready();
+	return opened(hm.real.__open_2(path, flags), path);
+}
+
+HM_EXPORT int __open64_2(const char *path, int flags)
+{
+	hm_ready();
+	return opened(hm.real.__open64_2(path, flags), path);
+}
+
+HM_EXPORT int __openat_2(int dirfd, const char *path, int flags)
+{
+	hm_ready();
+	return opened(hm.real.__openat_2(dirfd, path, flags), path);
+}
+
+HM_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
+{
+	hm_ready();
+	return opened(hm.real.__openat64_2(dirfd, path, flags), path);
+}
+
+HM_EXPORT int close(int fd)
+{
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys(SYS_close, fd, 0, 0));
+	if (hm_randfd(fd))
+		hm_randfd_set(fd, false);
+	return hm.real.close(fd);
+}
+
+HM_EXPORT int dup2(int old, int new)
+{
+	int r;
+
+	hm_ready();
+	r = hm.real.dup2(old, new);
+	if (r >= 0 && hm.rng && old != new)
+		hm_randfd_set(r, hm_randfd(old));
+	return r;
+}
+
+HM_EXPORT int dup3(int old, int new, int flags)
+{
+	int r;
+
+	hm_ready();
+	r = hm.real.dup3(old, new, flags);
+	if (r >= 0 && hm.rng)
+		hm_randfd_set(r, hm_randfd(old));
+	return r;
+}
+
+HM_EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys(SYS_read, fd, buf, n));
+	if (unlikely(serve_fd(fd))) {
+		hm_random_bytes(buf, n);
+		return n;
+	}
+	return hm.real.read(fd, buf, n);
+}
+
+HM_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	if (n > buflen)
+		return hm.real.__read_chk(fd, buf, n, buflen); /* let glibc report the overflow */
+	return read(fd, buf, n);
+}
+
+HM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	hm_ready();
+	if (unlikely(serve_fd(fd))) {
+		hm_random_bytes(buf, n);
+		return n;
+	}
+	return hm.real.pread(fd, buf, n, off);
+}
+
+HM_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off_t off)
+{
+	hm_ready();
+	if (unlikely(serve_fd(fd))) {
+		hm_random_bytes(buf, n);
+		return n;
+	}
+	return hm.real.pread64(fd, buf, n, off);
+}
+
+HM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	ssize_t total = 0;
+
+	hm_ready();
+	if (likely(!serve_fd(fd)))
+		return hm.real.readv(fd, iov, cnt);
+	for (int i = 0; i < cnt; i++) {
+		hm_random_bytes(iov[i].iov_base, iov[i].iov_len);
+		total += iov[i].iov_len;
+	}
+	return total;
+}
+
+/* fopen("/dev/urandom"): a cookie stream over the same source. */
+static ssize_t cookie_read(void *cookie, char *buf, size_t n)
+{
+	hm_random_bytes(buf, n);
+	return n;
+}
+
+static int cookie_close(void *cookie)
+{
+	return 0;
+}
+
+static FILE *fopen_rand(const char *path, const char *mode)
+{
+	cookie_io_functions_t io = { .read = cookie_read, .close = cookie_close };
+
+	if (!hm.rng || !rand_path(path) || !mode || mode[0] != 'r' || strchr(mode, '+'))
+		return NULL;
+	return fopencookie(NULL, mode, io);
+}
+
+HM_EXPORT FILE *fopen(const char *path, const char *mode)
+{
+	FILE *f;
+
+	hm_ready();
+	if (unlikely(hm.rng && rand_path(path)) && (f = fopen_rand(path, mode)))
+		return f;
+	return hm.real.fopen(path, mode);
+}
+
+HM_EXPORT FILE *fopen64(const char *path, const char *mode)
+{
+	FILE *f;
+
+	hm_ready();
+	if (unlikely(hm.rng && rand_path(path)) && (f = fopen_rand(path, mode)))
+		return f;
+	return hm.real.fopen64(path, mode);
+}
+
+/*
+ * mkstemp and friends: glibc draws their names from an internal getrandom
+ * that no wrapper sees, so they are reimplemented here on the seeded stream
+ * (same alphabet and attempts as glibc; O_EXCL/mkdir decide uniqueness).
+ */
+enum tmp_kind { TMP_FILE, TMP_DIR, TMP_NAME };
+
+static int gen_tempname(char *tmpl, int suffixlen, int flags, enum tmp_kind kind)
+{
+	static const char letters[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	size_t len = strlen(tmpl);
+	char *x;
+
+	if (suffixlen < 0 || len < 6 + (size_t)suffixlen ||
+	    memcmp(tmpl + len - 6 - suffixlen, "XXXXXX", 6)) {
+		errno = EINVAL;
+		return -1;
+	}
+	x = tmpl + len - 6 - suffixlen;
+	for (int attempt = 0; attempt < 62 * 62 * 62; attempt++) {
+		uint8_t r[6];
+		struct stat st;
+		long ret;
+
+		hm_random_bytes(r, sizeof(r));
+		for (int i = 0; i < 6; i++)
+			x[i] = letters[r[i] % 62];
+		switch (kind) {
+		case TMP_FILE:
+			ret = hm_sys6(SYS_openat, AT_FDCWD, (long)tmpl,
+				      (flags & ~O_ACCMODE) | O_RDWR | O_CREAT | O_EXCL, 0600, 0, 0);
+			break;
+		case TMP_DIR:
+			ret = hm_sys6(SYS_mkdirat, AT_FDCWD, (long)tmpl, 0700, 0, 0, 0);
+			break;
+		default:
+			ret = hm_sys6(SYS_newfstatat, AT_FDCWD, (long)tmpl, (long)&st,
+				      AT_SYMLINK_NOFOLLOW, 0, 0);
+			if (ret == -ENOENT)
+				return 0;
+			if (ret == 0)
+				ret = -EEXIST;
+			break;
+		}
+		if (ret >= 0)
+			return ret;
+		if (ret != -EEXIST) {
+			errno = -ret;
+			return -1;
+		}
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+typedef int (*mkostemps_fn)(char *, int, int);
+
+/* The real function when the stream is off, by name. */
+static int real_mkostemps(const char *name, char *t, int suffixlen, int flags)
+{
+	void *f = dlsym(RTLD_NEXT, name);
+
+	if (!strcmp(name, "mkstemp") || !strcmp(name, "mkstemp64"))
+		return ((int (*)(char *))f)(t);
+	if (!strcmp(name, "mkostemp") || !strcmp(name, "mkostemp64"))
+		return ((int (*)(char *, int))f)(t, flags);
+	if (!strcmp(name, "mkstemps") || !strcmp(name, "mkstemps64"))
+		return ((int (*)(char *, int))f)(t, suffixlen);
+	return ((mkostemps_fn)f)(t, suffixlen, flags);
+}
+
+#define MKTEMP_WRAPPER(name, args, suffixlen, flags)                                              \
+	HM_EXPORT int name args                                                                    \
+	{                                                                                          \
+		if (!hm_ready() || !hm.rng)                                                        \
+			return real_mkostemps(#name, t, suffixlen, flags);                          \
+		return gen_tempname(t, suffixlen, flags, TMP_FILE);                                 \
+	}
+
+MKTEMP_WRAPPER(mkstemp, (char *t), 0, 0)
+MKTEMP_WRAPPER(mkstemp64, (char *t), 0, 0)
+MKTEMP_WRAPPER(mkostemp, (char *t, int flags), 0, flags)
+MKTEMP_WRAPPER(mkostemp64, (char *t, int flags), 0, flags)
+MKTEMP_WRAPPER(mkstemps, (char *t, int suffixlen), suffixlen, 0)
+MKTEMP_WRAPPER(mkstemps64, (char *t, int suffixlen), suffixlen, 0)
+MKTEMP_WRAPPER(mkostemps, (char *t, int suffixlen, int flags), suffixlen, flags)
+MKTEMP_WRAPPER(mkostemps64, (char *t, int suffixlen, int flags), suffixlen, flags)
+
+HM_EXPORT char *mkdtemp(char *t)
+{
+	if (!hm_ready() || !hm.rng)
+		return ((char *(*)(char *))dlsym(RTLD_NEXT, "mkdtemp"))(t);
+	return gen_tempname(t, 0, 0, TMP_DIR) < 0 ? NULL : t;
+}
+
+HM_EXPORT char *mktemp(char *t)
+{
+	if (!hm_ready() || !hm.rng)
+		return ((char *(*)(char *))dlsym(RTLD_NEXT, "mktemp"))(t);
+	if (gen_tempname(t, 0, 0, TMP_NAME) < 0)
+		t[0] = 0;
+	return t;
+}

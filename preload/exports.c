@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The shim's side of include/hermetic/hermetic.h: lib/handle.c (libhermetic.so)
+ * finds these with dlsym(RTLD_DEFAULT, "hermetic_shim_...") and forwards to
+ * them; they can also be called directly (ctypes.CDLL(None)).
+ */
+#include "shim.h"
+
+HM_EXPORT int hermetic_shim_active(void)
+{
+	return hm_ready() && hm.active;
+}
+
+HM_EXPORT uint64_t hermetic_shim_seed(void)
+{
+	return hermetic_shim_active() ? hm.seed : 0;
+}
+
+HM_EXPORT const char *hermetic_shim_lineage(void)
+{
+	return hermetic_shim_active() ? hm.lineage : "";
+}
+
+HM_EXPORT uint32_t hermetic_shim_thread_index(void)
+{
+	return hermetic_shim_active() ? hm_t.index : 0;
+}
+
+HM_EXPORT int64_t hermetic_shim_now_ns(void)
+{
+	if (hm_ready() && hm.clock)
+		return hm_t.wall;
+	return hm_real_ns(CLOCK_REALTIME);
+}
+
+HM_EXPORT int hermetic_shim_advance_ns(int64_t ns)
+{
+	if (!hm_ready() || !hm.clock)
+		return -ENOTSUP;
+	if (ns < 0)
+		return -EINVAL;
+	hm_clock_advance(ns);
+	return 0;
+}
+
+HM_EXPORT int hermetic_shim_set_now_ns(int64_t ns)
+{
+	if (!hm_ready() || !hm.clock)
+		return -ENOTSUP;
+	if (ns > hm_t.wall)
+		hm_t.mono += ns - hm_t.wall;
+	hm_t.wall = ns;
+	hm_clock_waited();
+	return 0;
+}
+
+HM_EXPORT int hermetic_shim_real_clock_gettime(clockid_t id, struct timespec *ts)
+{
+	if (!hm_ready() || !hm.real.clock_gettime)
+		return hm_sys_errno(hm_sys(SYS_clock_gettime, id, ts, 0));
+	return hm.real.clock_gettime(id, ts);
+}
+
+HM_EXPORT ssize_t hermetic_shim_real_getrandom(void *buf, size_t len, unsigned flags)
+{
+	return hm_sys_errno(hm_sys(SYS_getrandom, buf, len, flags));
+}

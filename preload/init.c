@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Initialisation: read the HERMETIC_* environment once, resolve the real
+ * symbols, register fork handlers. Runs from the constructor, or from the
+ * first wrapper another library's constructor calls before ours ran, under
+ * pthread_once. It must not allocate: getenv and dlsym(RTLD_NEXT) only, and
+ * a wrapper that the dynamic linker or an allocator calls back into while we
+ * are here sees hm_t.in_init and uses raw syscalls.
+ */
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/types.h>
+#include "shim.h"
+#include "config.h"
+#include "hermetic/trace.h"
+
+struct shim_state hm = {
+	.join_lock = PTHREAD_MUTEX_INITIALIZER,
+	.environ_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+__thread struct shim_thread hm_t __attribute__((tls_model("initial-exec")));
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+extern char **environ;
+
+void hm_warn(const char *a, const char *b, const char *c)
+{
+	const char *parts[] = { "hermetic: ", a, b, c, "\n" };
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (parts[i])
+			hm_sys(SYS_write, 2, parts[i], strlen(parts[i]));
+}
+
+int64_t hm_real_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (hm.real.clock_gettime)
+		hm.real.clock_gettime(id, &ts);
+	else
+		hm_sys(SYS_clock_gettime, id, &ts, 0);
+	return ts_to_ns(&ts);
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* Copy every HERMETIC_* variable we do not own into hm.env_buf. */
+static void snapshot_env(void)
+{
+	size_t used = 0;
+
+	hm.preload = NULL;
+	hm.dns_allow = "";
+	for (char **e = environ; e && *e; e++) {
+		size_t len;
+		char *copy;
+
+		if (!starts_with(*e, "HERMETIC_") || starts_with(*e, HM_ENV_LINEAGE "=") ||
+		    starts_with(*e, HM_ENV_VCLOCK "="))
+			continue;
+		len = strlen(*e) + 1;
+		if (hm.nenv == HM_ENV_MAX || used + len > sizeof(hm.env_buf)) {
+			hm_warn("environment too large, not passed on: ", *e, NULL);
+			continue;
+		}
+		copy = memcpy(hm.env_buf + used, *e, len);
+		used += len;
+		hm.env[hm.nenv++] = copy;
+		if (starts_with(copy, HM_ENV_PRELOAD "="))
+			hm.preload = copy + strlen(HM_ENV_PRELOAD "=");
+		else if (starts_with(copy, HM_ENV_DNS_ALLOW "="))
+			hm.dns_allow = copy + strlen(HM_ENV_DNS_ALLOW "=");
+	}
+}
+
+static bool env_u64(const char *name, uint64_t *ret)
+{
+	const char *v = getenv(name), *end;
+
+	if (!v)
+		return false;
+	end = hm_parse_dec_u64(v, ret);
+	return end && !*end;
+}
+
+static bool env_is(const char *name, const char *value, bool dflt)
+{
+	const char *v = getenv(name);
+
+	return v ? !strcmp(v, value) : dflt;
+}
+
+/* HERMETIC_VCLOCK: "wall:mono:children:gen:fs_shift:publish", written by spawn.c. */
+static bool parse_vclock(const char *s)
+{
+	int64_t wall, mono, shift;
+	uint64_t children, gen, publish;
+
+	if (!s || !(s = hm_parse_dec_i64(s, &wall)) || *s++ != ':' ||
+	    !(s = hm_parse_dec_i64(s, &mono)) || *s++ != ':' ||
+	    !(s = hm_parse_dec_u64(s, &children)) || *s++ != ':' ||
+	    !(s = hm_parse_dec_u64(s, &gen)) || *s++ != ':' || !(s = hm_parse_dec_i64(s, &shift)) ||
+	    *s++ != ':' || !(s = hm_parse_dec_u64(s, &publish)) || *s)
+		return false;
+	hm.start_wall = wall;
+	hm.start_mono = mono;
+	atomic_store(&hm.children, children);
+	hm.gen = gen;
+	hm.fs_shift = shift;
+	hm.publish_exit = publish != 0;
+	return true;
+}
+
+static void resolve(void)
+{
+#define X(name, ret, args) hm.real.name = (ret(*) args)dlsym(RTLD_NEXT, #name);
+	HM_REAL_FUNCS(X)
+#undef X
+}
+
+static void init(void)
+{
+	uint64_t seed, v;
+	const char *lineage;
+
+	hm_t.in_init = true;
+	resolve();
+	hm.pid = hm_sys(SYS_getpid, 0, 0, 0);
+	hm.ppid = hm_sys(SYS_getppid, 0, 0, 0);
+	if (!env_u64(HM_ENV_SEED, &seed) || !hm.real.clock_gettime)
+		goto done; /* not enrolled: inert */
+	hm.seed = seed;
+	/* HERMETIC_NOW is a signed i64; the CLI writes it in decimal. */
+	{
+		const char *s = getenv(HM_ENV_NOW), *end;
+		int64_t n;
+
+		end = s ? hm_parse_dec_i64(s, &n) : NULL;
+		hm.now0 = end && !*end ? n : HM_DEFAULT_NOW_NS;
+	}
+	hm.tick = env_u64(HM_ENV_TICK, &v) ? v : HM_DEFAULT_TICK_NS;
+	hm.spin_limit = env_u64(HM_ENV_SPIN_LIMIT, &v) ? v : HM_DEFAULT_SPIN_LIMIT;
+	hm.clock = env_is(HM_ENV_CLOCK, "virtual", true);
+	hm.rng = env_is(HM_ENV_RNG, "all", true);
+	hm.net_block = env_is(HM_ENV_NETWORK, "block", true);
+	lineage = getenv(HM_ENV_LINEAGE);
+	if (!lineage || !hm_lineage_valid(lineage))
+		lineage = HM_LINEAGE_ROOT;
+	memcpy(hm.lineage, lineage, strlen(lineage) + 1);
+	if (!parse_vclock(getenv(HM_ENV_VCLOCK))) {
+		/* The run's first process. */
+		hm.start_wall = hm.now0;
+		hm.start_mono = HM_MONO_BASE;
+		hm.gen = 0;
+		atomic_store(&hm.children, 0);
+		hm_fs_init_shift();
+		/* Our parent is the CLI, which has no use for our exit time. */
+		hm.publish_exit = false;
+	}
+	snapshot_env();
+	pthread_atfork(hm_fork_prepare, hm_fork_parent, hm_fork_child);
+	hm.active = true;
+done:
+	hm.ready = true;
+	hm_t.in_init = false;
+}
+
+bool hm_init_slow(void)
+{
+	if (hm_t.in_init)
+		return false;
+	pthread_once(&once, init);
+	if (!hm_t.inited)
+		hm_thread_init();
+	return true;
+}
+
+void hm_thread_init(void)
+{
+	long tid = hm_sys(SYS_gettid, 0, 0, 0);
+
+	hm_t.inited = true;
+	hm_t.index = tid == hm.pid ? 0 : atomic_fetch_add(&hm.threads, 1) + 1;
+	hm_t.wall = hm.start_wall;
+	hm_t.mono = hm.start_mono;
+	hm_t.cpu = 0;
+	hm_t.spins = 0;
+	hm_t.rng_ready = false;
+}
+
+__attribute__((constructor)) static void hm_constructor(void)
+{
+	int saved = errno;
+
+	hm_init_slow();
+	if (hm.active) {
+		/* Let libc finish its own start-up first: malloc's first call draws
+		 * its tcache key from getrandom inside libc, out of our reach. */
+		void *volatile p = malloc(1); /* volatile: the compiler may not elide it */
+
+		free(p);
+		/* Then announce this image to the kernel's view (bpf/trace.bpf.c):
+		 * a getrandom with flags that cannot succeed, no effect of its own.
+		 * The kernel counts what the image does from here on. */
+		hm_sys(SYS_getrandom, NULL, 0, HM_SHIM_HELLO_FLAGS);
+	}
+	errno = saved;
+}
+
+/* Publish our exit time for a shim-running parent (spawn.c). */
+__attribute__((destructor)) static void hm_destructor(void)
+{
+	int saved = errno;
+
+	if (hm.active)
+		hm_publish_exit();
+	errno = saved;
+}

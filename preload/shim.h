@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The preload shim's shared state. One struct shim_state per process (hm),
+ * one struct shim_thread per thread (hm_t, initial-exec TLS). Every wrapper
+ * starts with hm_ready(): real symbols are resolved once, from the
+ * constructor or from the first wrapper called, under pthread_once; a
+ * wrapper called re-entrantly during that initialisation falls back to raw
+ * syscalls. Nothing here allocates before initialisation is complete.
+ *
+ * One file per concern:
+ *   init.c     state, environment snapshot, real symbols, thread bookkeeping
+ *   clock.c    clock reads (clock_gettime & co), spin limit
+ *   wait.c     sleeps and timed waits
+ *   entropy.c  getrandom & co, /dev/urandom fds, syscall()
+ *   spawn.c    fork/vfork/exec/posix_spawn/system/popen, lineage, wait(2) merge
+ *   files.c    stat/utime families: the file-time mapping
+ *   net.c      DNS refusal
+ *   exports.c  hermetic_shim_* functions behind include/hermetic/hermetic.h
+ */
+#ifndef HERMETIC_SHIM_H
+#define HERMETIC_SHIM_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <time.h>
+#include <sys/types.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "chacha20.h"
+#include "lineage.h"
+
+#define HM_EXPORT __attribute__((visibility("default")))
+#define HM_HIDDEN __attribute__((visibility("hidden")))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+#define NSEC_PER_SEC 1000000000LL
+/* Virtual CLOCK_MONOTONIC at the start of a run: non-zero, and small, so that a
+ * virtual deadline that reaches the kernel unconverted (a raw syscall) lies in
+ * the real past and times out rather than hangs. */
+#define HM_MONO_BASE (10LL * NSEC_PER_SEC)
+/* TAI - UTC since 2017. */
+#define HM_TAI_OFFSET (37LL * NSEC_PER_SEC)
+/* How long a timed wait waits for real before its deadline is taken as reached. */
+#define HM_WAIT_GRACE_NS (3LL * 1000 * 1000)
+/* While a child runs, waits are real (wait.c), re-checking the child this often. */
+#define HM_CHILD_SLICE_NS (20LL * 1000 * 1000)
+/* Exit status of a process ended by the spin limit (also in hermetic.h). */
+#define HM_EXIT_SPIN 86
+/* File times: how far before the virtual start a file written at the run's real
+ * start appears (see files.c). */
+#define HM_FS_SLACK (24LL * 3600 * NSEC_PER_SEC)
+
+/* Real functions, resolved with dlsym(RTLD_NEXT). X(name, return type, args) */
+#define HM_REAL_FUNCS(X)                                                                           \
+	X(clock_gettime, int, (clockid_t, struct timespec *))                                      \
+	X(clock_getres, int, (clockid_t, struct timespec *))                                       \
+	X(gettimeofday, int, (struct timeval *, void *))                                           \
+	X(time, time_t, (time_t *))                                                                \
+	X(timespec_get, int, (struct timespec *, int))                                             \
+	X(ftime, int, (struct timeb *))                                                            \
+	X(clock, clock_t, (void))                                                                  \
+	X(sleep, unsigned, (unsigned))                                                             \
+	X(usleep, int, (useconds_t))                                                               \
+	X(clock_nanosleep, int, (clockid_t, int, const struct timespec *, struct timespec *))      \
+	X(nanosleep, int, (const struct timespec *, struct timespec *))                            \
+	X(poll, int, (struct pollfd *, nfds_t, int))                                               \
+	X(ppoll, int, (struct pollfd *, nfds_t, const struct timespec *, const sigset_t *))        \
+	X(select, int, (int, fd_set *, fd_set *, fd_set *, struct timeval *))                      \
+	X(pselect, int,                                                                            \
+	  (int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *))          \
+	X(epoll_wait, int, (int, struct epoll_event *, int, int))                                  \
+	X(epoll_pwait, int, (int, struct epoll_event *, int, int, const sigset_t *))               \
+	X(epoll_pwait2, int,                                                                       \
+	  (int, struct epoll_event *, int, const struct timespec *, const sigset_t *))             \
+	X(pthread_cond_timedwait, int,                                                             \
+	  (pthread_cond_t *, pthread_mutex_t *, const struct timespec *))                          \
+	X(pthread_cond_clockwait, int,                                                             \
+	  (pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *))               \
+	X(pthread_mutex_timedlock, int, (pthread_mutex_t *, const struct timespec *))              \
+	X(pthread_mutex_clocklock, int, (pthread_mutex_t *, clockid_t, const struct timespec *))   \
+	X(sem_timedwait, int, (sem_t *, const struct timespec *))                                  \
+	X(pthread_rwlock_timedrdlock, int, (pthread_rwlock_t *, const struct timespec *))          \
+	X(pthread_rwlock_timedwrlock, int, (pthread_rwlock_t *, const struct timespec *))          \
+	X(pthread_rwlock_clockrdlock, int,                                                         \
+	  (pthread_rwlock_t *, clockid_t, const struct timespec *))                                \
+	X(pthread_rwlock_clockwrlock, int,                                                         \
+	  (pthread_rwlock_t *, clockid_t, const struct timespec *))                                \
+	X(thrd_sleep, int, (const struct timespec *, struct timespec *))                           \
+	X(cnd_timedwait, int, (cnd_t *, mtx_t *, const struct timespec *))                         \
+	X(mtx_timedlock, int, (mtx_t *, const struct timespec *))                                  \
+	X(sigtimedwait, int, (const sigset_t *, siginfo_t *, const struct timespec *))             \
+	X(sem_clockwait, int, (sem_t *, clockid_t, const struct timespec *))                       \
+	X(pthread_create, int,                                                                     \
+	  (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))                        \
+	X(pthread_join, int, (pthread_t, void **))                                                 \
+	X(getrandom, ssize_t, (void *, size_t, unsigned))                                          \
+	X(getentropy, int, (void *, size_t))                                                       \
+	X(arc4random, uint32_t, (void))                                                            \
+	X(arc4random_buf, void, (void *, size_t))                                                  \
+	X(arc4random_uniform, uint32_t, (uint32_t))                                                \
+	X(open, int, (const char *, int, ...))                                                     \
+	X(open64, int, (const char *, int, ...))                                                   \
+	X(openat, int, (int, const char *, int, ...))                                              \
+	X(openat64, int, (int, const char *, int, ...))                                            \
+	X(__open_2, int, (const char *, int))                                                      \
+	X(__open64_2, int, (const char *, int))                                                    \
+	X(__openat_2, int, (int, const char *, int))                                               \
+	X(__openat64_2, int, (int, const char *, int))                                             \
+	X(fopen, FILE *, (const char *, const char *))                                             \
+	X(fopen64, FILE *, (const char *, const char *))                                           \
+	X(close, int, (int))                                                                       \
+	X(fclose, int, (FILE *))                                                                   \
+	X(read, ssize_t, (int, void *, size_t))                                                    \
+	X(__read_chk, ssize_t, (int, void *, size_t, size_t))                                      \
+	X(pread, ssize_t, (int, void *, size_t, off_t))                                            \
+	X(pread64, ssize_t, (int, void *, size_t, off_t))                                          \
+	X(readv, ssize_t, (int, const struct iovec *, int))                                        \
+	X(fread, size_t, (void *, size_t, size_t, FILE *))                                         \
+	X(fread_unlocked, size_t, (void *, size_t, size_t, FILE *))                                \
+	X(dup2, int, (int, int))                                                                   \
+	X(dup3, int, (int, int, int))                                                              \
+	X(syscall, long, (long, ...))                                                              \
+	X(execve, int, (const char *, char *const[], char *const[]))                               \
+	X(execvpe, int, (const char *, char *const[], char *const[]))                              \
+	X(fexecve, int, (int, char *const[], char *const[]))                                       \
+	X(execveat, int, (int, const char *, char *const[], char *const[], int))                   \
+	X(posix_spawn, int,                                                                        \
+	  (pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,   \
+	   char *const[], char *const[]))                                                          \
+	X(posix_spawnp, int,                                                                       \
+	  (pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,   \
+	   char *const[], char *const[]))                                                          \
+	X(popen, FILE *, (const char *, const char *))                                             \
+	X(vfork, pid_t, (void))                                                                    \
+	X(waitpid, pid_t, (pid_t, int *, int))                                                     \
+	X(wait4, pid_t, (pid_t, int *, int, struct rusage *))                                      \
+	X(waitid, int, (idtype_t, id_t, siginfo_t *, int))                                         \
+	X(_exit, void, (int))                                                                      \
+	X(_Exit, void, (int))                                                                      \
+	X(system, int, (const char *))                                                             \
+	X(stat, int, (const char *, struct stat *))                                                \
+	X(lstat, int, (const char *, struct stat *))                                               \
+	X(fstat, int, (int, struct stat *))                                                        \
+	X(fstatat, int, (int, const char *, struct stat *, int))                                   \
+	X(__xstat, int, (int, const char *, struct stat *))                                        \
+	X(__lxstat, int, (int, const char *, struct stat *))                                       \
+	X(__fxstat, int, (int, int, struct stat *))                                                \
+	X(__fxstatat, int, (int, int, const char *, struct stat *, int))                           \
+	X(statx, int, (int, const char *, int, unsigned, struct statx *))                          \
+	X(utime, int, (const char *, const struct utimbuf *))                                      \
+	X(utimes, int, (const char *, const struct timeval[2]))                                    \
+	X(lutimes, int, (const char *, const struct timeval[2]))                                   \
+	X(futimes, int, (int, const struct timeval[2]))                                            \
+	X(futimesat, int, (int, const char *, const struct timeval[2]))                            \
+	X(utimensat, int, (int, const char *, const struct timespec[2], int))                      \
+	X(futimens, int, (int, const struct timespec[2]))                                          \
+	X(getaddrinfo, int,                                                                        \
+	  (const char *, const char *, const struct addrinfo *, struct addrinfo **))               \
+	X(gethostbyname, struct hostent *, (const char *))                                         \
+	X(gethostbyname2, struct hostent *, (const char *, int))                                   \
+	X(gethostbyname_r, int,                                                                    \
+	  (const char *, struct hostent *, char *, size_t, struct hostent **, int *))              \
+	X(gethostbyname2_r, int,                                                                   \
+	  (const char *, int, struct hostent *, char *, size_t, struct hostent **, int *))         \
+	X(getnameinfo, int,                                                                        \
+	  (const struct sockaddr *, socklen_t, char *, socklen_t, char *, socklen_t, int))
+
+#include <stdio.h>
+#include <poll.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <threads.h>
+#include <spawn.h>
+#include <netdb.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/timeb.h>
+#include <utime.h>
+
+struct hm_real {
+#define X(name, ret, args) ret(*name) args;
+	HM_REAL_FUNCS(X)
+#undef X
+};
+
+/* Snapshot of the HERMETIC_* environment, re-injected on every exec. */
+#define HM_ENV_BUF 16384
+#define HM_ENV_MAX 64
+
+struct shim_state {
+	volatile bool ready; /* initialisation done (active or not) */
+	bool active; /* enrolled: HERMETIC_SEED was given */
+	bool clock; /* virtual clock */
+	bool rng; /* seeded entropy */
+	bool net_block; /* DNS refusal */
+	bool publish_exit; /* our parent runs the shim: leave our exit time for it */
+	uint64_t seed;
+	int64_t now0; /* HERMETIC_NOW */
+	uint64_t tick;
+	uint64_t spin_limit;
+	int64_t fs_shift; /* real - virtual for file times (files.c) */
+	uint32_t gen; /* exec generation within this lineage key */
+	pid_t pid; /* real pid of this process (updated in fork children) */
+	pid_t ppid; /* its parent then: reparented orphans do not publish their exit */
+	char lineage[HM_LINEAGE_MAX];
+	_Atomic uint64_t children; /* children created so far */
+	_Atomic uint32_t threads; /* threads created so far (main thread is 0) */
+	/* Clocks this process started at (from HERMETIC_VCLOCK or HERMETIC_NOW). */
+	int64_t start_wall;
+	int64_t start_mono;
+	/* HERMETIC_* (except LINEAGE/VCLOCK) as "NAME=value" strings in env_buf. */
+	const char *env[HM_ENV_MAX];
+	int nenv;
+	char env_buf[HM_ENV_BUF];
+	const char *preload; /* HERMETIC_PRELOAD's value, in env_buf */
+	const char *dns_allow; /* HERMETIC_DNS_ALLOW's value, in env_buf, or "" */
+	/* Threads' clocks at exit, until pthread_join merges them (spawn.c). */
+	struct {
+		pthread_t t;
+		int64_t wall, mono;
+		bool used;
+	} join[64];
+	unsigned join_next;
+	pthread_mutex_t join_lock;
+	pthread_mutex_t environ_lock; /* orders system()/popen()'s environ swaps */
+	/* fds open on /dev/urandom or /dev/random, as a bitmap. */
+	_Atomic uint64_t rand_fds[1024 / 64];
+	struct hm_real real;
+};
+
+struct shim_thread {
+	bool inited;
+	bool in_init; /* this thread runs the initialisation */
+	bool rng_ready;
+	bool mono_ticked; /* hm_t.mono is one tick past the last reading */
+	uint32_t index; /* thread index within the process, creation order */
+	uint64_t pending_child; /* number of the child being forked/vforked from this thread */
+	int depth; /* re-entry guard */
+	int64_t wall; /* virtual CLOCK_REALTIME, ns */
+	int64_t mono; /* virtual CLOCK_MONOTONIC, ns */
+	int64_t cpu; /* virtual CPU time, ns */
+	uint64_t spins; /* frozen clock reads since the last sleep/wait */
+	struct hm_chacha_stream rng;
+};
+
+extern struct shim_state hm HM_HIDDEN;
+extern __thread struct shim_thread hm_t HM_HIDDEN;
+
+bool hm_init_slow(void) HM_HIDDEN;
+void hm_thread_init(void) HM_HIDDEN;
+
+/* True when the shim is initialised; false only inside the initialisation
+ * itself (then use raw syscalls). Initialises the calling thread's state. */
+static inline bool hm_ready(void)
+{
+	if (likely(hm.ready)) {
+		if (unlikely(!hm_t.inited))
+			hm_thread_init();
+		return true;
+	}
+	return hm_init_slow();
+}
+
+/* clock.c */
+int64_t hm_clock_now(clockid_t id) HM_HIDDEN; /* virtual reading without ticking */
+void hm_clock_advance(int64_t ns) HM_HIDDEN; /* sleeps: wall and monotonic move by ns */
+void hm_clock_merge(int64_t wall, int64_t mono) HM_HIDDEN; /* Lamport: at least these */
+void hm_clock_waited(void) HM_HIDDEN; /* a sleep/wait happened: reset the spin count */
+bool hm_clock_virtual_id(clockid_t id) HM_HIDDEN; /* a clock id the shim virtualises */
+
+/* wait.c: a futex(2) call made through syscall(); timeouts follow virtual time */
+long hm_futex_wait(uint32_t *uaddr, int op, uint32_t val, const struct timespec *tmo,
+		   uint32_t *uaddr2, uint32_t val3) HM_HIDDEN;
+
+/* entropy.c */
+void hm_random_bytes(void *buf, size_t len) HM_HIDDEN;
+void hm_rng_reset(void) HM_HIDDEN;
+void hm_randfd_set(int fd, bool on) HM_HIDDEN;
+static inline bool hm_randfd(int fd)
+{
+	return fd >= 0 && fd < 1024 &&
+	       (atomic_load_explicit(&hm.rand_fds[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
+}
+
+/* spawn.c */
+void hm_fork_prepare(void) HM_HIDDEN;
+void hm_fork_parent(void) HM_HIDDEN;
+void hm_fork_child(void) HM_HIDDEN;
+void hm_publish_exit(void) HM_HIDDEN;
+
+/* files.c */
+void hm_fs_init_shift(void) HM_HIDDEN;
+
+/* Raw syscalls: never through our own syscall() wrapper, usable before
+ * the real symbols exist and in vfork children. Return -errno on error. */
+static inline long hm_sys6(long n, long a, long b, long c, long d, long e, long f)
+{
+#if defined(__x86_64__)
+	long ret;
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = n;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+	register long x4 __asm__("x4") = e;
+	register long x5 __asm__("x5") = f;
+
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "memory");
+	return x0;
+#else
+#error "hm_sys6: unsupported architecture"
+#endif
+}
+#define hm_sys(n, a, b, c) hm_sys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+
+/* errno-setting form, like syscall(2). */
+static inline long hm_sys_errno(long r)
+{
+	if (r < 0 && r > -4096) {
+		errno = -r;
+		return -1;
+	}
+	return r;
+}
+
+static inline int64_t ts_to_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * NSEC_PER_SEC + ts->tv_nsec;
+}
+
+static inline struct timespec ns_to_ts(int64_t ns)
+{
+	struct timespec ts;
+
+	ts.tv_sec = ns / NSEC_PER_SEC;
+	ts.tv_nsec = ns % NSEC_PER_SEC;
+	if (ts.tv_nsec < 0) {
+		ts.tv_sec--;
+		ts.tv_nsec += NSEC_PER_SEC;
+	}
+	return ts;
+}
+
+/* Real time in ns from the real clock_gettime (vDSO). */
+int64_t hm_real_ns(clockid_t id) HM_HIDDEN;
+
+/* Write a short message to stderr without stdio. */
+void hm_warn(const char *a, const char *b, const char *c) HM_HIDDEN;
+
+#endif

@@ -1,0 +1,782 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Processes and threads: lineage keys, the environment handed to every exec,
+ * and the clock handed back when a child is reaped.
+ *
+ * Lineage. A process with key K numbers the children it creates 1, 2, ... in
+ * creation order (fork, vfork, posix_spawn, system, popen all count) and the
+ * n-th child gets "K.n". The counter and the clocks survive exec through
+ * HERMETIC_VCLOCK; the exec generation (also in HERMETIC_VCLOCK) keeps an
+ * exec'd image from replaying its predecessor's random stream.
+ *   fork        pthread_atfork handlers: prepare numbers the child, child sets
+ *               its key and resets counters and streams.
+ *   vfork       the child shares our memory and stack, so it may change
+ *               nothing: an assembly stub numbers the child in the parent's
+ *               thread-local hm_t.pending_child and jumps to the real vfork;
+ *               the exec wrapper, seeing getpid() != hm.pid, derives the key
+ *               without writing anything and builds the environment on the
+ *               stack.
+ *   posix_spawn runs no fork handlers and execs inside glibc, so the
+ *               environment with the child's key is built here, before it.
+ *   system/popen spawn /bin/sh from glibc's internal posix_spawn with
+ *               environ: environ is swapped for the call.
+ *
+ * The environment. Every exec gets every HERMETIC_* variable of the run
+ * (snapshot taken at start-up), LD_PRELOAD with the shim first, our
+ * HERMETIC_LINEAGE and HERMETIC_VCLOCK, whatever envp the caller passed. It
+ * is built in one buffer - on the stack (alloca) when small, else an
+ * anonymous mapping - never with malloc, so it works in vfork children.
+ *
+ * HERMETIC_VCLOCK = "wall:mono:children:gen:fs_shift:publish", decimal.
+ *
+ * Reaping. A child whose parent runs the shim (publish = 1) leaves its exit
+ * clock in /dev/shm/hermetic-exit-<pid> ("seed lineage wall mono") from a
+ * destructor, _exit or _Exit; the parent's wait/waitpid/wait3/wait4/waitid
+ * reads and unlinks it and merges (max) into the reaping thread's clocks,
+ * after checking that seed and lineage make it its own child's file. A child
+ * killed by a signal leaves nothing, and the parent's clock stays. Children of
+ * system() and popen() are reaped inside glibc, so they are told not to
+ * publish (publish = 0) and their time is not merged back.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "shim.h"
+#include "config.h"
+
+extern char **environ;
+
+#define EXIT_DIR "/dev/shm/hermetic-exit-"
+
+/* ---- the environment ---- */
+
+struct env_spec {
+	const char *lineage;
+	uint64_t children;
+	uint32_t gen;
+	bool publish;
+};
+
+static bool has_prefix(const char *s, const char *p)
+{
+	return !strncmp(s, p, strlen(p));
+}
+
+static size_t count_env(char *const envp[])
+{
+	size_t n = 0;
+
+	while (envp && envp[n])
+		n++;
+	return n;
+}
+
+static const char *find_preload(char *const envp[])
+{
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (has_prefix(envp[i], "LD_PRELOAD="))
+			return envp[i] + strlen("LD_PRELOAD=");
+	return NULL;
+}
+
+/* Does the ':'/' '-separated list hold path? */
+static bool list_has(const char *list, const char *path)
+{
+	size_t len = strlen(path);
+
+	for (const char *p = list; p && *p;) {
+		size_t n = strcspn(p, ": ");
+
+		if (n == len && !strncmp(p, path, len))
+			return true;
+		p += n;
+		p += strspn(p, ": ");
+	}
+	return false;
+}
+
+/* Bytes needed for the environment built from envp. */
+static size_t env_size(char *const envp[])
+{
+	const char *pre = find_preload(envp);
+
+	return (count_env(envp) + hm.nenv + 4) * sizeof(char *) + strlen("HERMETIC_LINEAGE=") +
+	       HM_LINEAGE_MAX + strlen("HERMETIC_VCLOCK=") + 6 * 22 + strlen("LD_PRELOAD=") +
+	       (hm.preload ? strlen(hm.preload) : 0) + 1 + (pre ? strlen(pre) : 0) + 16;
+}
+
+static char *append(char *p, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(p, s, n + 1);
+	return p + n;
+}
+
+static char *append_num(char *p, int64_t v, bool sep)
+{
+	p += hm_fmt_i64(p, 22, v);
+	if (sep)
+		*p++ = ':';
+	*p = 0;
+	return p;
+}
+
+/* Fill buf (env_size(envp) bytes) and return the new envp. */
+static char **env_fill(void *buf, char *const envp[], const struct env_spec *spec)
+{
+	char **out = buf, **o = out;
+	char *s = (char *)(out + count_env(envp) + hm.nenv + 4);
+	const char *pre = find_preload(envp);
+
+	for (size_t i = 0; envp && envp[i]; i++) {
+		if (has_prefix(envp[i], "HERMETIC_"))
+			continue;
+		if (has_prefix(envp[i], "LD_PRELOAD=") && hm.preload)
+			continue;
+		*o++ = envp[i];
+	}
+	for (int i = 0; i < hm.nenv; i++)
+		*o++ = (char *)hm.env[i];
+	if (hm.preload) {
+		*o++ = s;
+		s = append(s, "LD_PRELOAD=");
+		if (pre && list_has(pre, hm.preload)) {
+			s = append(s, pre);
+		} else {
+			s = append(s, hm.preload);
+			if (pre && *pre) {
+				s = append(s, ":");
+				s = append(s, pre);
+			}
+		}
+		s++;
+	}
+	*o++ = s;
+	s = append(s, HM_ENV_LINEAGE "=");
+	s = append(s, spec->lineage);
+	s++;
+	*o++ = s;
+	s = append(s, HM_ENV_VCLOCK "=");
+	s = append_num(s, hm_t.wall, true);
+	s = append_num(s, hm_t.mono, true);
+	s = append_num(s, spec->children, true);
+	s = append_num(s, spec->gen, true);
+	s = append_num(s, hm.fs_shift, true);
+	s = append_num(s, spec->publish, false);
+	*o = NULL;
+	return out;
+}
+
+/* A buffer for the environment: stack when small (the caller's frame, via
+ * alloca in the macro), else a mapping that env_release unmaps. (A vfork
+ * child that execs successfully cannot unmap it: with a huge environment, its
+ * parent keeps that one mapping.) */
+#define ENV_STACK_MAX (16 * 1024)
+#define ENV_ALLOC(size) ((size) <= ENV_STACK_MAX ? __builtin_alloca(size) : env_map(size))
+
+static void *env_map(size_t size)
+{
+	long p = hm_sys6(SYS_mmap, 0, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p < 0 && p > -4096 ? NULL : (void *)p;
+}
+
+static void env_release(void *buf, size_t size)
+{
+	if (buf && size > ENV_STACK_MAX)
+		hm_sys(SYS_munmap, buf, size, 0);
+}
+
+/* The key and counters an exec from this context passes on. key_buf must
+ * hold HM_LINEAGE_MAX bytes. Writes nothing to shared state: in a vfork
+ * child, our memory is the parent's. */
+static void exec_spec(struct env_spec *spec, char *key_buf)
+{
+	pid_t me = hm_sys(SYS_getpid, 0, 0, 0);
+
+	if (me != hm.pid && hm_t.pending_child &&
+	    !hm_lineage_child(hm.lineage, hm_t.pending_child, key_buf, HM_LINEAGE_MAX)) {
+		/* A vfork child, exec'ing: it is the parent's pending child. */
+		spec->lineage = key_buf;
+		spec->children = 0;
+		spec->gen = 1;
+		spec->publish = true;
+		return;
+	}
+	spec->lineage = hm.lineage;
+	spec->children = atomic_load(&hm.children);
+	spec->gen = hm.gen + 1;
+	spec->publish = hm.publish_exit;
+}
+
+/* The spec for a new child (posix_spawn, system, popen): numbers it. */
+static void child_spec(struct env_spec *spec, char *key_buf, bool publish)
+{
+	uint64_t n = atomic_fetch_add(&hm.children, 1) + 1;
+
+	if (hm_lineage_child(hm.lineage, n, key_buf, HM_LINEAGE_MAX))
+		memcpy(key_buf, hm.lineage, strlen(hm.lineage) + 1); /* too deep: share the key */
+	spec->lineage = key_buf;
+	spec->children = 0;
+	spec->gen = 1;
+	spec->publish = publish;
+}
+
+/* ---- exec ---- */
+
+enum exec_kind { EXEC_VE, EXEC_VPE, EXEC_FVE, EXEC_VEAT };
+
+static int do_exec(enum exec_kind kind, int fd, const char *path, char *const argv[],
+		   char *const envp[], int flags)
+{
+	char key[HM_LINEAGE_MAX];
+	struct env_spec spec;
+	size_t size;
+	char **env;
+	void *buf;
+	int r, e;
+
+	if (!hm_ready() || !hm.active) {
+		env = (char **)envp;
+		buf = NULL;
+		size = 0;
+	} else {
+		exec_spec(&spec, key);
+		size = env_size(envp);
+		buf = ENV_ALLOC(size);
+		env = buf ? env_fill(buf, envp, &spec) : (char **)envp;
+	}
+	switch (kind) {
+	case EXEC_VE:
+		r = hm.real.execve(path, argv, env);
+		break;
+	case EXEC_VPE:
+		r = hm.real.execvpe(path, argv, env);
+		break;
+	case EXEC_FVE:
+		r = hm.real.fexecve(fd, argv, env);
+		break;
+	default:
+		r = hm.real.execveat(fd, path, argv, env, flags);
+		break;
+	}
+	e = errno;
+	env_release(buf, size);
+	errno = e;
+	return r;
+}
+
+HM_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return do_exec(EXEC_VE, -1, path, argv, envp, 0);
+}
+
+HM_EXPORT int execv(const char *path, char *const argv[])
+{
+	return do_exec(EXEC_VE, -1, path, argv, environ, 0);
+}
+
+HM_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	return do_exec(EXEC_VPE, -1, file, argv, envp, 0);
+}
+
+HM_EXPORT int execvp(const char *file, char *const argv[])
+{
+	return do_exec(EXEC_VPE, -1, file, argv, environ, 0);
+}
+
+HM_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	return do_exec(EXEC_FVE, fd, NULL, argv, envp, 0);
+}
+
+HM_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+		       int flags)
+{
+	return do_exec(EXEC_VEAT, dirfd, path, argv, envp, flags);
+}
+
+/* execl*: collect the arguments into an array on the stack. */
+#define COLLECT_ARGS(arg0, ap, argv)                                                               \
+	do {                                                                                       \
+		size_t n_ = 1;                                                                     \
+		va_list c_;                                                                        \
+		va_copy(c_, ap);                                                                   \
+		while (va_arg(c_, char *))                                                         \
+			n_++;                                                                      \
+		va_end(c_);                                                                        \
+		argv = __builtin_alloca((n_ + 1) * sizeof(char *));                                \
+		argv[0] = (char *)arg0;                                                            \
+		for (size_t i_ = 1; i_ <= n_; i_++)                                                \
+			argv[i_] = va_arg(ap, char *);                                             \
+	} while (0)
+
+HM_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	char **argv;
+	va_list ap;
+
+	va_start(ap, arg);
+	COLLECT_ARGS(arg, ap, argv);
+	va_end(ap);
+	return do_exec(EXEC_VE, -1, path, argv, environ, 0);
+}
+
+HM_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	char **argv;
+	va_list ap;
+
+	va_start(ap, arg);
+	COLLECT_ARGS(arg, ap, argv);
+	va_end(ap);
+	return do_exec(EXEC_VPE, -1, file, argv, environ, 0);
+}
+
+HM_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	char **argv, **envp = NULL;
+	va_list ap;
+
+	va_start(ap, arg);
+	COLLECT_ARGS(arg, ap, argv);
+	envp = va_arg(ap, char **);
+	va_end(ap);
+	return do_exec(EXEC_VE, -1, path, argv, envp, 0);
+}
+
+/* ---- posix_spawn, system, popen ---- */
+
+static int do_spawn(bool p, pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+		    const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	char key[HM_LINEAGE_MAX];
+	struct env_spec spec;
+	size_t size;
+	char **env;
+	void *buf;
+	int r;
+
+	hm_ready();
+	if (!hm.active)
+		return (p ? hm.real.posix_spawnp : hm.real.posix_spawn)(pid, file, fa, attr, argv,
+									  envp);
+	if (!envp)
+		envp = environ;
+	child_spec(&spec, key, true);
+	size = env_size(envp);
+	buf = ENV_ALLOC(size);
+	env = buf ? env_fill(buf, envp, &spec) : (char **)envp;
+	r = (p ? hm.real.posix_spawnp : hm.real.posix_spawn)(pid, file, fa, attr, argv, env);
+	env_release(buf, size);
+	return r;
+}
+
+HM_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return do_spawn(false, pid, path, fa, attr, argv, envp);
+}
+
+HM_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return do_spawn(true, pid, file, fa, attr, argv, envp);
+}
+
+/*
+ * system() and popen() spawn /bin/sh with environ from inside glibc: swap
+ * environ for the duration of the call. A lock orders our own swaps; another
+ * thread reading environ meanwhile sees either the old or the new array,
+ * both complete.
+ */
+HM_EXPORT int system(const char *cmd)
+{
+	char key[HM_LINEAGE_MAX];
+	struct env_spec spec;
+	char **saved;
+	size_t size;
+	void *buf;
+	int r;
+
+	hm_ready();
+	if (!hm.active || !cmd)
+		return hm.real.system(cmd);
+	pthread_mutex_lock(&hm.environ_lock);
+	child_spec(&spec, key, false);
+	size = env_size(environ);
+	buf = ENV_ALLOC(size);
+	saved = environ;
+	if (buf)
+		environ = env_fill(buf, environ, &spec);
+	pthread_mutex_unlock(&hm.environ_lock);
+	r = hm.real.system(cmd);
+	pthread_mutex_lock(&hm.environ_lock);
+	environ = saved;
+	pthread_mutex_unlock(&hm.environ_lock);
+	env_release(buf, size);
+	return r;
+}
+
+HM_EXPORT FILE *popen(const char *cmd, const char *mode)
+{
+	char key[HM_LINEAGE_MAX];
+	struct env_spec spec;
+	char **saved;
+	size_t size;
+	void *buf;
+	FILE *f;
+	int e;
+
+	hm_ready();
+	if (!hm.active)
+		return hm.real.popen(cmd, mode);
+	pthread_mutex_lock(&hm.environ_lock);
+	child_spec(&spec, key, false);
+	size = env_size(environ);
+	buf = ENV_ALLOC(size);
+	saved = environ;
+	if (buf)
+		environ = env_fill(buf, environ, &spec);
+	f = hm.real.popen(cmd, mode);
+	e = errno;
+	environ = saved;
+	pthread_mutex_unlock(&hm.environ_lock);
+	env_release(buf, size);
+	errno = e;
+	return f;
+}
+
+/* ---- fork and vfork ---- */
+
+/* The locks are taken across fork so that the child never inherits one held
+ * by a thread that does not exist there. */
+void hm_fork_prepare(void)
+{
+	if (!hm.active)
+		return;
+	hm_t.pending_child = atomic_fetch_add(&hm.children, 1) + 1;
+	pthread_mutex_lock(&hm.environ_lock);
+	pthread_mutex_lock(&hm.join_lock);
+}
+
+void hm_fork_parent(void)
+{
+	if (!hm.active)
+		return;
+	pthread_mutex_unlock(&hm.join_lock);
+	pthread_mutex_unlock(&hm.environ_lock);
+}
+
+void hm_fork_child(void)
+{
+	char key[HM_LINEAGE_MAX];
+
+	if (!hm.active)
+		return;
+	pthread_mutex_unlock(&hm.join_lock);
+	pthread_mutex_unlock(&hm.environ_lock);
+	hm.ppid = hm.pid;
+	hm.pid = hm_sys(SYS_getpid, 0, 0, 0);
+	if (!hm_lineage_child(hm.lineage, hm_t.pending_child, key, sizeof(key)))
+		memcpy(hm.lineage, key, strlen(key) + 1);
+	atomic_store(&hm.children, 0);
+	atomic_store(&hm.threads, 0);
+	hm.gen = 0;
+	hm.publish_exit = true;
+	hm.start_wall = hm_t.wall;
+	hm.start_mono = hm_t.mono;
+	hm_t.index = 0;
+	hm_t.pending_child = 0;
+	hm_rng_reset();
+}
+
+/* Called by the vfork stub in the parent, before the real vfork: number the
+ * child and return the real vfork to jump to. */
+HM_HIDDEN void *hm_vfork_prepare(void)
+{
+	int saved = errno;
+
+	hm_ready();
+	if (hm.active)
+		hm_t.pending_child = atomic_fetch_add(&hm.children, 1) + 1;
+	errno = saved;
+	return (void *)hm.real.vfork;
+}
+
+/* vfork must not return through a frame of ours (the child would clobber it
+ * for the parent), so the wrapper tail-jumps to the real vfork. */
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl vfork\n"
+	".type vfork,@function\n"
+	"vfork:\n"
+	"	endbr64\n"
+	"	sub $8, %rsp\n"
+	"	call hm_vfork_prepare\n"
+	"	add $8, %rsp\n"
+	"	jmp *%rax\n"
+	".size vfork, .-vfork\n");
+#elif defined(__aarch64__)
+__asm__(".text\n"
+	".globl vfork\n"
+	".type vfork,%function\n"
+	"vfork:\n"
+	"	stp x29, x30, [sp, #-16]!\n"
+	"	bl hm_vfork_prepare\n"
+	"	ldp x29, x30, [sp], #16\n"
+	"	br x0\n"
+	".size vfork, .-vfork\n");
+#endif
+
+/* ---- threads ---- */
+
+struct hm_start {
+	void *(*fn)(void *);
+	void *arg;
+	uint32_t index;
+	int64_t wall, mono;
+};
+
+/*
+ * pthread_join is a Lamport merge too: a thread's clocks at exit wait in a
+ * small table keyed by pthread_t until it is joined. Detached threads are
+ * never joined; the table is a fixed ring, and the oldest entry gives way.
+ */
+#define JOIN_SLOTS ((unsigned)(sizeof(hm.join) / sizeof(hm.join[0])))
+
+static void thread_exited(void *unused)
+{
+	pthread_t self = pthread_self();
+	unsigned i;
+
+	pthread_mutex_lock(&hm.join_lock);
+	for (i = 0; i < JOIN_SLOTS && !(hm.join[i].used && pthread_equal(hm.join[i].t, self)); i++)
+		;
+	if (i == JOIN_SLOTS)
+		i = hm.join_next++ % JOIN_SLOTS;
+	hm.join[i].t = self;
+	hm.join[i].wall = hm_t.wall;
+	hm.join[i].mono = hm_t.mono;
+	hm.join[i].used = true;
+	pthread_mutex_unlock(&hm.join_lock);
+}
+
+static void *trampoline(void *p)
+{
+	struct hm_start s = *(struct hm_start *)p;
+	void *ret;
+
+	free(p);
+	hm_t.inited = true;
+	hm_t.index = s.index;
+	hm_t.wall = s.wall;
+	hm_t.mono = s.mono;
+	hm_t.cpu = 0;
+	hm_t.spins = 0;
+	hm_t.rng_ready = false;
+	pthread_cleanup_push(thread_exited, NULL);
+	ret = s.fn(s.arg);
+	pthread_cleanup_pop(1);
+	return ret;
+}
+
+HM_EXPORT int pthread_join(pthread_t t, void **ret)
+{
+	int r;
+
+	hm_ready();
+	r = hm.real.pthread_join(t, ret);
+	if (r == 0 && hm.active) {
+		pthread_mutex_lock(&hm.join_lock);
+		for (unsigned i = 0; i < JOIN_SLOTS; i++)
+			if (hm.join[i].used && pthread_equal(hm.join[i].t, t)) {
+				hm.join[i].used = false;
+				if (hm.clock)
+					hm_clock_merge(hm.join[i].wall, hm.join[i].mono);
+				break;
+			}
+		pthread_mutex_unlock(&hm.join_lock);
+	}
+	return r;
+}
+
+HM_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+			     void *arg)
+{
+	struct hm_start *s;
+	int r;
+
+	hm_ready();
+	if (!hm.active || !(s = malloc(sizeof(*s))))
+		return hm.real.pthread_create(t, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	s->index = atomic_fetch_add(&hm.threads, 1) + 1;
+	s->wall = hm_t.wall;
+	s->mono = hm_t.mono;
+	r = hm.real.pthread_create(t, attr, trampoline, s);
+	if (r)
+		free(s);
+	return r;
+}
+
+/* ---- exit time, and reaping ---- */
+
+static char *exit_path(char *buf, pid_t pid)
+{
+	char *p = append(buf, EXIT_DIR);
+
+	hm_fmt_u64(p, 22, (uint64_t)pid);
+	return buf;
+}
+
+void hm_publish_exit(void)
+{
+	char path[64], line[HM_LINEAGE_MAX + 96], *p = line;
+	pid_t me = hm_sys(SYS_getpid, 0, 0, 0);
+	long fd;
+
+	if (!hm.active || !hm.publish_exit || !hm.clock || !hm_t.inited)
+		return;
+	/* An orphan's new parent (init, a subreaper) would never collect the file. A
+	 * vfork child (me != hm.pid) that failed to exec is its parent's child. */
+	if (me == hm.pid && hm_sys(SYS_getppid, 0, 0, 0) != hm.ppid)
+		return;
+	exit_path(path, me);
+	p += hm_fmt_u64(p, 22, hm.seed);
+	*p++ = ' ';
+	p = append(p, hm.lineage);
+	*p++ = ' ';
+	p += hm_fmt_i64(p, 22, hm_t.wall);
+	*p++ = ' ';
+	p += hm_fmt_i64(p, 22, hm_t.mono);
+	*p++ = '\n';
+	fd = hm_sys6(SYS_openat, AT_FDCWD, (long)path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		     0600, 0, 0);
+	if (fd < 0)
+		return;
+	hm_sys(SYS_write, fd, line, p - line);
+	hm_sys(SYS_close, fd, 0, 0);
+}
+
+/* A child we reaped: merge its exit clock if it left one for us. */
+static void reaped(pid_t pid)
+{
+	char path[64], buf[HM_LINEAGE_MAX + 96], *key;
+	const char *p;
+	uint64_t seed;
+	int64_t wall, mono;
+	size_t plen = strlen(hm.lineage);
+	long fd, n;
+
+	if (!hm.active || !hm.clock || pid <= 0)
+		return;
+	exit_path(path, pid);
+	fd = hm_sys6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return;
+	n = hm_sys(SYS_read, fd, buf, sizeof(buf) - 1);
+	hm_sys(SYS_close, fd, 0, 0);
+	hm_sys(SYS_unlink, path, 0, 0);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	/* "seed lineage wall mono": ours only if same seed and a child of our key */
+	if (!(p = hm_parse_dec_u64(buf, &seed)) || seed != hm.seed || *p++ != ' ')
+		return;
+	key = (char *)p;
+	if (strncmp(key, hm.lineage, plen) || key[plen] != '.')
+		return;
+	p = key + plen + 1;
+	if (!(p = hm_parse_dec_u64(p, &seed)) || *p++ != ' ' || !(p = hm_parse_dec_i64(p, &wall)) ||
+	    *p++ != ' ' || !(p = hm_parse_dec_i64(p, &mono)))
+		return;
+	hm_clock_merge(wall, mono);
+}
+
+static bool terminated(int status)
+{
+	return WIFEXITED(status) || WIFSIGNALED(status);
+}
+
+HM_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
+{
+	int st, e;
+	pid_t r;
+
+	hm_ready();
+	r = hm.real.waitpid(pid, &st, options);
+	if (r > 0) {
+		e = errno;
+		if (status)
+			*status = st;
+		if (terminated(st))
+			reaped(r);
+		errno = e;
+	}
+	return r;
+}
+
+HM_EXPORT pid_t wait(int *status)
+{
+	return waitpid(-1, status, 0);
+}
+
+HM_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
+{
+	int st, e;
+	pid_t r;
+
+	hm_ready();
+	r = hm.real.wait4(pid, &st, options, ru);
+	if (r > 0) {
+		e = errno;
+		if (status)
+			*status = st;
+		if (terminated(st))
+			reaped(r);
+		errno = e;
+	}
+	return r;
+}
+
+HM_EXPORT pid_t wait3(int *status, int options, struct rusage *ru)
+{
+	return wait4(-1, status, options, ru);
+}
+
+HM_EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
+{
+	int r, e;
+
+	hm_ready();
+	r = hm.real.waitid(type, id, info, options);
+	if (r == 0 && info && info->si_pid > 0 && !(options & WNOWAIT) &&
+	    (info->si_code == CLD_EXITED || info->si_code == CLD_KILLED ||
+	     info->si_code == CLD_DUMPED)) {
+		e = errno;
+		reaped(info->si_pid);
+		errno = e;
+	}
+	return r;
+}
+
+HM_EXPORT void _exit(int status)
+{
+	if (hm.ready && hm.active)
+		hm_publish_exit();
+	if (hm.real._exit)
+		hm.real._exit(status);
+	for (;;)
+		hm_sys(SYS_exit_group, status, 0, 0);
+}
+
+HM_EXPORT void _Exit(int status)
+{
+	_exit(status);
+}
