@@ -6,9 +6,9 @@
  * process without it), and reads of /dev/urandom and /dev/random.
  *
  * Every program first looks up the current cgroup in hm_policy (shared with
- * net.bpf.c): processes that are not enrolled leave at once. Programs on
- * syscalls every process makes (openat, read) are attached by the daemon
- * only while runs exist.
+ * net.bpf.c): processes that are not enrolled leave at once. The daemon
+ * attaches these programs only while runs exist, so a machine where nothing
+ * is enrolled pays nothing.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

@@ -28,9 +28,9 @@ struct hmd_bpf {
 	struct net_bpf *net;
 	struct net_lsm_bpf *lsm;
 	struct trace_bpf *trace;
-	struct bpf_link *lazy[8]; /* programs on hot syscalls, while runs exist */
+	struct bpf_link *lazy[24]; /* tracing programs, attached while runs exist */
 	int n_lazy;
-	int lazy_att; /* index of their entry in the attach table */
+	int trace_att; /* index of their first entry in the attach table */
 	struct hmd_attach *att;
 	bool mounted_tracefs;
 	struct bpf_link *links[HMD_LINKS_MAX];
@@ -149,101 +149,90 @@ static int ensure_tracefs(struct hmd_bpf *b)
 	return 0;
 }
 
-static int attach_trace_prog(struct hmd_bpf *b, struct bpf_program *p, struct bpf_link **slot)
-{
-	struct bpf_link *l = bpf_program__attach(p);
+/* The kernel's view: process lifecycle, time/entropy syscalls and
+ * /dev/urandom reads. Loaded at start-up, attached only while runs exist:
+ * syscall tracepoints run for every process on the machine, so a daemon
+ * with no runs must not have them attached (the kernel here has neither
+ * kprobes nor trampolines, which could have narrowed them further). */
+static const char *const trace_groups[] = { "trace/sched", "trace/syscalls", "trace/random-fds" };
 
-	if (!l)
-		return -errno;
-	*slot = l;
-	return 0;
-}
-
-/* The kernel's view: process lifecycle and time/entropy syscalls, always
- * attached (they fire only on rare events or rare syscalls); the programs
- * on openat/read/close are attached only while runs exist. */
 static void load_trace(struct hmd_bpf *b, struct hmd_attach *att, int *n)
 {
 	struct trace_bpf *s;
 	int err;
 
+	b->trace_att = *n;
 	err = ensure_tracefs(b);
 	if (err < 0) {
-		note(&att[(*n)++], "trace/syscalls", false, -err, "cannot mount tracefs");
+		for (size_t g = 0; g < ARRAY_SIZE(trace_groups); g++)
+			note(&att[(*n)++], trace_groups[g], false, -err, "cannot mount tracefs");
 		return;
 	}
 	s = trace_bpf__open();
-	if (!s) {
-		note(&att[(*n)++], "trace/sched", false, errno, "cannot open object");
-		return;
-	}
-	if (bpf_map__reuse_fd(s->maps.hm_policy, bpf_map__fd(b->net->maps.hm_policy)) ||
+	if (!s || bpf_map__reuse_fd(s->maps.hm_policy, bpf_map__fd(b->net->maps.hm_policy)) ||
 	    bpf_map__reuse_fd(s->maps.hm_allow, bpf_map__fd(b->net->maps.hm_allow)) ||
 	    bpf_map__reuse_fd(s->maps.hm_events, bpf_map__fd(b->net->maps.hm_events)) ||
 	    bpf_map__reuse_fd(s->maps.hm_dropped, bpf_map__fd(b->net->maps.hm_dropped)) ||
 	    trace_bpf__load(s)) {
 		err = errno;
-		note(&att[(*n)++], "trace/sched", false, err, "kernel refused the tracing programs");
+		for (size_t g = 0; g < ARRAY_SIZE(trace_groups); g++)
+			note(&att[(*n)++], trace_groups[g], false, err,
+			     "kernel refused the tracing programs");
 		trace_bpf__destroy(s);
 		return;
 	}
 	b->trace = s;
-	struct {
-		const char *name;
-		struct bpf_program *progs[8];
-	} groups[] = {
-		{ "trace/sched", { s->progs.hm_exec, s->progs.hm_fork, s->progs.hm_exit } },
-		{ "trace/syscalls",
-		  { s->progs.hm_getrandom_enter, s->progs.hm_getrandom_exit, s->progs.hm_clock_gettime,
-		    s->progs.hm_gettimeofday, s->progs.hm_time, s->progs.hm_clock_nanosleep,
-		    s->progs.hm_nanosleep } },
-	};
-	for (size_t g = 0; g < ARRAY_SIZE(groups); g++) {
-		err = 0;
-		for (int i = 0; i < 8 && groups[g].progs[i] && !err; i++) {
-			if (b->n_links == HMD_LINKS_MAX)
-				err = -ENOSPC;
-			else if (!(err = attach_trace_prog(b, groups[g].progs[i], &b->links[b->n_links])))
-				b->n_links++;
-		}
-		note(&att[(*n)++], groups[g].name, false, -err, err ? strerror(-err) : NULL);
-	}
-	b->lazy_att = (*n)++;
-	note(&att[b->lazy_att], "trace/random-fds", false, EAGAIN, "attached while runs exist");
+	for (size_t g = 0; g < ARRAY_SIZE(trace_groups); g++)
+		note(&att[(*n)++], trace_groups[g], false, EAGAIN, "attached while runs exist");
 }
 
 int hmd_bpf_trace_lazy(struct hmd_bpf *b, bool on)
 {
-	struct bpf_program *progs[] = {
-		b->trace ? b->trace->progs.hm_openat_enter : NULL,
-		b->trace ? b->trace->progs.hm_openat_exit : NULL,
-		b->trace ? b->trace->progs.hm_read_enter : NULL,
-		b->trace ? b->trace->progs.hm_read_exit : NULL,
-		b->trace ? b->trace->progs.hm_close_enter : NULL,
-	};
+	struct trace_bpf *s = b->trace;
 	int err = 0;
 
-	if (!b->trace || on == (b->n_lazy > 0))
+	if (!s || on == (b->n_lazy > 0))
 		return 0;
-	if (on) {
-		for (size_t i = 0; i < ARRAY_SIZE(progs) && !err; i++)
-			if (!(err = attach_trace_prog(b, progs[i], &b->lazy[b->n_lazy])))
-				b->n_lazy++;
+	struct bpf_program *groups[3][8] = {
+		{ s->progs.hm_exec, s->progs.hm_fork, s->progs.hm_exit },
+		{ s->progs.hm_getrandom_enter, s->progs.hm_getrandom_exit, s->progs.hm_clock_gettime,
+		  s->progs.hm_gettimeofday, s->progs.hm_time, s->progs.hm_clock_nanosleep,
+		  s->progs.hm_nanosleep },
+		{ s->progs.hm_openat_enter, s->progs.hm_openat_exit, s->progs.hm_read_enter,
+		  s->progs.hm_read_exit, s->progs.hm_close_enter },
+	};
+	for (size_t g = 0; g < 3; g++) {
+		int gerr = 0;
+
+		for (int i = 0; on && i < 8 && groups[g][i] && !gerr; i++) {
+			struct bpf_link *l;
+
+			if (b->n_lazy == (int)ARRAY_SIZE(b->lazy)) {
+				gerr = -ENOSPC;
+				break;
+			}
+			l = bpf_program__attach(groups[g][i]);
+			if (!l)
+				gerr = -errno;
+			else
+				b->lazy[b->n_lazy++] = l;
+		}
+		note(&b->att[b->trace_att + g], trace_groups[g], false,
+		     on && !gerr ? 0 : gerr ? -gerr : EAGAIN,
+		     gerr ? strerror(-gerr) : "attached while runs exist");
+		if (gerr)
+			err = gerr;
 	}
-	if (!on || err) {
+	if (!on) {
+		uint64_t key;
+		int fd = bpf_map__fd(s->maps.hm_random_fds);
+
 		while (b->n_lazy)
 			bpf_link__destroy(b->lazy[--b->n_lazy]);
 		/* Descriptors opened meanwhile are unknown now: start afresh. */
-		uint64_t key, next;
-		int fd = bpf_map__fd(b->trace->maps.hm_random_fds);
-
-		while (!bpf_map_get_next_key(fd, NULL, &next)) {
-			key = next;
+		while (!bpf_map_get_next_key(fd, NULL, &key))
 			bpf_map_delete_elem(fd, &key);
-		}
 	}
-	note(&b->att[b->lazy_att], "trace/random-fds", false, on && !err ? 0 : err ? -err : EAGAIN,
-	     err ? strerror(-err) : "attached while runs exist");
 	return err;
 }
 

@@ -11,6 +11,8 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/stat.h>
+#include <sys/file.h>
+#include <fcntl.h>
 #include <systemd/sd-daemon.h>
 #include "util.h"
 #include "daemon.h"
@@ -50,7 +52,29 @@ static void usage(FILE *f)
 		HM_DEFAULT_SOCKET);
 }
 
-static volatile sig_atomic_t dummy;
+/* flock a per-subtree file in the runtime directory, waiting a few seconds
+ * for a daemon that is shutting down. Returns the fd (held for life). */
+static int take_lock(const char *runtime_dir, const char *subtree)
+{
+	char path[4096];
+	int fd;
+
+	if (strchr(subtree, '/'))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s/%s.lock", runtime_dir, subtree);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	for (int i = 0; i < 100; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
+		if (errno != EWOULDBLOCK)
+			break;
+		usleep(50000);
+	}
+	close(fd);
+	return -EBUSY;
+}
 
 int main(int argc, char **argv)
 {
@@ -69,7 +93,7 @@ int main(int argc, char **argv)
 		   *runtime_dir = "/run/hermetic";
 	struct epoll_event ev;
 	sigset_t mask;
-	int c, r, sfd = -1, tfd = -1, rc = 1;
+	int c, r, sfd = -1, tfd = -1, lock_fd = -1, rc = 1;
 	bool running = true, lsm_only = false;
 
 	if (!socket_path || !*socket_path)
@@ -138,6 +162,14 @@ int main(int argc, char **argv)
 		hmd_log("Failed to create '%s': %s", runtime_dir, strerror(errno));
 		return 1;
 	}
+	/* One daemon per subtree: a second one (or one started while the last
+	 * is still shutting down) would remove what the other uses. */
+	lock_fd = take_lock(runtime_dir, subtree);
+	if (lock_fd < 0) {
+		hmd_log("another hermeticd is using cgroup subtree '%s' (lock in %s)", subtree,
+			runtime_dir);
+		goto out;
+	}
 	r = hmd_cgroup_setup(&d.cg, subtree, runtime_dir);
 	if (r < 0) {
 		hmd_log("Failed to set up cgroup subtree '%s': %s", subtree, strerror(-r));
@@ -145,7 +177,7 @@ int main(int argc, char **argv)
 	}
 	r = hmd_bpf_load(&d.bpf, d.cg.subtree_fd, lsm_only, d.attach, &d.n_attach);
 	for (int i = 0; i < d.n_attach; i++)
-		if (!d.attach[i].attached)
+		if (!d.attach[i].attached && d.attach[i].err != EAGAIN)
 			hmd_log("%s %s: %s", d.attach[i].required ? "required" : "optional",
 				d.attach[i].name, d.attach[i].why);
 	if (r < 0) {
@@ -223,7 +255,7 @@ int main(int argc, char **argv)
 					/* nothing to do */
 				}
 				hmd_runs_reap(&d);
-				/* Detach the hot-syscall tracers once idle for a while,
+				/* Detach the tracers once idle for a while,
 				 * so back-to-back runs don't pay for attaching. */
 				if (!d.n_runs && hm_now_ns() - d.idle_since_ns > 10000000000ULL)
 					hmd_bpf_trace_lazy(d.bpf, false);
@@ -262,5 +294,7 @@ out:
 		close(tfd);
 	if (d.epfd >= 0)
 		close(d.epfd);
+	if (lock_fd >= 0)
+		close(lock_fd); /* the file stays: removing it would race a waiter */
 	return rc;
 }
