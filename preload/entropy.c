@@ -255,6 +255,8 @@ HM_EXPORT int close(int fd)
 		return hm_sys_errno(hm_sys(SYS_close, fd, 0, 0));
 	if (hm_randfd(fd))
 		hm_randfd_set(fd, false);
+	if (hm_remotefd(fd))
+		hm_remotefd_set(fd, false);
 	return hm.real.close(fd);
 }
 
@@ -266,6 +268,8 @@ HM_EXPORT int dup2(int old, int new)
 	r = hm.real.dup2(old, new);
 	if (r >= 0 && hm.rng && old != new)
 		hm_randfd_set(r, hm_randfd(old));
+	if (r >= 0 && old != new)
+		hm_remotefd_set(r, hm_remotefd(old));
 	return r;
 }
 
@@ -277,6 +281,8 @@ HM_EXPORT int dup3(int old, int new, int flags)
 	r = hm.real.dup3(old, new, flags);
 	if (r >= 0 && hm.rng)
 		hm_randfd_set(r, hm_randfd(old));
+	if (r >= 0)
+		hm_remotefd_set(r, hm_remotefd(old));
 	return r;
 }
 

@@ -167,7 +167,7 @@ static void init(void)
 	pthread_atfork(hm_fork_prepare, hm_fork_parent, hm_fork_child);
 	hm.active = true;
 done:
-	hm.ready = true;
+	__atomic_store_n(&hm.ready, true, __ATOMIC_RELEASE);
 	hm_t.in_init = false;
 }
 

@@ -9,6 +9,7 @@
  * numerically, or EAI_NONAME under NI_NAMEREQD.
  */
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <ctype.h>
 #include <string.h>
 #include <strings.h>
@@ -176,4 +177,67 @@ HM_EXPORT int getnameinfo(const struct sockaddr *sa, socklen_t salen, char *host
 	if (flags & NI_NAMEREQD)
 		return EAI_NONAME;
 	return hm.real.getnameinfo(sa, salen, host, hostlen, serv, servlen, flags | NI_NUMERICHOST);
+}
+
+/* ---- sockets that talk to the real network ---- */
+
+void hm_remotefd_set(int fd, bool on)
+{
+	uint64_t bit, old;
+
+	if (fd < 0 || fd >= HM_REMOTE_FDS)
+		return;
+	bit = 1ULL << (fd % 64);
+	if (on) {
+		old = atomic_fetch_or(&hm.remote_fds[fd / 64], bit);
+		if (!(old & bit))
+			atomic_fetch_add(&hm.remote_count, 1);
+	} else if (atomic_load_explicit(&hm.remote_fds[fd / 64], memory_order_relaxed) & bit) {
+		old = atomic_fetch_and(&hm.remote_fds[fd / 64], ~bit);
+		if (old & bit)
+			atomic_fetch_sub(&hm.remote_count, 1);
+	}
+}
+
+/* Not this machine: anything but loopback, the unspecified address and
+ * their IPv4-mapped forms. */
+static bool remote_addr(const struct sockaddr *sa, socklen_t len)
+{
+	if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+
+		return (a >> 24) != 127 && a != 0;
+	}
+	if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		if (IN6_IS_ADDR_V4MAPPED(a))
+			return a->s6_addr[12] != 127 && (a->s6_addr[12] | a->s6_addr[13] |
+							  a->s6_addr[14] | a->s6_addr[15]);
+		return !IN6_IS_ADDR_LOOPBACK(a) && !IN6_IS_ADDR_UNSPECIFIED(a);
+	}
+	return false;
+}
+
+/*
+ * A connection to the real network (an --allow'ed host, or anything under
+ * --network off) answers in real time: a program's 5 s timeout on it must
+ * mean 5 s, not the few milliseconds of grace after which a wait on this
+ * machine's own processes is taken as timed out. connect() remembers such
+ * sockets; close() forgets them.
+ */
+HM_EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	int r;
+
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys(SYS_connect, fd, sa, len));
+	r = hm.real.connect(fd, sa, len);
+	if (hm.clock && sa && (r == 0 || errno == EINPROGRESS) && remote_addr(sa, len)) {
+		int saved = errno;
+
+		hm_remotefd_set(fd, true);
+		errno = saved;
+	}
+	return r;
 }

@@ -48,6 +48,7 @@
 #define HM_WAIT_GRACE_NS (3LL * 1000 * 1000)
 /* While a child runs, waits are real (wait.c), re-checking the child this often. */
 #define HM_CHILD_SLICE_NS (20LL * 1000 * 1000)
+#define HM_REMOTE_FDS 4096
 /* Exit status of a process ended by the spin limit (also in hermetic.h). */
 #define HM_EXIT_SPIN 86
 /* File times: how far before the virtual start a file written at the run's real
@@ -113,6 +114,7 @@
 	X(fopen, FILE *, (const char *, const char *))                                             \
 	X(fopen64, FILE *, (const char *, const char *))                                           \
 	X(close, int, (int))                                                                       \
+	X(connect, int, (int, const struct sockaddr *, socklen_t))                                 \
 	X(fclose, int, (FILE *))                                                                   \
 	X(read, ssize_t, (int, void *, size_t))                                                    \
 	X(__read_chk, ssize_t, (int, void *, size_t, size_t))                                      \
@@ -197,7 +199,7 @@ struct hm_real {
 #define HM_ENV_MAX 64
 
 struct shim_state {
-	volatile bool ready; /* initialisation done (active or not) */
+	bool ready; /* initialisation done (active or not); release/acquire */
 	bool active; /* enrolled: HERMETIC_SEED was given */
 	bool clock; /* virtual clock */
 	bool rng; /* seeded entropy */
@@ -234,6 +236,11 @@ struct shim_state {
 	pthread_mutex_t environ_lock; /* orders system()/popen()'s environ swaps */
 	/* fds open on /dev/urandom or /dev/random, as a bitmap. */
 	_Atomic uint64_t rand_fds[1024 / 64];
+	/* Sockets connected (or connecting) to an address that is not this
+	 * machine: only --allow'ed destinations or --network off can have one.
+	 * While any is open, timed waits wait for real (wait.c). */
+	_Atomic uint64_t remote_fds[HM_REMOTE_FDS / 64];
+	_Atomic int remote_count;
 	struct hm_real real;
 };
 
@@ -262,7 +269,7 @@ void hm_thread_init(void) HM_HIDDEN;
  * itself (then use raw syscalls). Initialises the calling thread's state. */
 static inline bool hm_ready(void)
 {
-	if (likely(hm.ready)) {
+	if (likely(__atomic_load_n(&hm.ready, __ATOMIC_ACQUIRE))) {
 		if (unlikely(!hm_t.inited))
 			hm_thread_init();
 		return true;
@@ -289,6 +296,19 @@ static inline bool hm_randfd(int fd)
 {
 	return fd >= 0 && fd < 1024 &&
 	       (atomic_load_explicit(&hm.rand_fds[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
+}
+
+/* net.c: sockets talking to the real network */
+void hm_remotefd_set(int fd, bool on) HM_HIDDEN;
+static inline bool hm_remotefd(int fd)
+{
+	return fd >= 0 && fd < HM_REMOTE_FDS &&
+	       (atomic_load_explicit(&hm.remote_fds[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
+}
+
+static inline bool hm_remote_open(void)
+{
+	return atomic_load_explicit(&hm.remote_count, memory_order_relaxed) > 0;
 }
 
 /* spawn.c */

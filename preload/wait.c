@@ -20,6 +20,10 @@
  * its timeout expire in microseconds while the child is still working. Such a
  * program races a real process against time, so how many times it polls is
  * not deterministic; everything else stays so.
+ *
+ * The same holds while the process has a socket connected to the real
+ * network (an --allow'ed host, or any under --network off; see net.c): a
+ * server out there answers in real time, so a 5 s timeout waits up to 5 s.
  */
 #include <string.h>
 #include "shim.h"
@@ -60,14 +64,14 @@ static int64_t real_mono(void)
 
 /*
  * A wait that started at real time t0 for rel ns has timed out for real:
- * how long to wait for real next, because a child is still running (0: stop,
- * take the timeout as reached).
+ * how long to wait for real next, because a child is still running or a
+ * socket to the real network is open (0: stop, take the timeout as reached).
  */
 static int64_t more_real(int64_t t0, int64_t rel)
 {
 	int64_t done = real_mono() - t0;
 
-	if (done >= rel || !child_running())
+	if (done >= rel || !(hm_remote_open() || child_running()))
 		return 0;
 	return rel - done < HM_CHILD_SLICE_NS ? rel - done : HM_CHILD_SLICE_NS;
 }

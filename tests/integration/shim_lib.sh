@@ -1,14 +1,22 @@
 # Sourced by the shim_*.sh integration tests (after ../lib.sh).
 #
-# shim_run SEED CMD...: run CMD enrolled with the given seed. By default this
-# sets the environment contract (lib/config.h) by hand, exactly as
-# `hermetic enroll --no-daemon` does; SHIM_VIA_CLI=1 goes through the CLI
-# instead. To make the CLI the default, flip SHIM_VIA_CLI's default here.
+# shim_run SEED CMD...: run CMD enrolled with the given seed, through the
+# real CLI and a private daemon (root) or `--no-daemon` (not root).
+# SHIM_VIA_CLI=0 sets the environment contract (lib/config.h) by hand
+# instead, to test the shim alone.
 SHIM=$B/libhermetic-preload.so
 SHIM_NOW=1577836800000000000
 SHIM_TICK=${SHIM_TICK:-1000}
 SHIM_SPIN_LIMIT=${SHIM_SPIN_LIMIT:-1000000}
-SHIM_VIA_CLI=${SHIM_VIA_CLI:-0}
+SHIM_VIA_CLI=${SHIM_VIA_CLI:-1}
+SHIM_DAEMON_OPT=--no-daemon
+if [ "$SHIM_VIA_CLI" = 1 ] && [ "$(id -u)" = 0 ]; then
+	if start_daemon; then
+		SHIM_DAEMON_OPT=
+	else
+		echo "FAIL shim_lib: the daemon did not start"
+	fi
+fi
 
 shim_run() {
 	local seed=$1
@@ -18,7 +26,7 @@ shim_run() {
 	if [ "$SHIM_VIA_CLI" = 1 ] && [ -z "${SHIM_DNS_ALLOW:-}" ]; then
 		local err rc
 		err=$(mktemp "$T/.shim_run.XXXXXX")
-		"$HERMETIC" enroll --no-daemon --seed "$seed" --now @${SHIM_NOW%000000000} \
+		"$HERMETIC" enroll $SHIM_DAEMON_OPT --seed "$seed" --now @${SHIM_NOW%000000000} \
 			--tick "${SHIM_TICK}ns" --spin-limit "$SHIM_SPIN_LIMIT" -- "$@" 2>"$err"
 		rc=$?
 		# drop the CLI's --no-daemon warning; keep everything else
