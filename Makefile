@@ -77,15 +77,16 @@ $(B)/libhermetic.a: $(LIB_OBJS)
 
 $(B)/hermeticd: $(DAEMON_OBJS) $(B)/libhermetic.a
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ -lbpf -lelf -lz -ljson-c -lsystemd
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ -lbpf -lelf -lz -ljson-c -lsystemd -lzstd
 
 $(B)/hermetic: $(CLI_OBJS) $(B)/libhermetic.a
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ -ljson-c
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ -ljson-c -lzstd
 
 # The shim links only libc (and libdl/libpthread, part of glibc 2.34+): it is
 # loaded into every enrolled process, so it carries no other dependency.
-LIB_PIC_OBJS := $(LIB_SRCS:%.c=$(B)/pic/%.o)
+# journal*.c use zstd: never linked into the shim, which carries only libc.
+LIB_PIC_OBJS := $(filter-out $(B)/pic/lib/journal%.o,$(LIB_SRCS:%.c=$(B)/pic/%.o))
 $(PRELOAD): $(PRELOAD_OBJS) $(LIB_PIC_OBJS) preload/preload.map
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -shared -fPIC -Wl,--version-script=preload/preload.map \
@@ -100,7 +101,7 @@ $(B)/libhermetic.so: $(B)/pic/lib/handle.o
 $(B)/tests/%: tests/unit/%.c $(B)/libhermetic.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ -ljson-c
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ -ljson-c -lzstd
 
 $(B):
 	$(Q)mkdir -p $(B)
@@ -123,6 +124,11 @@ check: deps all
 .PHONY: bench
 bench: deps all
 	@tests/bench/bench.sh
+
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz
+fuzz: deps
+	@tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 .PHONY: vm-test
 vm-test: deps all

@@ -35,5 +35,6 @@ ssize_t cli_call(int sock, uint16_t type, const void *req, uint32_t len, int sen
 
 int cmd_enroll(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_journals(int argc, char **argv);
 
 #endif

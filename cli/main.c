@@ -14,6 +14,7 @@ static const struct verb {
 } verbs[] = {
 	{ "enroll", cmd_enroll, "run a command deterministic and offline" },
 	{ "status", cmd_status, "show the daemon, its BPF programs and active runs" },
+	{ "journals", cmd_journals, "show what a recorded run's journal holds" },
 	{ "help", cmd_help, "show this help" },
 };
 

@@ -9,7 +9,9 @@ pkgs=(
 	# tests: real programs the integration tests run
 	iproute2 curl python3 nodejs default-jdk-headless golang-go openssl sqlite3
 	perl git coreutils tar make faketime libfaketime procps util-linux libc6-dev
-	python3-pip hyperfine
+	python3-pip hyperfine strace
+	# tests/fuzz: libFuzzer's runtime for clang 14
+	libclang-rt-14-dev
 	# tests/vm: Debian's kernel under qemu, where BPF-LSM trampolines work
 	qemu-system-x86 linux-image-amd64 busybox-static cpio
 )
