@@ -22,7 +22,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "Usage: hermetic COMMAND [OPTIONS]\n\nCommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
-		fprintf(f, "  %-8s %s\n", verbs[i].name, verbs[i].summary);
+		fprintf(f, "  %-9s %s\n", verbs[i].name, verbs[i].summary);
 	fprintf(f, "\nRun 'hermetic COMMAND --help' for a command's options.\n"
 		   "Environment: HERMETIC_SOCKET overrides the daemon socket (default %s).\n",
 		HM_DEFAULT_SOCKET);
