@@ -23,6 +23,13 @@
 #define HM_ENV_NETWORK "HERMETIC_NETWORK" /* "block" | "off" */
 #define HM_ENV_DNS_ALLOW "HERMETIC_DNS_ALLOW" /* comma-separated host names */
 #define HM_ENV_PRELOAD "HERMETIC_PRELOAD" /* absolute path of the shim */
+/* Record and replay (issue 4). Spool and replay directories hold one file
+ * per stream, named "<lineage>.<thread>.<gen>.hjs" (lib/jstream.h bytes). */
+#define HM_ENV_RECORD "HERMETIC_RECORD" /* spool dir the shim writes streams to */
+#define HM_ENV_REPLAY "HERMETIC_REPLAY" /* dir of recorded streams to feed back */
+#define HM_ENV_REPLAY_STRICT "HERMETIC_REPLAY_STRICT" /* "1" (default) | "0" */
+#define HM_ENV_REPLAY_REPORT "HERMETIC_REPLAY_REPORT" /* file the shim appends outcomes to */
+#define HM_EXIT_REPLAY 87 /* a process stopped at a strict replay mismatch */
 /* Maintained by the shim itself, per process: */
 #define HM_ENV_LINEAGE "HERMETIC_LINEAGE" /* "1", "1.3", "1.3.1" */
 #define HM_ENV_VCLOCK "HERMETIC_VCLOCK" /* virtual state handed across exec */
