@@ -2,32 +2,52 @@
 /*
  * hermetic journals COMMAND: journals of recorded runs.
  *
- *   show FILE [--json] [--records]   what a journal holds, as text or JSON
+ *   list [--json] [--dir DIR]        the store's journals (or DIR's index.json)
+ *   show ID|FILE [--json] [--records] what a journal holds, as text or JSON
+ *   fetch ID [-o FILE]               copy a journal out of the store
+ *   rm ID...                         remove journals from the store
+ *   gc [--older-than 14d]            remove old journals from the store
  *
- * Reading a journal needs no daemon: show works on any file, offline.
- * The commands that work on the daemon's store (list, fetch, rm, gc) come
- * with the store; they go into the table below.
+ * Reading a journal needs no daemon: show works on any file, offline. The
+ * store belongs to hermeticd (root); a user reaches only their own journals
+ * through it, and the parsing of a journal always happens here, unprivileged.
  */
 #include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include "util.h"
 #include "config.h"
 #include "journal.h"
 #include "cli.h"
 
+#ifndef EXIT_DATAERR
 #define EXIT_DATAERR 65 /* sysexits EX_DATAERR: the journal is malformed */
+#endif
+#ifndef EXIT_NOINPUT
 #define EXIT_NOINPUT 66 /* sysexits EX_NOINPUT: the journal cannot be opened */
+#endif
+#define EXIT_CANTCREAT 73 /* sysexits EX_CANTCREAT: fetch cannot write its output */
 
+static int journals_list(int argc, char **argv);
 static int journals_show(int argc, char **argv);
+static int journals_fetch(int argc, char **argv);
+static int journals_rm(int argc, char **argv);
+static int journals_gc(int argc, char **argv);
 
 static const struct sub {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;
 } subs[] = {
-	{ "show", journals_show, "what a journal file holds: configuration, machine, processes" },
+	{ "list", journals_list, "your journals in hermeticd's store, or in a --record directory" },
+	{ "show", journals_show, "what a journal holds: configuration, machine, processes" },
+	{ "fetch", journals_fetch, "copy a journal out of the store into a file" },
+	{ "rm", journals_rm, "remove journals from the store" },
+	{ "gc", journals_gc, "remove journals older than a duration from the store" },
 };
 
 static void usage(FILE *f)
@@ -35,21 +55,25 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: hermetic journals COMMAND [OPTIONS]\n\nCommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(subs); i++)
 		fprintf(f, "  %-6s %s\n", subs[i].name, subs[i].summary);
-	fprintf(f, "\nRun 'hermetic journals COMMAND --help' for a command's options.\n");
+	fprintf(f, "\nJournals of recorded runs (enroll --record) are kept per user in hermeticd's\n"
+		   "store; you see and touch only your own. ID is a run id, as list shows it.\n"
+		   "Run 'hermetic journals COMMAND --help' for a command's options.\n");
 }
 
 static void show_usage(FILE *f)
 {
-	fprintf(f, "Usage: hermetic journals show FILE [--json] [--records]\n\n"
+	fprintf(f, "Usage: hermetic journals show ID|FILE [--json] [--records]\n\n"
 		   "Show what a journal holds: the run's configuration and command, the machine\n"
 		   "it ran on, its processes as a tree by lineage key with how many values of\n"
 		   "each kind the shim handed out, the kernel's events and how many were\n"
-		   "dropped, and the exit status. Works offline, without hermeticd.\n\n"
+		   "dropped, and the exit status. A FILE works offline, without hermeticd; an\n"
+		   "ID (a run id; a file of that name wins) is fetched from the store.\n\n"
 		   "  --json      one JSON object, for scripts\n"
 		   "  --records   also every value of every thread, in order, numbered as\n"
 		   "              replay reports them (entropy shown up to 32 bytes)\n\n"
 		   "Exit status: 0, 65 for a malformed, truncated or too new journal,\n"
-		   "66 if FILE cannot be read.\n");
+		   "66 if FILE cannot be read or the store has no journal ID of yours,\n"
+		   "69 if hermeticd cannot be reached.\n");
 }
 
 int cmd_journals(int argc, char **argv)
@@ -476,10 +500,20 @@ static void show_text(const char *path, size_t fsize, const struct hm_journal *j
 	}
 	printf("kernel     %" PRIu64 " records in %zu chunk%s", j->kernel_records, j->n_kernel,
 	       j->n_kernel == 1 ? "" : "s");
-	if (j->has_kernel_summary)
-		printf("; %" PRIu64 " events, %" PRIu64 " dropped%s", j->kernel_events,
-		       j->kernel_dropped,
-		       j->kernel_dropped ? " (the kernel's view is incomplete)" : "");
+	if (j->has_kernel_summary) {
+		/* Events the daemon received but did not keep (its memory caps)
+		 * are the difference between events and records. */
+		uint64_t not_kept = j->kernel_events > j->kernel_records
+					    ? j->kernel_events - j->kernel_records
+					    : 0;
+
+		printf("; %" PRIu64 " events, %" PRIu64 " dropped", j->kernel_events,
+		       j->kernel_dropped);
+		if (not_kept)
+			printf(", %" PRIu64 " not kept by hermeticd", not_kept);
+		if (j->kernel_dropped || not_kept)
+			printf(" (the kernel's view is incomplete)");
+	}
 	else
 		printf("; no kernel summary (recorded without hermeticd?)");
 	putchar('\n');
@@ -646,6 +680,12 @@ static void show_json(const char *path, size_t fsize, const struct hm_journal *j
 	json_object_put(o);
 }
 
+static bool is_id(const char *s);
+static uint64_t parse_id(const char *s);
+static uint8_t *fetch_bytes(uint64_t id, size_t *ret_len);
+static void show_journal(const char *name, size_t fsize, struct hm_journal *j, bool json,
+			 bool records);
+
 static int journals_show(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -654,12 +694,10 @@ static int journals_show(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	_cleanup_free_ struct proc *procs = NULL;
 	struct hm_journal *j = NULL;
 	bool json = false, records = false;
 	char err[256] = "";
 	struct stat st;
-	size_t np;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, "jrh", opts, NULL)) != -1) {
@@ -674,6 +712,25 @@ static int journals_show(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return show_usage(stderr), EXIT_USAGE;
+	if (stat(argv[optind], &st) < 0 && errno == ENOENT && is_id(argv[optind])) {
+		/* Not a file but a run id: the journal comes from the store. */
+		_cleanup_free_ uint8_t *data = NULL;
+		uint64_t id = parse_id(argv[optind]);
+		size_t len;
+		char name[64];
+
+		data = fetch_bytes(id, &len);
+		snprintf(name, sizeof(name), "store:%" PRIu64, id);
+		r = hm_journal_read(data, len, 0, &j, err, sizeof(err));
+		if (r == -EBADMSG || r == -EFBIG || r == -EPROTONOSUPPORT)
+			die(EXIT_DATAERR, "Failed to read journal %" PRIu64 " from the store: %s", id,
+			    err);
+		if (r < 0)
+			die(EXIT_INTERNAL, "Failed to read journal %" PRIu64 ": %s", id,
+			    err[0] ? err : strerror(-r));
+		show_journal(name, len, j, json, records);
+		return 0;
+	}
 	r = hm_journal_read_file(argv[optind], 0, &j, err, sizeof(err));
 	if (r == -EBADMSG || r == -EFBIG || r == -EPROTONOSUPPORT)
 		die(EXIT_DATAERR, "Failed to read journal '%s': %s", argv[optind], err);
@@ -682,14 +739,470 @@ static int journals_show(int argc, char **argv)
 		    argv[optind], err[0] ? err : strerror(-r));
 	if (stat(argv[optind], &st) < 0)
 		st.st_size = 0;
+	show_journal(argv[optind], st.st_size, j, json, records);
+	return 0;
+}
+
+/* Print and free a parsed journal. */
+static void show_journal(const char *name, size_t fsize, struct hm_journal *j, bool json,
+			 bool records)
+{
+	_cleanup_free_ struct proc *procs = NULL;
+	size_t np;
+
 	procs = calloc(j->n_streams ? j->n_streams : 1, sizeof(*procs));
 	if (!procs)
 		die(EXIT_INTERNAL, "out of memory");
 	np = group_procs(j, procs);
 	if (json)
-		show_json(argv[optind], st.st_size, j, procs, np, records);
+		show_json(name, fsize, j, procs, np, records);
 	else
-		show_text(argv[optind], st.st_size, j, procs, np, records);
+		show_text(name, fsize, j, procs, np, records);
 	hm_journal_free(j);
+}
+
+/* --- the store (hermeticd) ------------------------------------------------------------- */
+
+static bool is_id(const char *s)
+{
+	uint64_t v;
+
+	return hm_parse_u64(s, &v) == 0;
+}
+
+static uint64_t parse_id(const char *s)
+{
+	uint64_t v;
+
+	if (hm_parse_u64(s, &v) < 0)
+		die(EXIT_USAGE, "not a journal id: '%s' (a run id, as 'hermetic journals list' shows)",
+		    s);
+	return v;
+}
+
+/* An error reply of a store request: the exit code says what kind. */
+static void __attribute__((noreturn)) store_die(int err, const char *msg, const char *what)
+{
+	if (err == -ENOENT)
+		die(EXIT_NOINPUT, "%s", msg);
+	if (err == -EOPNOTSUPP)
+		die(EXIT_INTERNAL, "Failed to %s: this hermeticd has no journal store (%s)", what,
+		    msg);
+	die(EXIT_INTERNAL, "Failed to %s: %s", what, msg);
+}
+
+/* An fd of journal ID from the store, its size in *ret_size. */
+static int fetch_fd(uint64_t id, uint64_t *ret_size)
+{
+	struct hm_journal_ref ref = { .id = id };
+	struct hm_journal_info info;
+	const char *msg = "";
+	int sock = cli_connect(), fd = -1;
+	ssize_t n;
+
+	n = cli_call(sock, HM_REQ_JOURNAL_FETCH, &ref, sizeof(ref), -1, HM_REP_JOURNAL, &info,
+		     sizeof(info), true, &fd, &msg);
+	close(sock);
+	if (n < 0)
+		store_die(n, msg, "fetch the journal");
+	if (fd < 0)
+		die(EXIT_INTERNAL, "hermeticd sent no file for journal %" PRIu64, id);
+	*ret_size = info.size;
+	return fd;
+}
+
+static int read_all(int fd, void *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n = read(fd, (char *)buf + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		off += n;
+	}
+	return 0;
+}
+
+static uint8_t *fetch_bytes(uint64_t id, size_t *ret_len)
+{
+	uint64_t size;
+	_cleanup_close_ int fd = fetch_fd(id, &size);
+	uint8_t *data;
+	int r;
+
+	if (size > HM_JOURNAL_MAX_SIZE)
+		die(EXIT_DATAERR, "journal %" PRIu64 " is larger than a journal can be", id);
+	data = malloc(size ? size : 1);
+	if (!data)
+		die(EXIT_INTERNAL, "out of memory");
+	if ((r = read_all(fd, data, size)) < 0)
+		die(EXIT_INTERNAL, "Failed to read journal %" PRIu64 ": %s", id, strerror(-r));
+	*ret_len = size;
+	return data;
+}
+
+/* Every journal of the caller in the store, newest first (paged: one
+ * reply holds what fits in a message). */
+static json_object *store_list(void)
+{
+	json_object *all = json_object_new_array();
+	int sock = cli_connect();
+
+	for (;;) {
+		static char buf[HM_MSG_MAX];
+		struct hm_journal_list req = { .skip = json_object_array_length(all) };
+		const char *msg = "";
+		json_object *page;
+		ssize_t n;
+		size_t k;
+
+		n = cli_call(sock, HM_REQ_JOURNAL_LIST, &req, sizeof(req), -1, HM_REP_JOURNALS, buf,
+			     sizeof(buf) - 1, false, NULL, &msg);
+		if (n < 0)
+			store_die(n, msg, "list journals");
+		buf[n] = 0;
+		page = json_tokener_parse(buf);
+		if (!page || !json_object_is_type(page, json_type_array))
+			die(EXIT_INTERNAL, "hermeticd sent a malformed journal list");
+		k = json_object_array_length(page);
+		for (size_t i = 0; i < k; i++)
+			json_object_array_add(all, json_object_get(json_object_array_get_idx(page, i)));
+		json_object_put(page);
+		if (!k)
+			break;
+	}
+	close(sock);
+	return all;
+}
+
+static const char *jget_str(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !v)
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static void print_row(const char *id, const char *time, const char *exit, const char *size,
+		      const char *seed, const char *cmd, const char *file)
+{
+	printf("%-15s %-21s %4s %9s %-20s ", id, time, exit, size, seed);
+	put_safe(cmd);
+	if (file) {
+		printf("  ");
+		put_safe(file);
+	}
+	putchar('\n');
+}
+
+static void list_usage(FILE *f)
+{
+	fprintf(f, "Usage: hermetic journals list [--json] [--dir DIR]\n\n"
+		   "List your journals in hermeticd's store, newest first: id, the run's start\n"
+		   "time, exit status, size, seed and command. With --dir, list the journals\n"
+		   "'enroll --record=DIR' copied to DIR, from DIR/index.json (no daemon needed).\n\n"
+		   "  --json      a JSON array, for scripts\n"
+		   "  --dir DIR   read DIR/index.json instead of the store\n\n"
+		   "Exit status: 0; 65 if index.json is malformed, 66 if it is missing;\n"
+		   "69 if hermeticd cannot be reached.\n");
+}
+
+static int list_dir(const char *dir, bool json)
+{
+	char path[4096], sz[32], st_buf[32], seed[32], id[32];
+	json_object *arr;
+	size_t n;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/index.json", dir) >= sizeof(path))
+		die(EXIT_USAGE, "directory name too long: %s", dir);
+	if (access(path, R_OK) < 0)
+		die(EXIT_NOINPUT, "Failed to read '%s': %s", path, strerror(errno));
+	arr = json_object_from_file(path);
+	if (!arr || !json_object_is_type(arr, json_type_array))
+		die(EXIT_DATAERR, "'%s' is not a JSON array of journals", path);
+	n = json_object_array_length(arr);
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(arr, i);
+		const char *file = e ? jget_str(e, "file") : NULL;
+		struct stat st;
+
+		if (!e || !json_object_is_type(e, json_type_object))
+			die(EXIT_DATAERR, "'%s': entry %zu is not an object", path, i);
+		/* Sizes from the files themselves; a name is one component. */
+		if (file && !strchr(file, '/') && (size_t)snprintf(path, sizeof(path), "%s/%s",
+								   dir, file) < sizeof(path) &&
+		    lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+			json_object_object_add(e, "size", json_object_new_int64(st.st_size));
+		else
+			json_object_object_add(e, "size", NULL);
+	}
+	if (json) {
+		puts(json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY |
+							 JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(arr);
+		return 0;
+	}
+	print_row("RUN", "TIME", "EXIT", "SIZE", "SEED", "COMMAND", "FILE");
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(arr, i), *v;
+		const char *t = jget_str(e, "time"), *cmd = jget_str(e, "command");
+
+		snprintf(id, sizeof(id), "%s", jget_str(e, "run_id") ?: "-");
+		snprintf(st_buf, sizeof(st_buf), "%s", jget_str(e, "exit_status") ?: "-");
+		snprintf(seed, sizeof(seed), "%s", jget_str(e, "seed") ?: "-");
+		if (json_object_object_get_ex(e, "size", &v) && v)
+			fmt_bytes(json_object_get_int64(v), sz, sizeof(sz));
+		else
+			snprintf(sz, sizeof(sz), "missing");
+		print_row(id, t ? t : "-", st_buf, sz, seed, cmd ? cmd : "",
+			  jget_str(e, "file") ?: "-");
+	}
+	json_object_put(arr);
+	return 0;
+}
+
+static int journals_list(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "dir", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	const char *dir = NULL;
+	bool json = false;
+	json_object *arr;
+	size_t n;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "jd:h", opts, NULL)) != -1) {
+		if (c == 'j')
+			json = true;
+		else if (c == 'd')
+			dir = optarg;
+		else if (c == 'h')
+			return list_usage(stdout), 0;
+		else
+			return list_usage(stderr), EXIT_USAGE;
+	}
+	if (optind != argc)
+		return list_usage(stderr), EXIT_USAGE;
+	if (dir)
+		return list_dir(dir, json);
+	arr = store_list();
+	n = json_object_array_length(arr);
+	if (json) {
+		puts(json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY |
+							 JSON_C_TO_STRING_NOSLASHESCAPE));
+	} else if (!n) {
+		printf("no journals in the store (record one with 'hermetic enroll --record')\n");
+	} else {
+		print_row("ID", "TIME", "EXIT", "SIZE", "SEED", "COMMAND", NULL);
+		for (size_t i = 0; i < n; i++) {
+			json_object *e = json_object_array_get_idx(arr, i), *v;
+			const char *t = jget_str(e, "time"), *cmd = jget_str(e, "command");
+			char sz[32] = "-";
+
+			if (json_object_object_get_ex(e, "size", &v) && v)
+				fmt_bytes(json_object_get_int64(v), sz, sizeof(sz));
+			print_row(jget_str(e, "id") ?: "-", t ? t : "-",
+				  jget_str(e, "exit_status") ?: "-", sz, jget_str(e, "seed") ?: "-",
+				  cmd ? cmd : "", NULL);
+		}
+	}
+	json_object_put(arr);
+	return 0;
+}
+
+static void fetch_usage(FILE *f)
+{
+	fprintf(f, "Usage: hermetic journals fetch ID [-o FILE]\n\n"
+		   "Copy journal ID from hermeticd's store into FILE (default ./ID.hjournal),\n"
+		   "created 0600 under a temporary name and renamed when complete: journals hold\n"
+		   "secrets (the entropy a test turned into keys).\n\n"
+		   "  -o, --output FILE   where to write it\n\n"
+		   "Exit status: 0; 66 if the store has no journal ID of yours, 69 if hermeticd\n"
+		   "cannot be reached, 73 if FILE cannot be written.\n");
+}
+
+static int journals_fetch(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	char out_buf[64], tmp[4096], dirbuf[4096], *dir;
+	const char *out = NULL;
+	_cleanup_close_ int in = -1, fd = -1, dfd = -1;
+	static char buf[1 << 16];
+	uint64_t id, size, rnd = 0, copied = 0;
+	int c, r = 0;
+
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		if (c == 'o')
+			out = optarg;
+		else if (c == 'h')
+			return fetch_usage(stdout), 0;
+		else
+			return fetch_usage(stderr), EXIT_USAGE;
+	}
+	if (optind != argc - 1)
+		return fetch_usage(stderr), EXIT_USAGE;
+	id = parse_id(argv[optind]);
+	if (!out) {
+		snprintf(out_buf, sizeof(out_buf), "%" PRIu64 HM_JOURNAL_SUFFIX, id);
+		out = out_buf;
+	}
+	in = fetch_fd(id, &size);
+
+	/* A temporary 0600 file next to the destination, renamed when whole. */
+	snprintf(dirbuf, sizeof(dirbuf), "%s", out);
+	dir = dirname(dirbuf);
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+		rnd = hm_now_ns() ^ getpid();
+	{
+		char base[4096];
+
+		snprintf(base, sizeof(base), "%s", out);
+		if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.%016" PRIx64, dir, basename(base),
+				     rnd) >= sizeof(tmp))
+			die(EXIT_USAGE, "output path too long: %s", out);
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die(EXIT_CANTCREAT, "Failed to create '%s': %s", tmp, strerror(errno));
+	if (fchmod(fd, 0600) < 0)
+		r = -errno;
+	while (!r) {
+		ssize_t n = read(in, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		for (ssize_t off = 0; off < n && !r;) {
+			ssize_t w = write(fd, buf + off, n - off);
+
+			if (w < 0 && errno != EINTR)
+				r = -errno;
+			else if (w > 0)
+				off += w;
+		}
+		copied += n;
+	}
+	if (!r && copied != size)
+		r = -EIO;
+	if (!r && fsync(fd) < 0)
+		r = -errno;
+	if (!r && rename(tmp, out) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(tmp);
+		die(EXIT_CANTCREAT, "Failed to write '%s': %s", out, strerror(-r));
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0)
+		fsync(dfd);
+	printf("%s\n", out);
+	return 0;
+}
+
+static void rm_usage(FILE *f)
+{
+	fprintf(f, "Usage: hermetic journals rm ID...\n\n"
+		   "Remove your journals ID... from hermeticd's store.\n\n"
+		   "Exit status: 0; 66 if one of them is not in the store (the others are\n"
+		   "removed all the same), 69 if hermeticd cannot be reached.\n");
+}
+
+static int journals_rm(int argc, char **argv)
+{
+	int sock, rc = 0;
+
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		return rm_usage(stdout), 0;
+	if (argc < 2 || argv[1][0] == '-')
+		return rm_usage(stderr), EXIT_USAGE;
+	for (int i = 1; i < argc; i++)
+		parse_id(argv[i]);
+	sock = cli_connect();
+	for (int i = 1; i < argc; i++) {
+		struct hm_journal_ref ref = { .id = parse_id(argv[i]) };
+		struct hm_journal_count cnt;
+		const char *msg = "";
+		ssize_t n = cli_call(sock, HM_REQ_JOURNAL_RM, &ref, sizeof(ref), -1, HM_REP_COUNT,
+				     &cnt, sizeof(cnt), true, NULL, &msg);
+
+		if (n == -ENOENT) {
+			warnx_("%s", msg);
+			rc = EXIT_NOINPUT;
+			continue;
+		}
+		if (n < 0)
+			store_die(n, msg, "remove the journal");
+		printf("removed journal %" PRIu64 "\n", ref.id);
+	}
+	close(sock);
+	return rc;
+}
+
+static void gc_usage(FILE *f)
+{
+	fprintf(f, "Usage: hermetic journals gc [--older-than DURATION]\n\n"
+		   "Remove your journals stored more than DURATION ago (default 14d; 30m, 12h,\n"
+		   "7d, 0 for all) from hermeticd's store. The store also keeps at most a number\n"
+		   "of journals and bytes per user, removing the oldest first (hermeticd(8)).\n\n"
+		   "Exit status: 0, 69 if hermeticd cannot be reached.\n");
+}
+
+static int journals_gc(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "older-than", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct hm_journal_gc req = { .older_than_s = 14 * 86400 };
+	struct hm_journal_count cnt;
+	const char *msg = "";
+	uint64_t ns;
+	char b[32];
+	ssize_t n;
+	int c, sock;
+
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		if (c == 'o') {
+			if (hm_parse_duration(optarg, &ns) < 0)
+				die(EXIT_USAGE, "--older-than: not a duration: '%s' (e.g. 14d, 12h, 0)",
+				    optarg);
+			req.older_than_s = ns / 1000000000ULL;
+		} else if (c == 'h') {
+			return gc_usage(stdout), 0;
+		} else {
+			return gc_usage(stderr), EXIT_USAGE;
+		}
+	}
+	if (optind != argc)
+		return gc_usage(stderr), EXIT_USAGE;
+	sock = cli_connect();
+	n = cli_call(sock, HM_REQ_JOURNAL_GC, &req, sizeof(req), -1, HM_REP_COUNT, &cnt,
+		     sizeof(cnt), true, NULL, &msg);
+	close(sock);
+	if (n < 0)
+		store_die(n, msg, "remove old journals");
+	printf("removed %" PRIu64 " journal%s (%s)\n", cnt.removed, cnt.removed == 1 ? "" : "s",
+	       fmt_bytes(cnt.bytes, b, sizeof(b)));
 	return 0;
 }

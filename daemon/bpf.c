@@ -242,8 +242,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, bool lsm_only, struct hmd_attach *att,
-		 int *ret_n_att)
+int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, bool lsm_only, uint32_t ringbuf_size,
+		 struct hmd_attach *att, int *ret_n_att)
 {
 	struct hmd_bpf *b = calloc(1, sizeof(*b));
 	bool have_unix;
@@ -255,6 +255,15 @@ int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, bool lsm_only, struct hmd_
 	b->net = net_bpf__open();
 	if (!b->net) {
 		r = -errno;
+		free(b);
+		return r;
+	}
+	/* The ring buffer is shared by every program (the other objects reuse
+	 * this map): its size decides how long a burst of events the daemon
+	 * can fall behind before the kernel has to drop (and count) them. */
+	if (bpf_map__set_max_entries(b->net->maps.hm_events, ringbuf_size)) {
+		r = -errno;
+		net_bpf__destroy(b->net);
 		free(b);
 		return r;
 	}
@@ -355,8 +364,15 @@ int hmd_bpf_set_policy(struct hmd_bpf *b, uint64_t cgid, uint32_t flags, const s
 		       uint32_t n_allow)
 {
 	struct hm_net_policy pol = { .flags = flags, .n_allow = n_allow };
+	uint64_t zero = 0;
 	uint8_t one = 1;
 	int r;
+
+	/* The drop counter exists before the cgroup is enrolled, so the BPF
+	 * side only ever adds to it atomically: creating it there could race
+	 * between CPUs and lose a count. */
+	if (bpf_map_update_elem(bpf_map__fd(b->net->maps.hm_dropped), &cgid, &zero, BPF_ANY))
+		return -errno;
 
 	/* Allow entries first: the policy entry is what enrolls the cgroup. */
 	for (uint32_t i = 0; i < n_allow; i++) {

@@ -15,6 +15,14 @@
 #define HMD_MAX_RUNS_PER_UID 64
 #define HMD_MAX_RUNS_PER_CONN 8
 #define HMD_MAX_REFUSAL_KINDS 64 /* distinct destinations remembered per run */
+#define HMD_ENDED_MAX 256 /* recently ended runs remembered */
+#define HMD_ENDED_TTL_NS (600ULL * 1000000000ULL) /* for 10 minutes */
+#define HMD_KSTREAM_MAX_DEFAULT (64ULL << 20)
+#define HMD_KSTREAM_TOTAL_MAX_DEFAULT (512ULL << 20)
+#define HMD_RINGBUF_SIZE_DEFAULT (8U << 20)
+#define HMD_STORE_DEFAULT "/var/lib/hermetic/journals"
+#define HMD_STORE_MAX_JOURNALS_DEFAULT 100
+#define HMD_STORE_MAX_BYTES_DEFAULT (1ULL << 30)
 
 void hmd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern bool hmd_verbose;
@@ -56,8 +64,9 @@ struct hmd_attach {
 };
 
 struct hmd_bpf;
-int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, bool lsm_only, struct hmd_attach *att,
-		 int *ret_n_att);
+/* ringbuf_size: bytes of the event ring buffer (a power of two, >= 4096). */
+int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, bool lsm_only, uint32_t ringbuf_size,
+		 struct hmd_attach *att, int *ret_n_att);
 void hmd_bpf_unload(struct hmd_bpf *b);
 int hmd_bpf_set_policy(struct hmd_bpf *b, uint64_t cgid, uint32_t flags, const struct hm_allow *allow,
 		       uint32_t n_allow);
@@ -85,6 +94,30 @@ struct hmd_audit {
 	struct hm_audit_proc procs[HMD_MAX_PROCS];
 };
 
+/* The kernel stream of a recorded run: fixed-size records in chunks of
+ * about 1 MiB, so that growing never copies what is already kept. */
+#define HMD_KCHUNK_RECS 3120
+struct hmd_kchunk {
+	struct hmd_kchunk *next;
+	uint32_t n;
+	uint32_t pad;
+	struct hm_trace_event rec[HMD_KCHUNK_RECS];
+};
+
+/* Snapshots (KSTREAM replies) one run may have built while its processes
+ * still run; once the run's cgroup is empty the last one is reused. */
+#define HMD_KSTREAM_MAX_SNAPSHOTS 8
+
+struct hmd_kstream {
+	struct hmd_kchunk *first, *last;
+	uint64_t records;
+	uint64_t bytes; /* memory held by the chunks */
+	uint64_t dropped; /* events received but not kept (caps, no memory) */
+	int snap_fd; /* last sealed memfd handed out, -1 */
+	struct hm_kstream_hdr snap_hdr; /* what snap_fd holds */
+	uint32_t snapshots;
+};
+
 struct hmd_run {
 	uint64_t id;
 	uint64_t cgid;
@@ -103,6 +136,7 @@ struct hmd_run {
 	uint64_t events_seen;
 	struct hmd_refusal_kind kinds[HMD_MAX_REFUSAL_KINDS];
 	struct hmd_audit audit;
+	struct hmd_kstream ks; /* HM_RUN_RECORD runs only */
 	struct hmd_run *next;
 };
 
@@ -119,6 +153,35 @@ void hmd_runs_reap(struct hmd *d);
 void hmd_runs_event(struct hmd *d, const void *data, size_t size);
 void hmd_runs_audit(struct hmd *d, struct hmd_run *r, struct hm_audit *out);
 void hmd_runs_shutdown(struct hmd *d);
+/* The run's kernel stream as a sealed memfd (drain the ring buffer first).
+ * Returns the fd (the run keeps its own reference) or -errno. */
+int hmd_runs_kstream(struct hmd *d, struct hmd_run *r, struct hm_kstream_hdr *ret_hdr);
+/* Did uid own run id, live or ended within HMD_ENDED_TTL_NS? */
+bool hmd_runs_owned_recently(struct hmd *d, uint64_t id, uid_t uid);
+
+/* ---- store.c: the journal store ---- */
+struct hmd_store {
+	const char *path;
+	int fd; /* the store directory, -1 when unavailable */
+	char why[160]; /* why it is unavailable */
+	uint64_t max_journals; /* per user */
+	uint64_t max_bytes; /* per user */
+};
+
+/* Create or check the store directory (root-owned, 0711). */
+int hmd_store_open(struct hmd_store *s);
+void hmd_store_close(struct hmd_store *s);
+/* Copy a journal of uid's run into the store, then apply retention.
+ * why gets a message for the user on failure. Returns 0 or -errno. */
+int hmd_store_put(struct hmd_store *s, uid_t uid, const struct hm_journal_store *req, int fd,
+		  char *why, size_t why_size);
+/* uid's journals as a JSON array, newest first from skip, as many as fit in
+ * size bytes. Returns the length or -errno. */
+ssize_t hmd_store_list(struct hmd_store *s, uid_t uid, uint32_t skip, char *buf, size_t size);
+int hmd_store_fetch(struct hmd_store *s, uid_t uid, uint64_t id, int *ret_fd, uint64_t *ret_size);
+int hmd_store_rm(struct hmd_store *s, uid_t uid, uint64_t id, struct hm_journal_count *ret);
+int hmd_store_gc(struct hmd_store *s, uid_t uid, uint64_t older_than_s,
+		 struct hm_journal_count *ret);
 
 /* ---- server.c ---- */
 int hmd_server_listen(const char *path);
@@ -149,6 +212,18 @@ struct hmd {
 	struct hmd_conn conns[HMD_MAX_CONNS];
 	uint64_t started_ns;
 	uint64_t idle_since_ns; /* when the last run went away */
+	/* Kernel streams of recorded runs: per-run and global memory caps. */
+	uint64_t kstream_max;
+	uint64_t kstream_total_max;
+	uint64_t kstream_bytes; /* held by all runs */
+	/* Owners of recently ended runs, for JOURNAL_STORE after RUN_END. */
+	struct hmd_ended {
+		uint64_t id;
+		uid_t uid;
+		uint64_t ended_ns;
+	} ended[HMD_ENDED_MAX];
+	uint32_t ended_next;
+	struct hmd_store store;
 };
 
 /* epoll data tags: high 32 bits say what, low 32 bits which. */

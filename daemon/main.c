@@ -45,11 +45,50 @@ static void usage(FILE *f)
 		"  -r, --runtime-dir DIR   where to mount cgroup2 if none is mounted\n"
 		"                          (default /run/hermetic)\n"
 		"  -v, --verbose           log every run and libbpf warnings\n"
+		"      --store DIR         the journal store (default %s)\n"
+		"      --store-max-journals N  journals kept per user, oldest removed first\n"
+		"                          (default %d)\n"
+		"      --store-max-bytes SIZE  bytes kept per user (default 1G)\n"
+		"      --ringbuf-size SIZE the kernel's event ring buffer, a power of two\n"
+		"                          (default 8M)\n"
+		"      --kstream-max SIZE  memory for one recorded run's kernel stream\n"
+		"                          (default 64M; beyond it events are counted as dropped)\n"
+		"      --kstream-total-max SIZE  the same over all runs (default 512M)\n"
 		"      --no-cgroup-hooks   testing only: enforce with the BPF-LSM layer alone\n"
 		"                          (refuses to start where BPF-LSM is unavailable)\n"
 		"  -h, --help              show this help\n"
 		"  -V, --version           show the version\n",
-		HM_DEFAULT_SOCKET);
+		HM_DEFAULT_SOCKET, HMD_STORE_DEFAULT, HMD_STORE_MAX_JOURNALS_DEFAULT);
+}
+
+/* "64M", "8MiB", "4096", "1G": bytes. Returns 0 or -EINVAL/-ERANGE. */
+static int parse_size(const char *s, uint64_t *ret)
+{
+	char num[32], *end;
+	uint64_t v, mul = 1;
+	size_t n = strspn(s, "0123456789");
+
+	if (!n || n >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = 0;
+	end = (char *)s + n;
+	if (hm_parse_u64(num, &v) < 0)
+		return -ERANGE;
+	if (*end == 'K' || *end == 'k')
+		mul = 1ULL << 10;
+	else if (*end == 'M')
+		mul = 1ULL << 20;
+	else if (*end == 'G')
+		mul = 1ULL << 30;
+	else if (*end)
+		return -EINVAL;
+	if (*end && end[1] && strcmp(end + 1, "iB") && strcmp(end + 1, "B"))
+		return -EINVAL;
+	if (v > UINT64_MAX / mul)
+		return -ERANGE;
+	*ret = v * mul;
+	return 0;
 }
 
 /* flock a per-subtree file in the runtime directory, waiting a few seconds
@@ -84,6 +123,12 @@ int main(int argc, char **argv)
 		{ "runtime-dir", required_argument, NULL, 'r' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "no-cgroup-hooks", no_argument, NULL, 'L' },
+		{ "store", required_argument, NULL, 'S' },
+		{ "store-max-journals", required_argument, NULL, 'J' },
+		{ "store-max-bytes", required_argument, NULL, 'B' },
+		{ "ringbuf-size", required_argument, NULL, 'R' },
+		{ "kstream-max", required_argument, NULL, 'K' },
+		{ "kstream-total-max", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{},
@@ -95,6 +140,14 @@ int main(int argc, char **argv)
 	sigset_t mask;
 	int c, r, sfd = -1, tfd = -1, lock_fd = -1, rc = 1;
 	bool running = true, lsm_only = false;
+	uint64_t ringbuf_size = HMD_RINGBUF_SIZE_DEFAULT, v;
+
+	d.kstream_max = HMD_KSTREAM_MAX_DEFAULT;
+	d.kstream_total_max = HMD_KSTREAM_TOTAL_MAX_DEFAULT;
+	d.store.path = HMD_STORE_DEFAULT;
+	d.store.fd = -1;
+	d.store.max_journals = HMD_STORE_MAX_JOURNALS_DEFAULT;
+	d.store.max_bytes = HMD_STORE_MAX_BYTES_DEFAULT;
 
 	if (!socket_path || !*socket_path)
 		socket_path = HM_DEFAULT_SOCKET;
@@ -114,6 +167,42 @@ int main(int argc, char **argv)
 			break;
 		case 'L':
 			lsm_only = true;
+			break;
+		case 'S':
+			if (optarg[0] != '/') {
+				hmd_log("--store needs an absolute path: '%s'", optarg);
+				return 2;
+			}
+			d.store.path = optarg;
+			break;
+		case 'J':
+			if (hm_parse_u64(optarg, &v) < 0 || v == 0 || v > 1000000) {
+				hmd_log("--store-max-journals: not a number in 1..1000000: '%s'", optarg);
+				return 2;
+			}
+			d.store.max_journals = v;
+			break;
+		case 'B':
+		case 'R':
+		case 'K':
+		case 'T':
+			if (parse_size(optarg, &v) < 0 || v == 0) {
+				hmd_log("not a size: '%s' (e.g. 64M, 1G, 4096)", optarg);
+				return 2;
+			}
+			if (c == 'B')
+				d.store.max_bytes = v;
+			else if (c == 'K')
+				d.kstream_max = v;
+			else if (c == 'T')
+				d.kstream_total_max = v;
+			else if (v < 4096 || v > (1ULL << 30) || (v & (v - 1))) {
+				/* The kernel wants a power-of-two number of pages. */
+				hmd_log("--ringbuf-size must be a power of two from 4K to 1G: '%s'",
+					optarg);
+				return 2;
+			} else
+				ringbuf_size = v;
 			break;
 		case 'h':
 			usage(stdout);
@@ -175,7 +264,8 @@ int main(int argc, char **argv)
 		hmd_log("Failed to set up cgroup subtree '%s': %s", subtree, strerror(-r));
 		goto out;
 	}
-	r = hmd_bpf_load(&d.bpf, d.cg.subtree_fd, lsm_only, d.attach, &d.n_attach);
+	r = hmd_bpf_load(&d.bpf, d.cg.subtree_fd, lsm_only, (uint32_t)ringbuf_size, d.attach,
+			 &d.n_attach);
 	for (int i = 0; i < d.n_attach; i++)
 		if (!d.attach[i].attached && d.attach[i].err != EAGAIN)
 			hmd_log("%s %s: %s", d.attach[i].required ? "required" : "optional",
@@ -189,6 +279,11 @@ int main(int argc, char **argv)
 		hmd_log("Failed to open the event ring buffer: %s", strerror(-r));
 		goto out;
 	}
+	/* A store that cannot be used is no reason to refuse runs: store
+	 * requests answer with the reason, and it is logged once here. */
+	r = hmd_store_open(&d.store);
+	if (r < 0)
+		hmd_log("journal store '%s' unavailable: %s", d.store.path, d.store.why);
 	d.listen_fd = hmd_server_listen(socket_path);
 	if (d.listen_fd < 0) {
 		r = d.listen_fd;
@@ -284,6 +379,7 @@ out:
 	if (d.listen_fd >= 0)
 		close(d.listen_fd);
 	hmd_bpf_unload(d.bpf);
+	hmd_store_close(&d.store);
 	hmd_cgroup_teardown(&d.cg);
 	/* Last: a socket that is gone means a daemon that is gone. */
 	if (d.listen_fd >= 0)

@@ -5,6 +5,7 @@
  */
 #include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <inttypes.h>
 #include "util.h"
 #include "daemon.h"
@@ -59,6 +60,7 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, pid_t pid, const stru
 	if (!r)
 		return -ENOMEM;
 	r->fd = r->events_fd = -1;
+	r->ks.snap_fd = -1;
 	if (req->n_allow) {
 		r->allow = calloc(req->n_allow, sizeof(*allow));
 		if (!r->allow) {
@@ -102,9 +104,155 @@ fail:
 	return err;
 }
 
+static void kstream_free(struct hmd *d, struct hmd_kstream *ks)
+{
+	struct hmd_kchunk *c, *next;
+
+	for (c = ks->first; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	d->kstream_bytes -= ks->bytes;
+	if (ks->snap_fd >= 0)
+		close(ks->snap_fd);
+	memset(ks, 0, sizeof(*ks));
+	ks->snap_fd = -1;
+}
+
+/* Keep one event of a recorded run. Memory is bounded twice: per run
+ * (--kstream-max) and over all runs (--kstream-total-max); what does not
+ * fit is counted in ks->dropped, which the KSTREAM reply carries. */
+static void kstream_add(struct hmd *d, struct hmd_run *r, const struct hm_trace_event *e)
+{
+	struct hmd_kstream *ks = &r->ks;
+	struct hmd_kchunk *c = ks->last;
+
+	if (!c || c->n == HMD_KCHUNK_RECS) {
+		if (ks->bytes + sizeof(*c) > d->kstream_max ||
+		    d->kstream_bytes + sizeof(*c) > d->kstream_total_max ||
+		    !(c = malloc(sizeof(*c)))) {
+			ks->dropped++;
+			return;
+		}
+		c->next = NULL;
+		c->n = 0;
+		if (ks->last)
+			ks->last->next = c;
+		else
+			ks->first = c;
+		ks->last = c;
+		ks->bytes += sizeof(*c);
+		d->kstream_bytes += sizeof(*c);
+	}
+	c->rec[c->n++] = *e;
+	ks->records++;
+}
+
+/* A refused connection as a kernel stream record (include/hermetic/trace.h). */
+static void kstream_add_net(struct hmd *d, struct hmd_run *r, const struct hm_net_event *n)
+{
+	struct hm_trace_event e = {
+		.kind = HM_EV_NET_REFUSED,
+		.pid = n->pid,
+		.cgroup_id = n->cgroup_id,
+		.time_ns = n->time_ns,
+		.aux = n->port,
+		.arg0 = n->family,
+		.arg1 = n->proto,
+		.flags = n->op,
+		.len = 16,
+	};
+
+	memcpy(e.comm, n->comm, sizeof(e.comm));
+	memcpy(e.data, n->addr, 16);
+	kstream_add(d, r, &e);
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p = (const char *)p + w;
+		n -= w;
+	}
+	return 0;
+}
+
+int hmd_runs_kstream(struct hmd *d, struct hmd_run *r, struct hm_kstream_hdr *ret_hdr)
+{
+	struct hmd_kstream *ks = &r->ks;
+	struct hm_kstream_hdr h = {
+		.record_size = sizeof(struct hm_trace_event),
+		.records = ks->records,
+		.kernel_dropped = hmd_bpf_dropped(d->bpf, r->cgid),
+		.daemon_dropped = ks->dropped,
+	};
+	_cleanup_close_ int fd = -1;
+	int err;
+
+	if (!(r->flags & HM_RUN_RECORD))
+		return -EINVAL;
+	/* Nothing new since the last snapshot: hand out the same memfd, so a
+	 * client asking again costs no memory. */
+	if (ks->snap_fd >= 0 && !memcmp(&ks->snap_hdr, &h, sizeof(h))) {
+		*ret_hdr = h;
+		return ks->snap_fd;
+	}
+	/* Each snapshot may hold up to --kstream-max of tmpfs memory for as
+	 * long as the client keeps it: a run still producing events gets a
+	 * bounded number of them. */
+	if (ks->snapshots >= HMD_KSTREAM_MAX_SNAPSHOTS && hmd_cgroup_populated(r->fd) != 0)
+		return -EBUSY;
+	fd = memfd_create("hermetic-kstream", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if ((err = write_all(fd, &h, sizeof(h))) < 0)
+		return err;
+	for (struct hmd_kchunk *c = ks->first; c; c = c->next)
+		if ((err = write_all(fd, c->rec, c->n * sizeof(c->rec[0]))) < 0)
+			return err;
+	/* Sealed: the client reads exactly what the daemon wrote, and nobody
+	 * can change it after the fact. */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
+		return -errno;
+	if (ks->snap_fd >= 0)
+		close(ks->snap_fd);
+	ks->snap_fd = steal_fd(&fd);
+	ks->snap_hdr = h;
+	ks->snapshots++;
+	*ret_hdr = h;
+	return ks->snap_fd;
+}
+
+bool hmd_runs_owned_recently(struct hmd *d, uint64_t id, uid_t uid)
+{
+	struct hmd_run *r = hmd_runs_find(d, id);
+	uint64_t now = hm_now_ns();
+
+	if (r)
+		return r->uid == uid;
+	for (uint32_t i = 0; i < HMD_ENDED_MAX; i++)
+		if (d->ended[i].id == id && d->ended[i].ended_ns &&
+		    now - d->ended[i].ended_ns < HMD_ENDED_TTL_NS)
+			return d->ended[i].uid == uid;
+	return false;
+}
+
 static void run_free(struct hmd *d, struct hmd_run *run)
 {
 	struct hmd_run **pp;
+
+	/* Remember the owner for a while: JOURNAL_STORE may come after the
+	 * run is gone. */
+	d->ended[d->ended_next] =
+		(struct hmd_ended){ .id = run->id, .uid = run->uid, .ended_ns = hm_now_ns() };
+	d->ended_next = (d->ended_next + 1) % HMD_ENDED_MAX;
+	kstream_free(d, &run->ks);
 
 	for (pp = &d->runs; *pp; pp = &(*pp)->next)
 		if (*pp == run) {
@@ -289,12 +437,17 @@ void hmd_runs_event(struct hmd *d, const void *data, size_t size)
 	if (!r)
 		return;
 	if (e->kind != HM_EV_NET_REFUSED) {
-		if (size >= sizeof(struct hm_trace_event))
-			trace_event(r, data);
+		if (size < sizeof(struct hm_trace_event))
+			return;
+		trace_event(r, data);
+		if (r->flags & HM_RUN_RECORD)
+			kstream_add(d, r, data);
 		return;
 	}
 	if (size < sizeof(*e))
 		return;
+	if (r->flags & HM_RUN_RECORD)
+		kstream_add_net(d, r, e);
 	r->events_seen++;
 	for (uint32_t i = 0; i < r->n_kinds; i++) {
 		if (same_kind(&r->kinds[i].r, e)) {

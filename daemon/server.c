@@ -186,6 +186,21 @@ static json_object *status_json(struct hmd *d)
 		json_object_array_add(runs, j);
 	}
 	json_object_object_add(o, "runs", runs);
+	{
+		json_object *st = json_object_new_object();
+
+		json_object_object_add(st, "path", json_object_new_string(d->store.path));
+		json_object_object_add(st, "available", json_object_new_boolean(d->store.fd >= 0));
+		if (d->store.fd < 0)
+			json_object_object_add(st, "error", json_object_new_string(d->store.why));
+		json_object_object_add(st, "max_journals",
+				       json_object_new_uint64(d->store.max_journals));
+		json_object_object_add(st, "max_bytes", json_object_new_uint64(d->store.max_bytes));
+		json_object_object_add(o, "store", st);
+	}
+	/* Memory held by recorded runs' kernel streams, and its cap. */
+	json_object_object_add(o, "kstream_bytes", json_object_new_uint64(d->kstream_bytes));
+	json_object_object_add(o, "kstream_total_max", json_object_new_uint64(d->kstream_total_max));
 	return o;
 }
 
@@ -228,7 +243,7 @@ static void handle_create(struct hmd *d, int id, uint32_t seq, const void *p, ui
 					 HM_RUN_MAX_ALLOW);
 	if (len != sizeof(req) + req.n_allow * sizeof(struct hm_allow))
 		return (void)reply_error(c, seq, EBADMSG, "RUN_CREATE length does not match n_allow");
-	if (req.flags & ~(HM_RUN_NET_ENFORCE | HM_RUN_NET_LOOPBACK | HM_RUN_NET_UNIX))
+	if (req.flags & ~(HM_RUN_NET_ENFORCE | HM_RUN_NET_LOOPBACK | HM_RUN_NET_UNIX | HM_RUN_RECORD))
 		return (void)reply_error(c, seq, EINVAL, "unknown run flags 0x%x", req.flags);
 	if (c->n_runs >= HMD_MAX_RUNS_PER_CONN)
 		return (void)reply_error(c, seq, EUSERS, "too many runs on one connection");
@@ -306,6 +321,127 @@ static void handle_report(struct hmd *d, int id, uint32_t seq, const void *p, ui
 	for (uint32_t i = 0; i < r->n_kinds && rep.n < HM_REPORT_MAX; i++)
 		rep.first[rep.n++] = r->kinds[i].r;
 	hm_send(c->fd, HM_REP_REPORT, seq, &rep, sizeof(rep), -1);
+}
+
+/* The kernel stream of the peer's own recorded run, as a sealed memfd. */
+static void handle_kstream(struct hmd *d, int id, uint32_t seq, const void *p, uint32_t len)
+{
+	struct hmd_conn *c = &d->conns[id];
+	struct hmd_run *r = owned_run(d, c, seq, p, len, sizeof(struct hm_run_ref));
+	struct hm_kstream_hdr h;
+	int fd;
+
+	if (!r)
+		return;
+	/* Everything the kernel has delivered so far belongs in the answer. */
+	hmd_bpf_drain(d->bpf);
+	fd = hmd_runs_kstream(d, r, &h);
+	if (fd == -EINVAL)
+		return (void)reply_error(c, seq, EINVAL, "run %" PRIu64 " was not created to record",
+					 r->id);
+	if (fd == -EBUSY)
+		return (void)reply_error(c, seq, EBUSY,
+					 "run %" PRIu64 " is still running and has had %d snapshots",
+					 r->id, HMD_KSTREAM_MAX_SNAPSHOTS);
+	if (fd < 0)
+		return (void)reply_error(c, seq, -fd, "cannot build the kernel stream: %s",
+					 strerror(-fd));
+	/* The run keeps its reference (a second KSTREAM reuses it). */
+	hm_send(c->fd, HM_REP_KSTREAM, seq, &h, sizeof(h), fd);
+}
+
+static void handle_store(struct hmd *d, int id, uint32_t seq, const void *p, uint32_t len,
+			 int fd)
+{
+	struct hmd_conn *c = &d->conns[id];
+	struct hm_journal_store req;
+	char why[200];
+	int err;
+
+	if (len != sizeof(req))
+		return (void)reply_error(c, seq, EBADMSG, "JOURNAL_STORE payload of %u bytes, expected %zu",
+					 len, sizeof(req));
+	memcpy(&req, p, sizeof(req));
+	if (req.flags)
+		return (void)reply_error(c, seq, EINVAL, "unknown store flags 0x%x", req.flags);
+	/* Only a journal of one's own run, live or ended a short while ago:
+	 * the store is keyed by run id, and nobody may claim another's. */
+	if (!hmd_runs_owned_recently(d, req.run_id, c->uid))
+		return (void)reply_error(c, seq, ENOENT,
+					 "no run %" PRIu64 " of yours (live or ended in the last %llu min)",
+					 req.run_id, HMD_ENDED_TTL_NS / 60000000000ULL);
+	err = hmd_store_put(&d->store, c->uid, &req, fd, why, sizeof(why));
+	if (err < 0)
+		return (void)reply_error(c, seq, -err, "%s", why);
+	hm_send(c->fd, HM_REP_OK, seq, NULL, 0, -1);
+}
+
+static void handle_list(struct hmd *d, int id, uint32_t seq, const void *p, uint32_t len)
+{
+	static char out[HM_MSG_MAX - sizeof(struct hm_hdr)];
+	struct hmd_conn *c = &d->conns[id];
+	struct hm_journal_list req = {};
+	ssize_t n;
+
+	if (len != 0 && len != sizeof(req))
+		return (void)reply_error(c, seq, EBADMSG, "JOURNAL_LIST payload of %u bytes", len);
+	if (len)
+		memcpy(&req, p, sizeof(req));
+	n = hmd_store_list(&d->store, c->uid, req.skip, out, sizeof(out));
+	if (n == -ENOSYS)
+		return (void)reply_error(c, seq, ENOSYS, "the journal store is unavailable: %s",
+					 d->store.why);
+	if (n < 0)
+		return (void)reply_error(c, seq, -n, "cannot list journals: %s", strerror(-n));
+	hm_send(c->fd, HM_REP_JOURNALS, seq, out, n, -1);
+}
+
+static void handle_fetch(struct hmd *d, int id, uint32_t seq, const void *p, uint32_t len)
+{
+	struct hmd_conn *c = &d->conns[id];
+	struct hm_journal_ref ref;
+	struct hm_journal_info info = {};
+	int fd = -1, err;
+
+	if (len != sizeof(ref))
+		return (void)reply_error(c, seq, EBADMSG, "JOURNAL_FETCH payload of %u bytes", len);
+	memcpy(&ref, p, sizeof(ref));
+	err = hmd_store_fetch(&d->store, c->uid, ref.id, &fd, &info.size);
+	if (err == -ENOSYS)
+		return (void)reply_error(c, seq, ENOSYS, "the journal store is unavailable: %s",
+					 d->store.why);
+	if (err < 0)
+		return (void)reply_error(c, seq, err == -ENOENT ? ENOENT : -err,
+					 "no journal %" PRIu64 " of yours%s%s", ref.id,
+					 err == -ENOENT ? "" : ": ", err == -ENOENT ? "" : strerror(-err));
+	info.id = ref.id;
+	hm_send(c->fd, HM_REP_JOURNAL, seq, &info, sizeof(info), fd);
+	close(fd);
+}
+
+static void handle_rm_gc(struct hmd *d, int id, uint32_t type, uint32_t seq, const void *p,
+			 uint32_t len)
+{
+	struct hmd_conn *c = &d->conns[id];
+	struct hm_journal_count cnt = {};
+	uint64_t arg;
+	int err;
+
+	if (len != sizeof(arg))
+		return (void)reply_error(c, seq, EBADMSG, "payload of %u bytes, expected 8", len);
+	memcpy(&arg, p, sizeof(arg));
+	if (type == HM_REQ_JOURNAL_RM)
+		err = hmd_store_rm(&d->store, c->uid, arg, &cnt);
+	else
+		err = hmd_store_gc(&d->store, c->uid, arg, &cnt);
+	if (err == -ENOSYS)
+		return (void)reply_error(c, seq, ENOSYS, "the journal store is unavailable: %s",
+					 d->store.why);
+	if (err == -ENOENT && type == HM_REQ_JOURNAL_RM)
+		return (void)reply_error(c, seq, ENOENT, "no journal %" PRIu64 " of yours", arg);
+	if (err < 0)
+		return (void)reply_error(c, seq, -err, "cannot remove journals: %s", strerror(-err));
+	hm_send(c->fd, HM_REP_COUNT, seq, &cnt, sizeof(cnt), -1);
 }
 
 void hmd_server_handle(struct hmd *d, int id)
@@ -408,6 +544,30 @@ void hmd_server_handle(struct hmd *d, int id)
 		}
 		break;
 	}
+	case HM_REQ_RUN_KSTREAM:
+		/* The peer's own run only; the memfd is sealed and read-only to
+		 * the peer, and its size is bounded by --kstream-max. */
+		handle_kstream(d, id, h->seq, p, len);
+		break;
+	case HM_REQ_JOURNAL_STORE:
+		/* Writes only into the peer's own store directory, only a journal
+		 * of the peer's own run, copied (never linked) from a regular
+		 * file on a local filesystem, size-capped, retention applied. */
+		handle_store(d, id, h->seq, p, len, rfd);
+		break;
+	case HM_REQ_JOURNAL_LIST:
+		/* Reads only the peer's own store directory. */
+		handle_list(d, id, h->seq, p, len);
+		break;
+	case HM_REQ_JOURNAL_FETCH:
+		/* An O_RDONLY fd of a file in the peer's own store directory. */
+		handle_fetch(d, id, h->seq, p, len);
+		break;
+	case HM_REQ_JOURNAL_RM:
+	case HM_REQ_JOURNAL_GC:
+		/* Removes only files in the peer's own store directory. */
+		handle_rm_gc(d, id, h->type, h->seq, p, len);
+		break;
 	default:
 		reply_error(c, h->seq, EOPNOTSUPP, "unknown request type %u", h->type);
 	}

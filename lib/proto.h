@@ -37,6 +37,12 @@ enum hm_msg_type {
 	HM_REQ_RUN_REPORT = 6, /* hm_run_ref -> HM_REP_REPORT */
 	HM_REQ_RUN_END = 7, /* hm_run_end -> HM_REP_OK */
 	HM_REQ_RUN_AUDIT = 8, /* hm_run_ref -> HM_REP_AUDIT */
+	HM_REQ_RUN_KSTREAM = 9, /* hm_run_ref -> HM_REP_KSTREAM (+ sealed memfd) */
+	HM_REQ_JOURNAL_STORE = 10, /* hm_journal_store (+ journal fd) -> HM_REP_OK */
+	HM_REQ_JOURNAL_LIST = 11, /* none or hm_journal_list -> HM_REP_JOURNALS (JSON) */
+	HM_REQ_JOURNAL_FETCH = 12, /* hm_journal_ref -> HM_REP_JOURNAL (+ O_RDONLY fd) */
+	HM_REQ_JOURNAL_RM = 13, /* hm_journal_ref -> HM_REP_COUNT */
+	HM_REQ_JOURNAL_GC = 14, /* hm_journal_gc -> HM_REP_COUNT */
 	/* replies */
 	HM_REP_OK = 100,
 	HM_REP_ERROR = 101, /* hm_error */
@@ -45,6 +51,10 @@ enum hm_msg_type {
 	HM_REP_RUN = 104, /* hm_run */
 	HM_REP_REPORT = 105, /* hm_report */
 	HM_REP_AUDIT = 106, /* hm_audit */
+	HM_REP_KSTREAM = 107, /* hm_kstream_hdr, with the memfd */
+	HM_REP_JOURNALS = 108, /* JSON array, not NUL-terminated */
+	HM_REP_JOURNAL = 109, /* hm_journal_info, with the fd */
+	HM_REP_COUNT = 110, /* hm_journal_count */
 };
 
 struct hm_error {
@@ -66,6 +76,7 @@ struct hm_hello {
 #define HM_RUN_NET_ENFORCE 0x1u /* --network block (else off) */
 #define HM_RUN_NET_LOOPBACK 0x2u /* loopback allowed (not --no-loopback) */
 #define HM_RUN_NET_UNIX 0x4u /* unix sockets allowed (not --no-unix) */
+#define HM_RUN_RECORD 0x8u /* keep the run's kernel stream (HM_REQ_RUN_KSTREAM) */
 
 /* One --allow destination, already resolved by the client. */
 struct hm_allow {
@@ -149,6 +160,66 @@ struct hm_audit {
 	uint32_t n; /* entries in procs[]: processes without the shim first */
 	uint32_t pad;
 	struct hm_audit_proc procs[HM_AUDIT_MAX];
+};
+
+/*
+ * The kernel stream of a recorded run (HM_REQ_RUN_KSTREAM): a sealed memfd
+ * holding this header followed by `records` records of record_size bytes
+ * (struct hm_trace_event, include/hermetic/trace.h). The reply's payload is
+ * the same header. kernel_dropped: events the kernel could not put on the
+ * ring buffer; daemon_dropped: events the daemon received but did not keep
+ * (per-run or global memory cap). Nothing is lost without being counted.
+ */
+struct hm_kstream_hdr {
+	uint32_t record_size;
+	uint32_t pad;
+	uint64_t records;
+	uint64_t kernel_dropped;
+	uint64_t daemon_dropped;
+};
+
+/* HM_REQ_JOURNAL_STORE: a finished journal of the peer's run, sent with an
+ * fd (regular file or memfd) holding one zstd frame. */
+#define HM_JOURNAL_COMMAND_MAX 256
+struct hm_journal_store {
+	uint64_t run_id;
+	int32_t exit_status; /* as enroll exits: status, or 128 + signal */
+	uint32_t flags; /* 0; other values are EINVAL */
+	uint64_t seed;
+	int64_t started_ns; /* real wall-clock start, ns since the epoch */
+	char command[HM_JOURNAL_COMMAND_MAX]; /* for list; NUL-terminated */
+};
+
+/* Largest journal the store accepts (the fd's size). */
+#define HM_JOURNAL_STORE_MAX (256ULL << 20)
+
+/* HM_REQ_JOURNAL_LIST: entries newest first, starting at skip; the reply
+ * holds as many as fit in one message. Ask again with skip + count until
+ * the array is empty. An empty payload means skip 0. */
+struct hm_journal_list {
+	uint32_t skip;
+	uint32_t pad;
+};
+
+/* HM_REQ_JOURNAL_FETCH, HM_REQ_JOURNAL_RM */
+struct hm_journal_ref {
+	uint64_t id; /* the run id */
+};
+
+/* HM_REQ_JOURNAL_GC: remove the peer's journals stored more than
+ * older_than_s seconds ago (0: all of them). */
+struct hm_journal_gc {
+	uint64_t older_than_s;
+};
+
+struct hm_journal_info {
+	uint64_t id;
+	uint64_t size; /* bytes of the fd's file */
+};
+
+struct hm_journal_count {
+	uint64_t removed; /* journals */
+	uint64_t bytes; /* their sizes */
 };
 
 /* Send one message (with an optional fd via SCM_RIGHTS, -1 for none).

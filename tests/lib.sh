@@ -45,9 +45,11 @@ need_root() {
 # Start a private daemon: its own socket and cgroup subtree, so a test never
 # touches a production daemon. Sets HERMETIC_SOCKET.
 start_daemon() {
-	local name=hmtest-$$-$RANDOM
+	local name=hmtest-$$-$RANDOM store=()
 	export HERMETIC_SOCKET=$T/d.sock
-	"$HERMETICD" --socket "$HERMETIC_SOCKET" --subtree "$name" "$@" >"$T/daemon.log" 2>&1 &
+	# Its own journal store too, unless the test names one.
+	case " $* " in *" --store "*) ;; *) store=(--store "$T/store") ;; esac
+	"$HERMETICD" --socket "$HERMETIC_SOCKET" --subtree "$name" "${store[@]}" "$@" >"$T/daemon.log" 2>&1 &
 	HMD_PID=$!
 	at_exit "kill $HMD_PID; wait $HMD_PID"
 	for _ in $(seq 200); do

@@ -38,4 +38,17 @@ struct hm_trace_event {
 	__u8 data[HM_TRACE_DATA_MAX];
 };
 
+/*
+ * The kernel stream of a recorded run (docs/journal-format.md, "The kernel
+ * stream"): every event of the run as one struct hm_trace_event, whatever
+ * its kind, so that the stream is an array of fixed-size records.
+ * A refused connection (struct hm_net_event on the ring buffer) becomes:
+ *   kind  HM_EV_NET_REFUSED (1)   pid, cgroup_id, time_ns, comm as received
+ *   data  the address, 16 bytes (IPv4-mapped for AF_INET), len 16
+ *   aux   the port (host order)   flags  the operation (HM_OP_*)
+ *   arg0  the family (HM_FAMILY_*) arg1  the protocol (IPPROTO_*)
+ *   tid, ret  0
+ */
+#define HM_KSTREAM_RECORD_SIZE 336 /* sizeof(struct hm_trace_event) */
+
 #endif
