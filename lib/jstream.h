@@ -174,6 +174,37 @@ int hm_jstream_put_wait(struct hm_jstream_enc *e, enum hm_jwait_call call, bool 
 			int64_t result, uint64_t vtime_ns);
 int hm_jstream_put_end(struct hm_jstream_enc *e, enum hm_jend_reason reason);
 
+/* hm_jstream_put_clock's hot path, inline for the shim (every clock read of a
+ * recording process): a reading of clock ids 0..14 while the buffer has room
+ * is encoded in place; anything else goes to hm_jstream_put_clock. The bytes
+ * are the same either way. */
+static inline int hm_jstream_put_clock_fast(struct hm_jstream_enc *e, enum hm_jclock_call call,
+					    int32_t clock_id, int64_t ns)
+{
+	if (__builtin_expect(!e->err && !e->ended && (unsigned)call <= HM_JC_MAX && clock_id >= 0 &&
+				     clock_id < HM_JSTREAM_CLOCK_SLOTS - 1 && e->cap - e->len >= 16,
+			     1)) {
+		unsigned s = (unsigned)clock_id;
+		uint64_t v = (uint64_t)ns, d = v - e->pred.last[s], dd = d - e->pred.delta[s];
+		uint64_t z = (dd << 1) ^ (0 - (dd >> 63)); /* zigzag */
+		uint8_t *p = e->buf + e->len;
+		size_t n = 1;
+
+		p[0] = (uint8_t)(s << 3 | call);
+		while (z >= 0x80) {
+			p[n++] = (uint8_t)(z | 0x80);
+			z >>= 7;
+		}
+		p[n++] = (uint8_t)z;
+		e->len += n;
+		e->pred.last[s] = v;
+		e->pred.delta[s] = d;
+		e->n_records++;
+		return 0;
+	}
+	return hm_jstream_put_clock(e, call, clock_id, ns);
+}
+
 /* Write buffered bytes to fd (no-op in memory mode). 0 or -errno. */
 int hm_jstream_flush(struct hm_jstream_enc *e);
 

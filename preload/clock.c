@@ -119,11 +119,136 @@ void hm_clock_merge(int64_t wall, int64_t mono)
 	}
 }
 
+/* Replay: the recorded reading of id is the thread's view of that clock
+ * now, so that deadlines computed from it (wait.c) and children's clocks
+ * continue from what the program saw. */
+void hm_clock_follow(clockid_t id, int64_t ns)
+{
+	if (is_wall_id(id)) {
+		hm_t.wall = id == CLOCK_TAI ? ns - HM_TAI_OFFSET : ns;
+	} else if (is_cpu_id(id)) {
+		hm_t.cpu = ns;
+	} else if (hm_clock_virtual_id(id)) {
+		hm_t.mono = ns;
+		hm_t.mono_ticked = false;
+	}
+}
+
+/* Replay: a wait ended at monotonic time mono (never backwards); the wall
+ * clock moves with it. */
+void hm_clock_jump(int64_t mono)
+{
+	int64_t now = hm_clock_now(CLOCK_MONOTONIC);
+
+	hm_t.spins = 0;
+	if (mono > now) {
+		hm_t.wall += mono - now;
+		hm_t.mono = mono;
+		hm_t.mono_ticked = false;
+	}
+}
+
+/*
+ * The journal path (HERMETIC_RECORD, HERMETIC_REPLAY): the reading is the
+ * recorded one (replay), else the live one - virtual where the shim
+ * virtualises the clock, else the real call's, in ns - and is recorded.
+ * False if the real call failed (errno set; nothing recorded or consumed).
+ */
+static bool live_reading(enum hm_jclock_call call, clockid_t id, int64_t *ns)
+{
+	struct timespec ts;
+	struct timeval tv;
+	struct timeb tb;
+	clock_t c;
+	time_t t;
+
+	/* Replay keeps virtual time whatever the mode: a timing reading the
+	 * recording had no answer for continues from the last replayed one. */
+	if ((hm.clock || ((hm.jr & HM_JR_REPLAY) && !is_wall_id(id))) && hm_clock_virtual_id(id)) {
+		*ns = read_clock(id);
+		return true;
+	}
+	switch (call) {
+	case HM_JC_GETTIMEOFDAY:
+		if (hm.real.gettimeofday(&tv, NULL))
+			return false;
+		*ns = (int64_t)tv.tv_sec * NSEC_PER_SEC + tv.tv_usec * 1000;
+		return true;
+	case HM_JC_TIME:
+		if ((t = hm.real.time(NULL)) == (time_t)-1)
+			return false;
+		*ns = (int64_t)t * NSEC_PER_SEC;
+		return true;
+	case HM_JC_TIMESPEC_GET:
+		if (!hm.real.timespec_get || hm.real.timespec_get(&ts, TIME_UTC) != TIME_UTC)
+			return false;
+		*ns = ts_to_ns(&ts);
+		return true;
+	case HM_JC_FTIME:
+		if (!hm.real.ftime || hm.real.ftime(&tb))
+			return false;
+		*ns = (int64_t)tb.time * NSEC_PER_SEC + (int64_t)tb.millitm * 1000000;
+		return true;
+	case HM_JC_CLOCK:
+		if (!hm.real.clock || (c = hm.real.clock()) == (clock_t)-1)
+			return false;
+		*ns = (int64_t)c * (NSEC_PER_SEC / CLOCKS_PER_SEC);
+		return true;
+	default:
+		if (hm.real.clock_gettime(id, &ts))
+			return false;
+		*ns = ts_to_ns(&ts);
+		return true;
+	}
+}
+
+static __attribute__((noinline)) bool jr_reading(enum hm_jclock_call call, clockid_t id,
+						 int64_t *ns)
+{
+	if (!((hm.jr & HM_JR_REPLAY) && hm_jr_get_clock(call, id, ns)) &&
+	    !live_reading(call, id, ns))
+		return false;
+	if (hm.jr & HM_JR_RECORD)
+		hm_jr_put_clock(call, id, *ns);
+	return true;
+}
+
+static __attribute__((noinline)) int clock_gettime_jr(clockid_t id, struct timespec *ts)
+{
+	int64_t ns;
+
+	/* An id that is not always valid must be valid before a value is consumed. */
+	if (!hm_clock_virtual_id(id) && (hm.jr & HM_JR_REPLAY) && hm.real.clock_gettime(id, ts))
+		return -1;
+	if (!jr_reading(HM_JC_CLOCK_GETTIME, id, &ns))
+		return -1;
+	*ts = ns_to_ts(ns);
+	return 0;
+}
+
+/* Recording a virtual clock (and not replaying): the hot path of a recording. */
+static inline bool record_virtual(clockid_t id)
+{
+	return hm.jr == HM_JR_RECORD && hm.clock && hm_clock_virtual_id(id);
+}
+
 HM_EXPORT int clock_gettime(clockid_t id, struct timespec *ts)
 {
+	int64_t ns;
+
 	if (unlikely(!hm_ready()))
 		return hm_sys_errno(hm_sys(SYS_clock_gettime, id, ts, 0));
-	if (!hm.clock || !hm_clock_virtual_id(id))
+	if (!hm.clock_hook)
+		return hm.real.clock_gettime(id, ts);
+	if (unlikely(hm.jr)) {
+		if (!record_virtual(id))
+			return clock_gettime_jr(id, ts);
+		ns = read_clock(id);
+		*ts = ns_to_ts(ns);
+		hm_jr_put_clock(HM_JC_CLOCK_GETTIME, id, ns);
+		return 0;
+	}
+	if (!hm_clock_virtual_id(id))
 		return hm.real.clock_gettime(id, ts);
 	*ts = ns_to_ts(read_clock(id));
 	return 0;
@@ -133,15 +258,29 @@ HM_EXPORT int gettimeofday(struct timeval *tv, void *tz)
 {
 	if (unlikely(!hm_ready()))
 		return hm_sys_errno(hm_sys(SYS_gettimeofday, tv, tz, 0));
-	if (!hm.clock)
+	if (!hm.clock_hook)
 		return hm.real.gettimeofday(tv, tz);
-	if (tz)
-		memset(tz, 0, sizeof(struct timezone)); /* UTC, no DST */
+	if (tz) {
+		if (hm.clock)
+			memset(tz, 0, sizeof(struct timezone)); /* UTC, no DST */
+		else
+			hm.real.gettimeofday(NULL, tz);
+	}
 	/* glibc declares tv nonnull; callers still pass NULL */
 	__asm__("" : "+r"(tv));
 	if (tv) {
-		struct timespec ts = ns_to_ts(read_clock(CLOCK_REALTIME));
+		struct timespec ts;
+		int64_t ns;
 
+		if (likely(!hm.jr)) {
+			ns = read_clock(CLOCK_REALTIME);
+		} else if (record_virtual(CLOCK_REALTIME)) {
+			ns = read_clock(CLOCK_REALTIME);
+			hm_jr_put_clock(HM_JC_GETTIMEOFDAY, CLOCK_REALTIME, ns);
+		} else if (!jr_reading(HM_JC_GETTIMEOFDAY, CLOCK_REALTIME, &ns)) {
+			return -1;
+		}
+		ts = ns_to_ts(ns);
 		tv->tv_sec = ts.tv_sec;
 		tv->tv_usec = ts.tv_nsec / 1000;
 	}
@@ -150,13 +289,20 @@ HM_EXPORT int gettimeofday(struct timeval *tv, void *tz)
 
 HM_EXPORT time_t time(time_t *t)
 {
+	int64_t ns;
 	time_t v;
 
 	if (unlikely(!hm_ready()))
 		return hm_sys(SYS_time, t, 0, 0);
-	if (!hm.clock)
+	if (!hm.clock_hook)
 		return hm.real.time(t);
-	v = ns_to_ts(read_clock(CLOCK_REALTIME)).tv_sec;
+	if (unlikely(hm.jr)) {
+		if (!jr_reading(HM_JC_TIME, CLOCK_REALTIME, &ns))
+			return (time_t)-1;
+	} else {
+		ns = read_clock(CLOCK_REALTIME);
+	}
+	v = ns_to_ts(ns).tv_sec;
 	if (t)
 		*t = v;
 	return v;
@@ -164,21 +310,36 @@ HM_EXPORT time_t time(time_t *t)
 
 HM_EXPORT int timespec_get(struct timespec *ts, int base)
 {
-	if (unlikely(!hm_ready()) || !hm.clock)
+	int64_t ns;
+
+	if (unlikely(!hm_ready()) || !hm.clock_hook)
 		return hm.real.timespec_get ? hm.real.timespec_get(ts, base) : 0;
 	if (base != TIME_UTC)
-		return 0;
-	*ts = ns_to_ts(read_clock(CLOCK_REALTIME));
+		return hm.clock || !hm.real.timespec_get ? 0 : hm.real.timespec_get(ts, base);
+	if (unlikely(hm.jr)) {
+		if (!jr_reading(HM_JC_TIMESPEC_GET, CLOCK_REALTIME, &ns))
+			return 0;
+	} else {
+		ns = read_clock(CLOCK_REALTIME);
+	}
+	*ts = ns_to_ts(ns);
 	return base;
 }
 
 HM_EXPORT int ftime(struct timeb *tb)
 {
 	struct timespec ts;
+	int64_t ns;
 
-	if (unlikely(!hm_ready()) || !hm.clock)
+	if (unlikely(!hm_ready()) || !hm.clock_hook)
 		return hm.real.ftime ? hm.real.ftime(tb) : -1;
-	ts = ns_to_ts(read_clock(CLOCK_REALTIME));
+	if (unlikely(hm.jr)) {
+		if (!jr_reading(HM_JC_FTIME, CLOCK_REALTIME, &ns))
+			return -1;
+	} else {
+		ns = read_clock(CLOCK_REALTIME);
+	}
+	ts = ns_to_ts(ns);
 	tb->time = ts.tv_sec;
 	tb->millitm = ts.tv_nsec / 1000000;
 	tb->timezone = 0;
@@ -188,7 +349,15 @@ HM_EXPORT int ftime(struct timeb *tb)
 
 HM_EXPORT clock_t clock(void)
 {
-	if (unlikely(!hm_ready()) || !hm.clock)
+	int64_t ns;
+
+	if (unlikely(!hm_ready()) || !hm.clock_hook)
 		return hm.real.clock ? hm.real.clock() : (clock_t)-1;
-	return read_clock(CLOCK_PROCESS_CPUTIME_ID) / (NSEC_PER_SEC / CLOCKS_PER_SEC);
+	if (unlikely(hm.jr)) {
+		if (!jr_reading(HM_JC_CLOCK, CLOCK_PROCESS_CPUTIME_ID, &ns))
+			return (clock_t)-1;
+	} else {
+		ns = read_clock(CLOCK_PROCESS_CPUTIME_ID);
+	}
+	return ns / (NSEC_PER_SEC / CLOCKS_PER_SEC);
 }

@@ -35,19 +35,71 @@ void hm_random_bytes(void *buf, size_t len)
 	hm_chacha_stream_read(&hm_t.rng, buf, len);
 }
 
+/*
+ * The journal path (HERMETIC_RECORD, HERMETIC_REPLAY): the bytes are the
+ * recorded ones (replay), else live - seeded, or the real source through
+ * live() - and are recorded. Returns the bytes handed out, or live()'s
+ * failure (-1 and errno, nothing recorded or consumed).
+ */
+typedef ssize_t (*live_fn)(void *buf, size_t len, long arg);
+
+static __attribute__((noinline)) ssize_t entropy_jr(enum hm_jentropy_src src, void *buf,
+						    size_t len, live_fn live, long arg)
+{
+	ssize_t r = len;
+
+	if (!((hm.jr & HM_JR_REPLAY) && hm_jr_get_entropy(src, buf, len))) {
+		if (hm.rng)
+			hm_random_bytes(buf, len);
+		else if ((r = live(buf, len, arg)) < 0)
+			return r;
+	}
+	if (hm.jr & HM_JR_RECORD)
+		hm_jr_put_entropy(src, buf, (size_t)r);
+	return r;
+}
+
+static ssize_t live_getrandom(void *buf, size_t len, long flags)
+{
+	return hm.real.getrandom(buf, len, (unsigned)flags);
+}
+
+static ssize_t live_sys_getrandom(void *buf, size_t len, long flags)
+{
+	return hm_sys_errno(hm_sys(SYS_getrandom, buf, len, flags));
+}
+
+static ssize_t live_getentropy(void *buf, size_t len, long unused)
+{
+	if (hm.real.getentropy)
+		return hm.real.getentropy(buf, len) ? -1 : (ssize_t)len;
+	return hm_sys(SYS_getrandom, buf, len, 0) == (long)len ? (ssize_t)len : -1;
+}
+
+static ssize_t live_arc4random_buf(void *buf, size_t len, long unused)
+{
+	if (hm.real.arc4random_buf)
+		hm.real.arc4random_buf(buf, len);
+	else
+		hm_sys(SYS_getrandom, buf, len, 0);
+	return len;
+}
+
 HM_EXPORT ssize_t getrandom(void *buf, size_t len, unsigned flags)
 {
 	if (unlikely(!hm_ready()))
 		return hm_sys_errno(hm_sys(SYS_getrandom, buf, len, flags));
-	if (!hm.rng)
+	if (!hm.rng_hook)
 		return hm.real.getrandom(buf, len, flags);
+	if (unlikely(hm.jr))
+		return entropy_jr(HM_JE_GETRANDOM, buf, len, live_getrandom, flags);
 	hm_random_bytes(buf, len);
 	return len;
 }
 
 HM_EXPORT int getentropy(void *buf, size_t len)
 {
-	if (unlikely(!hm_ready()) || !hm.rng) {
+	if (unlikely(!hm_ready()) || !hm.rng_hook) {
 		if (hm.real.getentropy)
 			return hm.real.getentropy(buf, len);
 		return hm_sys(SYS_getrandom, buf, len, 0) == (long)len ? 0 : -1;
@@ -56,6 +108,8 @@ HM_EXPORT int getentropy(void *buf, size_t len)
 		errno = EIO;
 		return -1;
 	}
+	if (unlikely(hm.jr))
+		return entropy_jr(HM_JE_GETENTROPY, buf, len, live_getentropy, 0) < 0 ? -1 : 0;
 	hm_random_bytes(buf, len);
 	return 0;
 }
@@ -64,10 +118,14 @@ HM_EXPORT uint32_t arc4random(void)
 {
 	uint32_t v;
 
-	if (unlikely(!hm_ready()) || !hm.rng) {
+	if (unlikely(!hm_ready()) || !hm.rng_hook) {
 		if (hm.real.arc4random)
 			return hm.real.arc4random();
 		hm_sys(SYS_getrandom, &v, sizeof(v), 0);
+		return v;
+	}
+	if (unlikely(hm.jr)) {
+		entropy_jr(HM_JE_ARC4RANDOM, &v, sizeof(v), live_arc4random_buf, 0);
 		return v;
 	}
 	hm_random_bytes(&v, sizeof(v));
@@ -76,32 +134,62 @@ HM_EXPORT uint32_t arc4random(void)
 
 HM_EXPORT void arc4random_buf(void *buf, size_t len)
 {
-	if (unlikely(!hm_ready()) || !hm.rng) {
-		if (hm.real.arc4random_buf)
-			hm.real.arc4random_buf(buf, len);
-		else
-			hm_sys(SYS_getrandom, buf, len, 0);
+	if (unlikely(!hm_ready()) || !hm.rng_hook) {
+		live_arc4random_buf(buf, len, 0);
+		return;
+	}
+	if (unlikely(hm.jr)) {
+		entropy_jr(HM_JE_ARC4RANDOM_BUF, buf, len, live_arc4random_buf, 0);
 		return;
 	}
 	hm_random_bytes(buf, len);
 }
 
-HM_EXPORT uint32_t arc4random_uniform(uint32_t upper)
+/* Uniform in [0, upper): the seeded stream, or the real function. */
+static uint32_t uniform(uint32_t upper)
 {
 	uint32_t r, min;
 
-	if (unlikely(!hm_ready()) || !hm.rng) {
-		if (hm.real.arc4random_uniform)
-			return hm.real.arc4random_uniform(upper);
-	}
+	if (!hm.rng && hm.real.arc4random_uniform)
+		return hm.real.arc4random_uniform(upper);
 	if (upper < 2)
 		return 0;
 	/* Reject the low values that would bias r % upper (as OpenBSD does). */
 	min = -upper % upper;
-	do
-		r = arc4random();
-	while (r < min);
+	do {
+		if (hm.rng)
+			hm_random_bytes(&r, sizeof(r));
+		else
+			hm_sys(SYS_getrandom, &r, sizeof(r), 0);
+	} while (r < min);
 	return r % upper;
+}
+
+static ssize_t live_uniform(void *buf, size_t len, long upper)
+{
+	uint32_t v = uniform((uint32_t)upper);
+
+	memcpy(buf, &v, sizeof(v));
+	return sizeof(v);
+}
+
+HM_EXPORT uint32_t arc4random_uniform(uint32_t upper)
+{
+	uint32_t v;
+
+	if (unlikely(!hm_ready()) || !hm.rng_hook || !hm.jr) {
+		if (!hm.rng && hm.real.arc4random_uniform)
+			return hm.real.arc4random_uniform(upper);
+		return uniform(upper);
+	}
+	/* One record: the value returned, whatever the draws behind it. */
+	if (!((hm.jr & HM_JR_REPLAY) && hm_jr_get_entropy(HM_JE_ARC4RANDOM_UNIFORM, &v, sizeof(v))))
+		live_uniform(&v, sizeof(v), upper);
+	else if (upper >= 2 && v >= upper)
+		v %= upper; /* a recording for another bound: stay in range */
+	if (hm.jr & HM_JR_RECORD)
+		hm_jr_put_entropy(HM_JE_ARC4RANDOM_UNIFORM, &v, sizeof(v));
+	return v;
 }
 
 /* syscall(2): SYS_getrandom is ours, SYS_futex waits with a timeout follow
@@ -120,11 +208,14 @@ HM_EXPORT long syscall(long n, ...)
 	e = va_arg(ap, long);
 	f = va_arg(ap, long);
 	va_end(ap);
-	if (n == SYS_getrandom && hm_ready() && hm.rng) {
+	if (n == SYS_getrandom && hm_ready() && hm.rng_hook) {
+		if (unlikely(hm.jr))
+			return entropy_jr(HM_JE_SYSCALL_GETRANDOM, (void *)a, (size_t)b,
+					  live_sys_getrandom, c);
 		hm_random_bytes((void *)a, (size_t)b);
 		return b;
 	}
-	if (n == SYS_futex && d && hm_ready() && hm.clock)
+	if (n == SYS_futex && d && hm_ready() && hm.clock_hook)
 		return hm_futex_wait((uint32_t *)a, (int)b, (uint32_t)c, (const struct timespec *)d,
 				     (uint32_t *)e, (uint32_t)f);
 	return hm_sys_errno(hm_sys6(n, a, b, c, d, e, f));
@@ -151,28 +242,46 @@ static bool rand_path(const char *path)
 	       (!strcmp(path, "/dev/urandom") || !strcmp(path, "/dev/random"));
 }
 
-/* Still a random device? (char 1:8 or 1:9) */
-static bool rand_fd_live(int fd)
+/* Still a random device? 8 for /dev/random (char 1:8), 9 for /dev/urandom
+ * (1:9), else 0. */
+static int rand_fd_live(int fd)
 {
 	struct stat st;
 
 	if (hm_sys(SYS_fstat, fd, &st, 0) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
 	    (minor(st.st_rdev) == 8 || minor(st.st_rdev) == 9))
-		return true;
+		return minor(st.st_rdev);
 	hm_randfd_set(fd, false);
-	return false;
+	return 0;
 }
 
-static inline bool serve_fd(int fd)
+/* 0: not ours to serve; else rand_fd_live's answer. */
+static inline int serve_fd(int fd)
 {
-	return hm.rng && hm_randfd(fd) && rand_fd_live(fd);
+	return hm.rng_hook && hm_randfd(fd) ? rand_fd_live(fd) : 0;
 }
 
 static int opened(int fd, const char *path)
 {
-	if (fd >= 0 && hm.rng)
+	if (fd >= 0 && hm.rng_hook)
 		hm_randfd_set(fd, rand_path(path));
 	return fd;
+}
+
+static ssize_t live_read(void *buf, size_t len, long fd)
+{
+	return hm.real.read((int)fd, buf, len);
+}
+
+/* n bytes from a random device: seeded, or through the journal. */
+static ssize_t rand_read(int fd, int minor, void *buf, size_t n)
+{
+	if (likely(!hm.jr)) {
+		hm_random_bytes(buf, n);
+		return n;
+	}
+	return entropy_jr(minor == 8 ? HM_JE_RANDOM_READ : HM_JE_URANDOM_READ, buf, n, live_read,
+			  fd);
 }
 
 #define OPEN_MODE(flags, mode)                                                                    \
@@ -266,7 +375,7 @@ HM_EXPORT int dup2(int old, int new)
 
 	hm_ready();
 	r = hm.real.dup2(old, new);
-	if (r >= 0 && hm.rng && old != new)
+	if (r >= 0 && hm.rng_hook && old != new)
 		hm_randfd_set(r, hm_randfd(old));
 	if (r >= 0 && old != new)
 		hm_remotefd_set(r, hm_remotefd(old));
@@ -279,7 +388,7 @@ HM_EXPORT int dup3(int old, int new, int flags)
 
 	hm_ready();
 	r = hm.real.dup3(old, new, flags);
-	if (r >= 0 && hm.rng)
+	if (r >= 0 && hm.rng_hook)
 		hm_randfd_set(r, hm_randfd(old));
 	if (r >= 0)
 		hm_remotefd_set(r, hm_remotefd(old));
@@ -288,12 +397,12 @@ HM_EXPORT int dup3(int old, int new, int flags)
 
 HM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
+	int m;
+
 	if (unlikely(!hm_ready()))
 		return hm_sys_errno(hm_sys(SYS_read, fd, buf, n));
-	if (unlikely(serve_fd(fd))) {
-		hm_random_bytes(buf, n);
-		return n;
-	}
+	if (unlikely(m = serve_fd(fd)))
+		return rand_read(fd, m, buf, n);
 	return hm.real.read(fd, buf, n);
 }
 
@@ -306,43 +415,58 @@ HM_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 
 HM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
+	int m;
+
 	hm_ready();
-	if (unlikely(serve_fd(fd))) {
-		hm_random_bytes(buf, n);
-		return n;
-	}
+	if (unlikely(m = serve_fd(fd)))
+		return rand_read(fd, m, buf, n);
 	return hm.real.pread(fd, buf, n, off);
 }
 
 HM_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off_t off)
 {
+	int m;
+
 	hm_ready();
-	if (unlikely(serve_fd(fd))) {
-		hm_random_bytes(buf, n);
-		return n;
-	}
+	if (unlikely(m = serve_fd(fd)))
+		return rand_read(fd, m, buf, n);
 	return hm.real.pread64(fd, buf, n, off);
 }
 
 HM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
-	ssize_t total = 0;
+	ssize_t total = 0, r;
+	int m;
 
 	hm_ready();
-	if (likely(!serve_fd(fd)))
+	if (likely(!(m = serve_fd(fd))))
 		return hm.real.readv(fd, iov, cnt);
+	/* one value per buffer */
 	for (int i = 0; i < cnt; i++) {
-		hm_random_bytes(iov[i].iov_base, iov[i].iov_len);
-		total += iov[i].iov_len;
+		if (!iov[i].iov_len)
+			continue;
+		if ((r = rand_read(fd, m, iov[i].iov_base, iov[i].iov_len)) < 0)
+			return total ? total : r;
+		total += r;
 	}
 	return total;
 }
 
-/* fopen("/dev/urandom"): a cookie stream over the same source. */
+/* fopen("/dev/urandom"): a cookie stream over the same source. The cookie
+ * is the device's minor number (8 /dev/random, 9 /dev/urandom). */
+static ssize_t live_cookie(void *buf, size_t len, long unused)
+{
+	return hm_sys_errno(hm_sys(SYS_getrandom, buf, len, 0));
+}
+
 static ssize_t cookie_read(void *cookie, char *buf, size_t n)
 {
-	hm_random_bytes(buf, n);
-	return n;
+	if (likely(!hm.jr)) {
+		hm_random_bytes(buf, n);
+		return n;
+	}
+	return entropy_jr((long)cookie == 8 ? HM_JE_RANDOM_READ : HM_JE_URANDOM_READ, buf, n,
+			  live_cookie, 0);
 }
 
 static int cookie_close(void *cookie)
@@ -354,9 +478,9 @@ static FILE *fopen_rand(const char *path, const char *mode)
 {
 	cookie_io_functions_t io = { .read = cookie_read, .close = cookie_close };
 
-	if (!hm.rng || !rand_path(path) || !mode || mode[0] != 'r' || strchr(mode, '+'))
+	if (!hm.rng_hook || !rand_path(path) || !mode || mode[0] != 'r' || strchr(mode, '+'))
 		return NULL;
-	return fopencookie(NULL, mode, io);
+	return fopencookie((void *)(long)(strcmp(path, "/dev/random") ? 9 : 8), mode, io);
 }
 
 HM_EXPORT FILE *fopen(const char *path, const char *mode)
@@ -364,7 +488,7 @@ HM_EXPORT FILE *fopen(const char *path, const char *mode)
 	FILE *f;
 
 	hm_ready();
-	if (unlikely(hm.rng && rand_path(path)) && (f = fopen_rand(path, mode)))
+	if (unlikely(hm.rng_hook && rand_path(path)) && (f = fopen_rand(path, mode)))
 		return f;
 	return hm.real.fopen(path, mode);
 }
@@ -374,7 +498,7 @@ HM_EXPORT FILE *fopen64(const char *path, const char *mode)
 	FILE *f;
 
 	hm_ready();
-	if (unlikely(hm.rng && rand_path(path)) && (f = fopen_rand(path, mode)))
+	if (unlikely(hm.rng_hook && rand_path(path)) && (f = fopen_rand(path, mode)))
 		return f;
 	return hm.real.fopen64(path, mode);
 }

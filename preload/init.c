@@ -18,6 +18,7 @@
 struct shim_state hm = {
 	.join_lock = PTHREAD_MUTEX_INITIALIZER,
 	.environ_lock = PTHREAD_MUTEX_INITIALIZER,
+	.jr_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 __thread struct shim_thread hm_t __attribute__((tls_model("initial-exec")));
 
@@ -57,6 +58,7 @@ static void snapshot_env(void)
 
 	hm.preload = NULL;
 	hm.dns_allow = "";
+	hm.rec_dir = hm.rep_dir = hm.rep_report = NULL;
 	for (char **e = environ; e && *e; e++) {
 		size_t len;
 		char *copy;
@@ -76,6 +78,12 @@ static void snapshot_env(void)
 			hm.preload = copy + strlen(HM_ENV_PRELOAD "=");
 		else if (starts_with(copy, HM_ENV_DNS_ALLOW "="))
 			hm.dns_allow = copy + strlen(HM_ENV_DNS_ALLOW "=");
+		else if (starts_with(copy, HM_ENV_RECORD "="))
+			hm.rec_dir = copy + strlen(HM_ENV_RECORD "=");
+		else if (starts_with(copy, HM_ENV_REPLAY "="))
+			hm.rep_dir = copy + strlen(HM_ENV_REPLAY "=");
+		else if (starts_with(copy, HM_ENV_REPLAY_REPORT "="))
+			hm.rep_report = copy + strlen(HM_ENV_REPLAY_REPORT "=");
 	}
 }
 
@@ -164,6 +172,8 @@ static void init(void)
 		hm.publish_exit = false;
 	}
 	snapshot_env();
+	hm.jr_strict = !env_is(HM_ENV_REPLAY_STRICT, "0", false);
+	hm_jr_init();
 	pthread_atfork(hm_fork_prepare, hm_fork_parent, hm_fork_child);
 	hm.active = true;
 done:
@@ -218,7 +228,9 @@ __attribute__((destructor)) static void hm_destructor(void)
 {
 	int saved = errno;
 
-	if (hm.active)
+	if (hm.active) {
+		hm_jr_exit();
 		hm_publish_exit();
+	}
 	errno = saved;
 }

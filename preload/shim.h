@@ -15,6 +15,7 @@
  *   spawn.c    fork/vfork/exec/posix_spawn/system/popen, lineage, wait(2) merge
  *   files.c    stat/utime families: the file-time mapping
  *   net.c      DNS refusal
+ *   record.c   recording and replay of the values the wrappers return
  *   exports.c  hermetic_shim_* functions behind include/hermetic/hermetic.h
  */
 #ifndef HERMETIC_SHIM_H
@@ -30,6 +31,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "chacha20.h"
+#include "jstream.h"
 #include "lineage.h"
 
 #define HM_EXPORT __attribute__((visibility("default")))
@@ -143,6 +145,7 @@
 	X(waitid, int, (idtype_t, id_t, siginfo_t *, int))                                         \
 	X(_exit, void, (int))                                                                      \
 	X(_Exit, void, (int))                                                                      \
+	X(abort, void, (void))                                                                     \
 	X(system, int, (const char *))                                                             \
 	X(stat, int, (const char *, struct stat *))                                                \
 	X(lstat, int, (const char *, struct stat *))                                               \
@@ -188,6 +191,12 @@
 #include <sys/timeb.h>
 #include <utime.h>
 
+/* Recording and replay (record.c), bits of shim_state.jr. */
+#define HM_JR_RECORD 1 /* HERMETIC_RECORD: journal every value returned */
+#define HM_JR_REPLAY 2 /* HERMETIC_REPLAY: return the recorded values */
+
+struct hm_jr_thread; /* one thread's streams, record.c */
+
 struct hm_real {
 #define X(name, ret, args) ret(*name) args;
 	HM_REAL_FUNCS(X)
@@ -204,6 +213,19 @@ struct shim_state {
 	bool clock; /* virtual clock */
 	bool rng; /* seeded entropy */
 	bool net_block; /* DNS refusal */
+	/* What the clock/wait and entropy wrappers must do at all: the one flag
+	 * each checks first (clock || jr, rng || jr). */
+	bool clock_hook;
+	bool rng_hook;
+	uint8_t jr; /* HM_JR_* */
+	bool jr_strict; /* HERMETIC_REPLAY_STRICT != 0 */
+	bool jr_closed; /* the image is ending (exit): no new streams, no mismatches */
+	const char *rec_dir; /* HERMETIC_RECORD's value, in env_buf */
+	const char *rep_dir; /* HERMETIC_REPLAY's value, in env_buf */
+	const char *rep_report; /* HERMETIC_REPLAY_REPORT's value, in env_buf, or NULL */
+	pid_t jr_closer; /* tid ending every stream (exit, exec), else 0 */
+	struct hm_jr_thread *jr_list; /* every thread's streams, under jr_lock */
+	pthread_mutex_t jr_lock;
 	bool publish_exit; /* our parent runs the shim: leave our exit time for it */
 	uint64_t seed;
 	int64_t now0; /* HERMETIC_NOW */
@@ -257,6 +279,9 @@ struct shim_thread {
 	int64_t cpu; /* virtual CPU time, ns */
 	uint64_t spins; /* frozen clock reads since the last sleep/wait */
 	struct hm_chacha_stream rng;
+	struct hm_jr_thread *jr; /* this thread's streams, NULL until first used */
+	bool jr_done; /* this thread's streams are closed (it is exiting) */
+	bool jw_event; /* replay: the wait in progress saw an event, wait for it */
 };
 
 extern struct shim_state hm HM_HIDDEN;
@@ -282,6 +307,8 @@ int64_t hm_clock_now(clockid_t id) HM_HIDDEN; /* virtual reading without ticking
 void hm_clock_advance(int64_t ns) HM_HIDDEN; /* sleeps: wall and monotonic move by ns */
 void hm_clock_merge(int64_t wall, int64_t mono) HM_HIDDEN; /* Lamport: at least these */
 void hm_clock_waited(void) HM_HIDDEN; /* a sleep/wait happened: reset the spin count */
+void hm_clock_follow(clockid_t id, int64_t ns) HM_HIDDEN; /* replay: a reading was id = ns */
+void hm_clock_jump(int64_t mono) HM_HIDDEN; /* replay: a wait ended at virtual mono */
 bool hm_clock_virtual_id(clockid_t id) HM_HIDDEN; /* a clock id the shim virtualises */
 
 /* wait.c: a futex(2) call made through syscall(); timeouts follow virtual time */
@@ -316,6 +343,45 @@ void hm_fork_prepare(void) HM_HIDDEN;
 void hm_fork_parent(void) HM_HIDDEN;
 void hm_fork_child(void) HM_HIDDEN;
 void hm_publish_exit(void) HM_HIDDEN;
+
+/* record.c. Recording appends to the calling thread's stream; replay takes
+ * the thread's next recorded value if it is of the kind asked (true), else
+ * reports the mismatch (strict: the process ends, exit status 87) and the
+ * caller uses a live value (false). */
+void hm_jr_init(void) HM_HIDDEN;
+void hm_jr_put_clock(enum hm_jclock_call call, clockid_t id, int64_t ns) HM_HIDDEN;
+void hm_jr_put_entropy(enum hm_jentropy_src src, const void *buf, size_t len) HM_HIDDEN;
+bool hm_jr_get_clock(enum hm_jclock_call call, clockid_t id, int64_t *ret_ns) HM_HIDDEN;
+bool hm_jr_get_entropy(enum hm_jentropy_src src, void *buf, size_t len) HM_HIDDEN;
+
+/* One timed wait or sleep through the journal: hm_jw_begin says whether the
+ * recording has it time out (true: return a timeout now, the clock has
+ * jumped; w->result is what a sleep returned), hm_jw_end records the outcome
+ * or checks it against the recording. errno is preserved. */
+struct hm_jw {
+	uint8_t call; /* enum hm_jwait_call */
+	bool replayed; /* a recorded outcome is being replayed */
+	bool rec_timed_out;
+	int64_t result; /* recorded result */
+	uint64_t vtime; /* recorded virtual monotonic time after the wait */
+	uint64_t index; /* call number */
+};
+bool hm_jw_begin(struct hm_jw *w, enum hm_jwait_call call, bool sleep) HM_HIDDEN;
+void hm_jw_end(struct hm_jw *w, bool timed_out, int64_t result) HM_HIDDEN;
+/* Wait the virtual way: clock virtual, or replay (which never waits for
+ * what the recording says timed out, and keeps its own virtual time). */
+static inline bool hm_jw_virtual(const struct hm_jw *w)
+{
+	return hm.clock || (hm.jr & HM_JR_REPLAY);
+}
+
+void hm_jr_exit(void) HM_HIDDEN; /* the process exits: end every stream */
+void hm_jr_thread_exit(void) HM_HIDDEN; /* the calling thread exits */
+void hm_jr_exec_begin(void) HM_HIDDEN; /* about to exec: end every stream */
+void hm_jr_exec_failed(void) HM_HIDDEN; /* ... and the exec failed: reopen them */
+void hm_jr_fork_prepare(void) HM_HIDDEN;
+void hm_jr_fork_parent(void) HM_HIDDEN;
+void hm_jr_fork_child(void) HM_HIDDEN;
 
 /* files.c */
 void hm_fs_init_shift(void) HM_HIDDEN;

@@ -234,6 +234,7 @@ static int do_exec(enum exec_kind kind, int fd, const char *path, char *const ar
 {
 	char key[HM_LINEAGE_MAX];
 	struct env_spec spec;
+	bool streams = false;
 	size_t size;
 	char **env;
 	void *buf;
@@ -248,6 +249,11 @@ static int do_exec(enum exec_kind kind, int fd, const char *path, char *const ar
 		size = env_size(envp);
 		buf = ENV_ALLOC(size);
 		env = buf ? env_fill(buf, envp, &spec) : (char **)envp;
+		/* The image's streams end here (not a vfork child's: they are its
+		 * parent's). */
+		streams = hm.jr && hm_sys(SYS_getpid, 0, 0, 0) == hm.pid;
+		if (streams)
+			hm_jr_exec_begin();
 	}
 	switch (kind) {
 	case EXEC_VE:
@@ -264,6 +270,8 @@ static int do_exec(enum exec_kind kind, int fd, const char *path, char *const ar
 		break;
 	}
 	e = errno;
+	if (streams)
+		hm_jr_exec_failed();
 	env_release(buf, size);
 	errno = e;
 	return r;
@@ -462,12 +470,14 @@ void hm_fork_prepare(void)
 	hm_t.pending_child = atomic_fetch_add(&hm.children, 1) + 1;
 	pthread_mutex_lock(&hm.environ_lock);
 	pthread_mutex_lock(&hm.join_lock);
+	hm_jr_fork_prepare();
 }
 
 void hm_fork_parent(void)
 {
 	if (!hm.active)
 		return;
+	hm_jr_fork_parent();
 	pthread_mutex_unlock(&hm.join_lock);
 	pthread_mutex_unlock(&hm.environ_lock);
 }
@@ -493,6 +503,7 @@ void hm_fork_child(void)
 	hm_t.index = 0;
 	hm_t.pending_child = 0;
 	hm_rng_reset();
+	hm_jr_fork_child(); /* (after the key and index: new streams use them) */
 }
 
 /* Called by the vfork stub in the parent, before the real vfork: number the
@@ -553,6 +564,9 @@ static void thread_exited(void *unused)
 {
 	pthread_t self = pthread_self();
 	unsigned i;
+
+	if (hm.jr)
+		hm_jr_thread_exit();
 
 	pthread_mutex_lock(&hm.join_lock);
 	for (i = 0; i < JOIN_SLOTS && !(hm.join[i].used && pthread_equal(hm.join[i].t, self)); i++)
@@ -768,8 +782,12 @@ HM_EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
 
 HM_EXPORT void _exit(int status)
 {
-	if (hm.ready && hm.active)
+	if (hm.ready && hm.active) {
+		/* (a vfork child's streams are its parent's) */
+		if (hm.jr && hm_sys(SYS_getpid, 0, 0, 0) == hm.pid)
+			hm_jr_exit();
 		hm_publish_exit();
+	}
 	if (hm.real._exit)
 		hm.real._exit(status);
 	for (;;)
@@ -779,4 +797,18 @@ HM_EXPORT void _exit(int status)
 HM_EXPORT void _Exit(int status)
 {
 	_exit(status);
+}
+
+/* abort() runs no destructor: the streams end here, or a failing test that
+ * asserts would lose the values it saw last. */
+HM_EXPORT void abort(void)
+{
+	if (hm.ready && hm.active && hm.jr && hm_sys(SYS_getpid, 0, 0, 0) == hm.pid)
+		hm_jr_exit();
+	if (hm.real.abort)
+		hm.real.abort();
+	for (;;) {
+		hm_sys(SYS_kill, hm_sys(SYS_getpid, 0, 0, 0), SIGABRT, 0);
+		hm_sys(SYS_exit_group, 127, 0, 0);
+	}
 }

@@ -24,6 +24,14 @@
  * The same holds while the process has a socket connected to the real
  * network (an --allow'ed host, or any under --network off; see net.c): a
  * server out there answers in real time, so a 5 s timeout waits up to 5 s.
+ *
+ * Recording and replay (record.c): every sleep and every wait with a finite
+ * timeout is one value of the thread's stream - its outcome (timed out or
+ * not), its result and the virtual monotonic time after it. In replay a sleep
+ * or a wait that timed out returns at once, as it did, and the clock jumps
+ * where the recording's did, whatever the clock mode; a wait that saw an
+ * event waits for one for real, up to its whole timeout. The JW macro below
+ * wraps each wrapper's virtual path (or the real call, clock off) in that.
  */
 #include <string.h>
 #include "shim.h"
@@ -71,7 +79,7 @@ static int64_t more_real(int64_t t0, int64_t rel)
 {
 	int64_t done = real_mono() - t0;
 
-	if (done >= rel || !(hm_remote_open() || child_running()))
+	if (done >= rel || !(hm_t.jw_event || hm_remote_open() || child_running()))
 		return 0;
 	return rel - done < HM_CHILD_SLICE_NS ? rel - done : HM_CHILD_SLICE_NS;
 }
@@ -80,6 +88,38 @@ static int ms_ceil(int64_t ns)
 {
 	return (ns + 999999) / 1000000;
 }
+
+/*
+ * One wait through the journal: r = a timeout made by REPLAYED (the
+ * recording timed out: no wait at all), else VIRTUAL (the virtual path: clock
+ * virtual, or an event being replayed) or REAL (clock off). TIMED_OUT(r) says
+ * whether r is a timeout; the result recorded is r, or -errno when r < 0.
+ */
+#define JW(kind, sleep, r, TIMED_OUT, REPLAYED, VIRTUAL, REAL)                                    \
+	do {                                                                                       \
+		struct hm_jw w_;                                                                   \
+		if (hm_jw_begin(&w_, (kind), (sleep))) {                                           \
+			REPLAYED;                                                                  \
+		} else if (hm_jw_virtual(&w_)) {                                                   \
+			r = (VIRTUAL);                                                             \
+		} else {                                                                           \
+			r = (REAL);                                                                \
+		}                                                                                  \
+		hm_jw_end(&w_, TIMED_OUT(r), (r) < 0 ? -(int64_t)errno : (int64_t)(r));            \
+	} while (0)
+
+/* A recorded sleep's result: 0, or -errno as -1 and errno. */
+#define JW_SLEEP_RESULT(r)                                                                        \
+	do {                                                                                       \
+		if (w_.result < 0) {                                                               \
+			errno = (int)-w_.result;                                                   \
+			r = -1;                                                                    \
+		} else {                                                                           \
+			r = w_.result;                                                             \
+		}                                                                                  \
+	} while (0)
+
+#define IS_ZERO(r) ((r) == 0)
 
 /* A sleep of ns: real while a child runs, then the virtual clocks move. */
 static void virtual_sleep(int64_t ns)
@@ -100,35 +140,42 @@ static void virtual_sleep(int64_t ns)
 
 /* ---- sleeps ---- */
 
-HM_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
+static int nanosleep_v(const struct timespec *req, struct timespec *rem)
 {
-	if (unlikely(!hm_ready()))
-		return hm_sys_errno(hm_sys(SYS_nanosleep, req, rem, 0));
-	if (!hm.clock)
-		return hm.real.nanosleep(req, rem);
-	if (!req || req->tv_nsec < 0 || req->tv_nsec >= NSEC_PER_SEC || req->tv_sec < 0) {
-		errno = req ? EINVAL : EFAULT;
-		return -1;
-	}
 	virtual_sleep(ts_to_ns(req));
 	if (rem)
 		memset(rem, 0, sizeof(*rem));
 	return 0;
 }
 
-HM_EXPORT int clock_nanosleep(clockid_t id, int flags, const struct timespec *req,
-			      struct timespec *rem)
+HM_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 {
-	int64_t d;
+	int r;
 
 	if (unlikely(!hm_ready()))
-		return -hm_sys6(SYS_clock_nanosleep, id, flags, (long)req, (long)rem, 0, 0);
-	if (!hm.clock || !hm_clock_virtual_id(id) || id == CLOCK_THREAD_CPUTIME_ID ||
-	    id == CLOCK_PROCESS_CPUTIME_ID)
-		return hm.real.clock_nanosleep(id, flags, req, rem);
-	if (!req || req->tv_nsec < 0 || req->tv_nsec >= NSEC_PER_SEC)
-		return req ? EINVAL : EFAULT;
-	d = ts_to_ns(req);
+		return hm_sys_errno(hm_sys(SYS_nanosleep, req, rem, 0));
+	if (!hm.clock_hook)
+		return hm.real.nanosleep(req, rem);
+	if (!req || req->tv_nsec < 0 || req->tv_nsec >= NSEC_PER_SEC || req->tv_sec < 0) {
+		errno = req ? EINVAL : EFAULT;
+		return -1;
+	}
+	if (likely(!hm.jr))
+		return nanosleep_v(req, rem);
+	JW(HM_JW_NANOSLEEP, true, r, IS_ZERO, ({
+		   JW_SLEEP_RESULT(r);
+		   if (rem)
+			   memset(rem, 0, sizeof(*rem));
+	   }),
+	   nanosleep_v(req, rem), hm.real.nanosleep(req, rem));
+	return r;
+}
+
+static int clock_nanosleep_v(clockid_t id, int flags, const struct timespec *req,
+			     struct timespec *rem)
+{
+	int64_t d = ts_to_ns(req);
+
 	if (flags & TIMER_ABSTIME)
 		d -= hm_clock_now(id);
 	else if (rem)
@@ -137,26 +184,73 @@ HM_EXPORT int clock_nanosleep(clockid_t id, int flags, const struct timespec *re
 	return 0;
 }
 
+HM_EXPORT int clock_nanosleep(clockid_t id, int flags, const struct timespec *req,
+			      struct timespec *rem)
+{
+	int r;
+
+	if (unlikely(!hm_ready()))
+		return -hm_sys6(SYS_clock_nanosleep, id, flags, (long)req, (long)rem, 0, 0);
+	if (!hm.clock_hook || !hm_clock_virtual_id(id) || id == CLOCK_THREAD_CPUTIME_ID ||
+	    id == CLOCK_PROCESS_CPUTIME_ID)
+		return hm.real.clock_nanosleep(id, flags, req, rem);
+	if (!req || req->tv_nsec < 0 || req->tv_nsec >= NSEC_PER_SEC)
+		return req ? EINVAL : EFAULT;
+	if (likely(!hm.jr))
+		return clock_nanosleep_v(id, flags, req, rem);
+	/* returns an error number: the recorded result is that number */
+	JW(HM_JW_CLOCK_NANOSLEEP, true, r, IS_ZERO, ({
+		   r = (int)w_.result;
+		   if (rem && !(flags & TIMER_ABSTIME))
+			   memset(rem, 0, sizeof(*rem));
+	   }),
+	   clock_nanosleep_v(id, flags, req, rem), hm.real.clock_nanosleep(id, flags, req, rem));
+	return r;
+}
+
 HM_EXPORT unsigned sleep(unsigned s)
 {
-	if (unlikely(!hm_ready()) || !hm.clock) {
+	int r;
+
+	if (unlikely(!hm_ready()) || !hm.clock_hook) {
 		struct timespec ts = { s, 0 };
 
 		return nanosleep(&ts, NULL) ? s : 0;
 	}
-	virtual_sleep((int64_t)s * NSEC_PER_SEC);
-	return 0;
+	if (likely(!hm.jr)) {
+		virtual_sleep((int64_t)s * NSEC_PER_SEC);
+		return 0;
+	}
+	/* returns the seconds left */
+	JW(HM_JW_SLEEP, true, r, IS_ZERO, r = (int)w_.result,
+	   ({
+		   virtual_sleep((int64_t)s * NSEC_PER_SEC);
+		   0;
+	   }),
+	   (int)hm.real.sleep(s));
+	return (unsigned)r;
 }
 
 HM_EXPORT int usleep(useconds_t us)
 {
-	if (unlikely(!hm_ready()) || !hm.clock) {
+	int r;
+
+	if (unlikely(!hm_ready()) || !hm.clock_hook) {
 		struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
 
 		return nanosleep(&ts, NULL);
 	}
-	virtual_sleep((int64_t)us * 1000);
-	return 0;
+	if (likely(!hm.jr)) {
+		virtual_sleep((int64_t)us * 1000);
+		return 0;
+	}
+	JW(HM_JW_USLEEP, true, r, IS_ZERO, JW_SLEEP_RESULT(r),
+	   ({
+		   virtual_sleep((int64_t)us * 1000);
+		   0;
+	   }),
+	   hm.real.usleep(us));
+	return r;
 }
 
 /* ---- relative timeouts: poll, select, epoll ---- */
@@ -170,20 +264,17 @@ static inline void after_rel(int r, int64_t rel_ns)
 		hm_clock_waited();
 }
 
-HM_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
+static void no_revents(struct pollfd *fds, nfds_t n)
+{
+	for (nfds_t i = 0; i < n; i++)
+		fds[i].revents = 0;
+}
+
+static int poll_v(struct pollfd *fds, nfds_t n, int timeout)
 {
 	int64_t t0, more;
 	int r;
 
-	if (unlikely(!hm_ready()))
-		return hm_sys_errno(hm_sys6(SYS_ppoll, (long)fds, n,
-					    timeout < 0 ? 0 : (long)&(struct timespec){ timeout / 1000, (timeout % 1000) * 1000000 },
-					    0, 8, 0));
-	if (!hm.clock || timeout <= 0) {
-		if (hm.clock && timeout < 0)
-			hm_clock_waited();
-		return hm.real.poll(fds, n, timeout);
-	}
 	t0 = real_mono();
 	r = hm.real.poll(fds, n, grace_ms(timeout));
 	while (r == 0 && (more = more_real(t0, (int64_t)timeout * 1000000)))
@@ -192,25 +283,37 @@ HM_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 	return r;
 }
 
+HM_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	int r;
+
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys6(SYS_ppoll, (long)fds, n,
+					    timeout < 0 ? 0 : (long)&(struct timespec){ timeout / 1000, (timeout % 1000) * 1000000 },
+					    0, 8, 0));
+	if (!hm.clock_hook || timeout <= 0) {
+		if (hm.clock && timeout < 0)
+			hm_clock_waited();
+		return hm.real.poll(fds, n, timeout);
+	}
+	if (likely(!hm.jr))
+		return poll_v(fds, n, timeout);
+	JW(HM_JW_POLL, false, r, IS_ZERO, (no_revents(fds, n), r = 0), poll_v(fds, n, timeout),
+	   hm.real.poll(fds, n, timeout));
+	return r;
+}
+
 HM_EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
 {
 	return poll(fds, n, timeout);
 }
 
-HM_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
-		    const sigset_t *mask)
+static int ppoll_v(struct pollfd *fds, nfds_t n, int64_t rel, const sigset_t *mask)
 {
 	struct timespec g;
-	int64_t rel, t0, more;
+	int64_t t0, more;
 	int r;
 
-	if (unlikely(!hm_ready()))
-		return hm_sys_errno(hm_sys6(SYS_ppoll, (long)fds, n, (long)tmo, (long)mask, 8, 0));
-	if (!hm.clock || !tmo || (rel = ts_to_ns(tmo)) <= 0) {
-		if (hm.clock && !tmo)
-			hm_clock_waited();
-		return hm.real.ppoll(fds, n, tmo, mask);
-	}
 	t0 = real_mono();
 	g = ns_to_ts(grace(rel));
 	r = hm.real.ppoll(fds, n, &g, mask);
@@ -219,6 +322,26 @@ HM_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 		r = hm.real.ppoll(fds, n, &g, mask);
 	}
 	after_rel(r, rel);
+	return r;
+}
+
+HM_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
+		    const sigset_t *mask)
+{
+	int64_t rel;
+	int r;
+
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys6(SYS_ppoll, (long)fds, n, (long)tmo, (long)mask, 8, 0));
+	if (!hm.clock_hook || !tmo || (rel = ts_to_ns(tmo)) <= 0) {
+		if (hm.clock && !tmo)
+			hm_clock_waited();
+		return hm.real.ppoll(fds, n, tmo, mask);
+	}
+	if (likely(!hm.jr))
+		return ppoll_v(fds, n, rel, mask);
+	JW(HM_JW_PPOLL, false, r, IS_ZERO, (no_revents(fds, n), r = 0), ppoll_v(fds, n, rel, mask),
+	   hm.real.ppoll(fds, n, tmo, mask));
 	return r;
 }
 
@@ -261,20 +384,21 @@ static void sets_restore(struct fd_sets *s, int nfds, fd_set *r, fd_set *w, fd_s
 		memcpy(e, &s->e, n);
 }
 
-HM_EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+static void sets_clear(int nfds, fd_set *r, fd_set *w, fd_set *e)
+{
+	struct fd_sets zero;
+
+	memset(&zero, 0, sizeof(zero));
+	sets_restore(&zero, nfds, r, w, e);
+}
+
+static int select_v(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv, int64_t rel)
 {
 	struct fd_sets saved;
 	struct timeval g;
-	int64_t rel, t0, more;
+	int64_t t0, more;
 	int ret;
 
-	if (unlikely(!hm_ready()))
-		return hm_sys_errno(hm_sys6(SYS_select, nfds, (long)r, (long)w, (long)e, (long)tv, 0));
-	if (!hm.clock || !tv || (rel = (int64_t)tv->tv_sec * NSEC_PER_SEC + tv->tv_usec * 1000) <= 0) {
-		if (hm.clock && !tv)
-			hm_clock_waited();
-		return hm.real.select(nfds, r, w, e, tv);
-	}
 	t0 = real_mono();
 	sets_save(&saved, nfds, r, w, e);
 	g.tv_sec = 0;
@@ -292,22 +416,35 @@ HM_EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *
 	return ret;
 }
 
-HM_EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *tmo,
-		      const sigset_t *mask)
+HM_EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+	int64_t rel;
+	int ret;
+
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys6(SYS_select, nfds, (long)r, (long)w, (long)e, (long)tv, 0));
+	if (!hm.clock_hook || !tv ||
+	    (rel = (int64_t)tv->tv_sec * NSEC_PER_SEC + tv->tv_usec * 1000) <= 0) {
+		if (hm.clock && !tv)
+			hm_clock_waited();
+		return hm.real.select(nfds, r, w, e, tv);
+	}
+	if (likely(!hm.jr))
+		return select_v(nfds, r, w, e, tv, rel);
+	JW(HM_JW_SELECT, false, ret, IS_ZERO,
+	   (sets_clear(nfds, r, w, e), tv->tv_sec = tv->tv_usec = 0, ret = 0),
+	   select_v(nfds, r, w, e, tv, rel), hm.real.select(nfds, r, w, e, tv));
+	return ret;
+}
+
+static int pselect_v(int nfds, fd_set *r, fd_set *w, fd_set *e, int64_t rel,
+		     const sigset_t *mask)
 {
 	struct fd_sets saved;
 	struct timespec g;
-	int64_t rel, t0, more;
+	int64_t t0, more;
 	int ret;
 
-	if (unlikely(!hm_ready()) || !hm.clock || !tmo || (rel = ts_to_ns(tmo)) <= 0) {
-		if (hm.ready && hm.clock && !tmo)
-			hm_clock_waited();
-		if (!hm.real.pselect)
-			return hm_sys_errno(hm_sys6(SYS_pselect6, nfds, (long)r, (long)w, (long)e,
-						    (long)tmo, 0));
-		return hm.real.pselect(nfds, r, w, e, tmo, mask);
-	}
 	t0 = real_mono();
 	sets_save(&saved, nfds, r, w, e);
 	g = ns_to_ts(grace(rel));
@@ -321,39 +458,33 @@ HM_EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct ti
 	return ret;
 }
 
-HM_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
+HM_EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *tmo,
+		      const sigset_t *mask)
 {
-	int64_t t0, more;
-	int r;
+	int64_t rel;
+	int ret;
 
-	if (unlikely(!hm_ready()))
-		return hm_sys_errno(hm_sys6(SYS_epoll_pwait, epfd, (long)ev, max, timeout, 0, 8));
-	if (!hm.clock || timeout <= 0) {
-		if (hm.clock && timeout < 0)
+	if (unlikely(!hm_ready()) || !hm.clock_hook || !tmo || (rel = ts_to_ns(tmo)) <= 0) {
+		if (hm.ready && hm.clock && !tmo)
 			hm_clock_waited();
-		return hm.real.epoll_wait(epfd, ev, max, timeout);
+		if (!hm.real.pselect)
+			return hm_sys_errno(hm_sys6(SYS_pselect6, nfds, (long)r, (long)w, (long)e,
+						    (long)tmo, 0));
+		return hm.real.pselect(nfds, r, w, e, tmo, mask);
 	}
-	t0 = real_mono();
-	r = hm.real.epoll_wait(epfd, ev, max, grace_ms(timeout));
-	while (r == 0 && (more = more_real(t0, (int64_t)timeout * 1000000)))
-		r = hm.real.epoll_wait(epfd, ev, max, ms_ceil(more));
-	after_rel(r, (int64_t)timeout * 1000000);
-	return r;
+	if (likely(!hm.jr))
+		return pselect_v(nfds, r, w, e, rel, mask);
+	JW(HM_JW_PSELECT, false, ret, IS_ZERO, (sets_clear(nfds, r, w, e), ret = 0),
+	   pselect_v(nfds, r, w, e, rel, mask), hm.real.pselect(nfds, r, w, e, tmo, mask));
+	return ret;
 }
 
-HM_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout,
-			  const sigset_t *mask)
+static int epoll_pwait_v(int epfd, struct epoll_event *ev, int max, int timeout,
+			 const sigset_t *mask)
 {
 	int64_t t0, more;
 	int r;
 
-	if (unlikely(!hm_ready()))
-		return hm_sys_errno(hm_sys6(SYS_epoll_pwait, epfd, (long)ev, max, timeout, (long)mask, 8));
-	if (!hm.clock || timeout <= 0) {
-		if (hm.clock && timeout < 0)
-			hm_clock_waited();
-		return hm.real.epoll_pwait(epfd, ev, max, timeout, mask);
-	}
 	t0 = real_mono();
 	r = hm.real.epoll_pwait(epfd, ev, max, grace_ms(timeout), mask);
 	while (r == 0 && (more = more_real(t0, (int64_t)timeout * 1000000)))
@@ -362,20 +493,50 @@ HM_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout
 	return r;
 }
 
-HM_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo,
-			   const sigset_t *mask)
+HM_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 {
-	struct timespec g;
-	int64_t rel, t0, more;
 	int r;
 
 	if (unlikely(!hm_ready()))
-		return hm_sys_errno(hm_sys6(SYS_epoll_pwait2, epfd, (long)ev, max, (long)tmo, (long)mask, 8));
-	if (!hm.clock || !tmo || (rel = ts_to_ns(tmo)) <= 0) {
-		if (hm.clock && !tmo)
+		return hm_sys_errno(hm_sys6(SYS_epoll_pwait, epfd, (long)ev, max, timeout, 0, 8));
+	if (!hm.clock_hook || timeout <= 0) {
+		if (hm.clock && timeout < 0)
 			hm_clock_waited();
-		return hm.real.epoll_pwait2(epfd, ev, max, tmo, mask);
+		return hm.real.epoll_wait(epfd, ev, max, timeout);
 	}
+	if (likely(!hm.jr))
+		return epoll_pwait_v(epfd, ev, max, timeout, NULL);
+	JW(HM_JW_EPOLL_WAIT, false, r, IS_ZERO, r = 0, epoll_pwait_v(epfd, ev, max, timeout, NULL),
+	   hm.real.epoll_wait(epfd, ev, max, timeout));
+	return r;
+}
+
+HM_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout,
+			  const sigset_t *mask)
+{
+	int r;
+
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys6(SYS_epoll_pwait, epfd, (long)ev, max, timeout, (long)mask, 8));
+	if (!hm.clock_hook || timeout <= 0) {
+		if (hm.clock && timeout < 0)
+			hm_clock_waited();
+		return hm.real.epoll_pwait(epfd, ev, max, timeout, mask);
+	}
+	if (likely(!hm.jr))
+		return epoll_pwait_v(epfd, ev, max, timeout, mask);
+	JW(HM_JW_EPOLL_PWAIT, false, r, IS_ZERO, r = 0, epoll_pwait_v(epfd, ev, max, timeout, mask),
+	   hm.real.epoll_pwait(epfd, ev, max, timeout, mask));
+	return r;
+}
+
+static int epoll_pwait2_v(int epfd, struct epoll_event *ev, int max, int64_t rel,
+			  const sigset_t *mask)
+{
+	struct timespec g;
+	int64_t t0, more;
+	int r;
+
 	t0 = real_mono();
 	g = ns_to_ts(grace(rel));
 	r = hm.real.epoll_pwait2(epfd, ev, max, &g, mask);
@@ -384,6 +545,26 @@ HM_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const stru
 		r = hm.real.epoll_pwait2(epfd, ev, max, &g, mask);
 	}
 	after_rel(r, rel);
+	return r;
+}
+
+HM_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo,
+			   const sigset_t *mask)
+{
+	int64_t rel;
+	int r;
+
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys6(SYS_epoll_pwait2, epfd, (long)ev, max, (long)tmo, (long)mask, 8));
+	if (!hm.clock_hook || !tmo || (rel = ts_to_ns(tmo)) <= 0) {
+		if (hm.clock && !tmo)
+			hm_clock_waited();
+		return hm.real.epoll_pwait2(epfd, ev, max, tmo, mask);
+	}
+	if (likely(!hm.jr))
+		return epoll_pwait2_v(epfd, ev, max, rel, mask);
+	JW(HM_JW_EPOLL_PWAIT2, false, r, IS_ZERO, r = 0, epoll_pwait2_v(epfd, ev, max, rel, mask),
+	   hm.real.epoll_pwait2(epfd, ev, max, tmo, mask));
 	return r;
 }
 
@@ -433,6 +614,26 @@ static struct timespec real_deadline(clockid_t id, const struct timespec *abstim
 
 #define ERRNUM_TIMEDOUT(r) ((r) == ETIMEDOUT) /* pthread_*: an error number */
 #define ERRNO_TIMEDOUT(r) ((r) < 0 && errno == ETIMEDOUT) /* sem_*: -1 and errno */
+#define ERRNUM_SET_TIMEDOUT(r) (r = ETIMEDOUT)
+#define ERRNO_SET_TIMEDOUT(r) (errno = ETIMEDOUT, r = -1)
+
+/* ABS_WAIT through the journal (JW); REAL_CALL is the call with clock off. */
+#define JW_ABS(kind, r, id, abstime, CALL, REAL_CALL, TIMED_OUT, SET_TIMEDOUT)                    \
+	JW(kind, false, r, TIMED_OUT, SET_TIMEDOUT(r), ({                                          \
+		   int rv_;                                                                        \
+		   ABS_WAIT(rv_, id, abstime, CALL, TIMED_OUT);                                    \
+		   rv_;                                                                            \
+	   }),                                                                                     \
+	   REAL_CALL)
+
+/* An absolute wait: the journal's way when recording or replaying, else ABS_WAIT. */
+#define ABS_WAIT_JR(kind, r, id, abstime, CALL, REAL_CALL, TIMED_OUT, SET_TIMEDOUT)               \
+	do {                                                                                       \
+		if (likely(!hm.jr))                                                                \
+			ABS_WAIT(r, id, abstime, CALL, TIMED_OUT);                                 \
+		else                                                                               \
+			JW_ABS(kind, r, id, abstime, CALL, REAL_CALL, TIMED_OUT, SET_TIMEDOUT);    \
+	} while (0)
 
 static bool valid_abstime(const struct timespec *t)
 {
@@ -457,10 +658,12 @@ HM_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 	int r;
 
 	hm_ready();
-	if (!hm.clock || !valid_abstime(abstime))
+	if (!hm.clock_hook || !valid_abstime(abstime))
 		return hm.real.pthread_cond_timedwait(c, m, abstime);
-	ABS_WAIT(r, cond_clock(c), abstime, hm.real.pthread_cond_timedwait(c, m, &dl),
-		 ERRNUM_TIMEDOUT);
+	ABS_WAIT_JR(HM_JW_COND_TIMEDWAIT, r, cond_clock(c), abstime,
+		    hm.real.pthread_cond_timedwait(c, m, &dl),
+		    hm.real.pthread_cond_timedwait(c, m, abstime), ERRNUM_TIMEDOUT,
+		    ERRNUM_SET_TIMEDOUT);
 	return r;
 }
 
@@ -470,9 +673,12 @@ HM_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
 	int r;
 
 	hm_ready();
-	if (!hm.clock || !valid_abstime(abstime) || !wait_clock_ok(id))
+	if (!hm.clock_hook || !valid_abstime(abstime) || !wait_clock_ok(id))
 		return hm.real.pthread_cond_clockwait(c, m, id, abstime);
-	ABS_WAIT(r, id, abstime, hm.real.pthread_cond_clockwait(c, m, id, &dl), ERRNUM_TIMEDOUT);
+	ABS_WAIT_JR(HM_JW_COND_CLOCKWAIT, r, id, abstime,
+		    hm.real.pthread_cond_clockwait(c, m, id, &dl),
+		    hm.real.pthread_cond_clockwait(c, m, id, abstime), ERRNUM_TIMEDOUT,
+		    ERRNUM_SET_TIMEDOUT);
 	return r;
 }
 
@@ -481,10 +687,11 @@ HM_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec 
 	int r;
 
 	hm_ready();
-	if (!hm.clock || !valid_abstime(abstime))
+	if (!hm.clock_hook || !valid_abstime(abstime))
 		return hm.real.pthread_mutex_timedlock(m, abstime);
-	ABS_WAIT(r, CLOCK_REALTIME, abstime, hm.real.pthread_mutex_timedlock(m, &dl),
-		 ERRNUM_TIMEDOUT);
+	ABS_WAIT_JR(HM_JW_MUTEX_TIMEDLOCK, r, CLOCK_REALTIME, abstime,
+		    hm.real.pthread_mutex_timedlock(m, &dl), hm.real.pthread_mutex_timedlock(m, abstime),
+		    ERRNUM_TIMEDOUT, ERRNUM_SET_TIMEDOUT);
 	return r;
 }
 
@@ -494,9 +701,11 @@ HM_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t id,
 	int r;
 
 	hm_ready();
-	if (!hm.clock || !valid_abstime(abstime) || !wait_clock_ok(id))
+	if (!hm.clock_hook || !valid_abstime(abstime) || !wait_clock_ok(id))
 		return hm.real.pthread_mutex_clocklock(m, id, abstime);
-	ABS_WAIT(r, id, abstime, hm.real.pthread_mutex_clocklock(m, id, &dl), ERRNUM_TIMEDOUT);
+	ABS_WAIT_JR(HM_JW_MUTEX_CLOCKLOCK, r, id, abstime, hm.real.pthread_mutex_clocklock(m, id, &dl),
+		    hm.real.pthread_mutex_clocklock(m, id, abstime), ERRNUM_TIMEDOUT,
+		    ERRNUM_SET_TIMEDOUT);
 	return r;
 }
 
@@ -505,9 +714,10 @@ HM_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)
 	int r;
 
 	hm_ready();
-	if (!hm.clock || !valid_abstime(abstime))
+	if (!hm.clock_hook || !valid_abstime(abstime))
 		return hm.real.sem_timedwait(s, abstime);
-	ABS_WAIT(r, CLOCK_REALTIME, abstime, hm.real.sem_timedwait(s, &dl), ERRNO_TIMEDOUT);
+	ABS_WAIT_JR(HM_JW_SEM_TIMEDWAIT, r, CLOCK_REALTIME, abstime, hm.real.sem_timedwait(s, &dl),
+		    hm.real.sem_timedwait(s, abstime), ERRNO_TIMEDOUT, ERRNO_SET_TIMEDOUT);
 	return r;
 }
 
@@ -516,9 +726,10 @@ HM_EXPORT int sem_clockwait(sem_t *s, clockid_t id, const struct timespec *absti
 	int r;
 
 	hm_ready();
-	if (!hm.clock || !valid_abstime(abstime) || !wait_clock_ok(id))
+	if (!hm.clock_hook || !valid_abstime(abstime) || !wait_clock_ok(id))
 		return hm.real.sem_clockwait(s, id, abstime);
-	ABS_WAIT(r, id, abstime, hm.real.sem_clockwait(s, id, &dl), ERRNO_TIMEDOUT);
+	ABS_WAIT_JR(HM_JW_SEM_CLOCKWAIT, r, id, abstime, hm.real.sem_clockwait(s, id, &dl),
+		    hm.real.sem_clockwait(s, id, abstime), ERRNO_TIMEDOUT, ERRNO_SET_TIMEDOUT);
 	return r;
 }
 
@@ -535,6 +746,8 @@ long hm_futex_wait(uint32_t *uaddr, int op, uint32_t val, const struct timespec 
 {
 	int cmd = op & FUTEX_CMD_MASK;
 	clockid_t id = op & FUTEX_CLOCK_REALTIME ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+	int op0 = op;
+	uint32_t val30 = val3;
 	struct timespec abs;
 	long r;
 
@@ -552,9 +765,12 @@ long hm_futex_wait(uint32_t *uaddr, int op, uint32_t val, const struct timespec 
 	}
 	if (id == CLOCK_REALTIME)
 		op |= FUTEX_CLOCK_REALTIME;
-	ABS_WAIT(r, id, &abs,
-		 hm_sys_errno(hm_sys6(SYS_futex, (long)uaddr, op, val, (long)&dl, (long)uaddr2, val3)),
-		 ERRNO_TIMEDOUT);
+	/* (clock off, recording: the call as it came) */
+	ABS_WAIT_JR(HM_JW_OTHER, r, id, &abs,
+		    hm_sys_errno(hm_sys6(SYS_futex, (long)uaddr, op, val, (long)&dl, (long)uaddr2, val3)),
+		    hm_sys_errno(hm_sys6(SYS_futex, (long)uaddr, op0, val, (long)tmo, (long)uaddr2,
+					 val30)),
+		    ERRNO_TIMEDOUT, ERRNO_SET_TIMEDOUT);
 	return r;
 }
 
@@ -565,10 +781,11 @@ HM_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct times
 	int r;
 
 	hm_ready();
-	if (!hm.clock || !valid_abstime(abstime))
+	if (!hm.clock_hook || !valid_abstime(abstime))
 		return hm.real.pthread_rwlock_timedrdlock(l, abstime);
-	ABS_WAIT(r, CLOCK_REALTIME, abstime, hm.real.pthread_rwlock_timedrdlock(l, &dl),
-		 ERRNUM_TIMEDOUT);
+	ABS_WAIT_JR(HM_JW_OTHER, r, CLOCK_REALTIME, abstime, hm.real.pthread_rwlock_timedrdlock(l, &dl),
+		    hm.real.pthread_rwlock_timedrdlock(l, abstime), ERRNUM_TIMEDOUT,
+		    ERRNUM_SET_TIMEDOUT);
 	return r;
 }
 
@@ -577,10 +794,11 @@ HM_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct times
 	int r;
 
 	hm_ready();
-	if (!hm.clock || !valid_abstime(abstime))
+	if (!hm.clock_hook || !valid_abstime(abstime))
 		return hm.real.pthread_rwlock_timedwrlock(l, abstime);
-	ABS_WAIT(r, CLOCK_REALTIME, abstime, hm.real.pthread_rwlock_timedwrlock(l, &dl),
-		 ERRNUM_TIMEDOUT);
+	ABS_WAIT_JR(HM_JW_OTHER, r, CLOCK_REALTIME, abstime, hm.real.pthread_rwlock_timedwrlock(l, &dl),
+		    hm.real.pthread_rwlock_timedwrlock(l, abstime), ERRNUM_TIMEDOUT,
+		    ERRNUM_SET_TIMEDOUT);
 	return r;
 }
 
@@ -590,9 +808,11 @@ HM_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t id,
 	int r;
 
 	hm_ready();
-	if (!hm.clock || !valid_abstime(abstime) || !wait_clock_ok(id))
+	if (!hm.clock_hook || !valid_abstime(abstime) || !wait_clock_ok(id))
 		return hm.real.pthread_rwlock_clockrdlock(l, id, abstime);
-	ABS_WAIT(r, id, abstime, hm.real.pthread_rwlock_clockrdlock(l, id, &dl), ERRNUM_TIMEDOUT);
+	ABS_WAIT_JR(HM_JW_OTHER, r, id, abstime, hm.real.pthread_rwlock_clockrdlock(l, id, &dl),
+		    hm.real.pthread_rwlock_clockrdlock(l, id, abstime), ERRNUM_TIMEDOUT,
+		    ERRNUM_SET_TIMEDOUT);
 	return r;
 }
 
@@ -602,9 +822,11 @@ HM_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t id,
 	int r;
 
 	hm_ready();
-	if (!hm.clock || !valid_abstime(abstime) || !wait_clock_ok(id))
+	if (!hm.clock_hook || !valid_abstime(abstime) || !wait_clock_ok(id))
 		return hm.real.pthread_rwlock_clockwrlock(l, id, abstime);
-	ABS_WAIT(r, id, abstime, hm.real.pthread_rwlock_clockwrlock(l, id, &dl), ERRNUM_TIMEDOUT);
+	ABS_WAIT_JR(HM_JW_OTHER, r, id, abstime, hm.real.pthread_rwlock_clockwrlock(l, id, &dl),
+		    hm.real.pthread_rwlock_clockwrlock(l, id, abstime), ERRNUM_TIMEDOUT,
+		    ERRNUM_SET_TIMEDOUT);
 	return r;
 }
 
@@ -612,14 +834,22 @@ HM_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t id,
  * internal entry points, so they are wrapped here in their own right. */
 HM_EXPORT int thrd_sleep(const struct timespec *dur, struct timespec *rem)
 {
-	if (unlikely(!hm_ready()) || !hm.clock)
+	int r;
+
+	if (unlikely(!hm_ready()) || !hm.clock_hook)
 		return hm.real.thrd_sleep(dur, rem);
 	if (!dur || dur->tv_nsec < 0 || dur->tv_nsec >= NSEC_PER_SEC || dur->tv_sec < 0)
 		return -2;
-	virtual_sleep(ts_to_ns(dur));
-	if (rem)
-		memset(rem, 0, sizeof(*rem));
-	return 0;
+	if (likely(!hm.jr))
+		return nanosleep_v(dur, rem);
+	/* returns 0, -1 (interrupted) or another negative value */
+	JW(HM_JW_OTHER, true, r, IS_ZERO, ({
+		   r = (int)w_.result;
+		   if (rem)
+			   memset(rem, 0, sizeof(*rem));
+	   }),
+	   nanosleep_v(dur, rem), hm.real.thrd_sleep(dur, rem));
+	return r;
 }
 
 HM_EXPORT int cnd_timedwait(cnd_t *c, mtx_t *m, const struct timespec *abstime)
@@ -627,7 +857,7 @@ HM_EXPORT int cnd_timedwait(cnd_t *c, mtx_t *m, const struct timespec *abstime)
 	int r;
 
 	hm_ready();
-	if (!hm.clock || !valid_abstime(abstime))
+	if (!hm.clock_hook || !valid_abstime(abstime))
 		return hm.real.cnd_timedwait(c, m, abstime);
 	r = pthread_cond_timedwait((pthread_cond_t *)c, (pthread_mutex_t *)m, abstime);
 	return r == 0 ? thrd_success : r == ETIMEDOUT ? thrd_timedout : thrd_error;
@@ -638,20 +868,18 @@ HM_EXPORT int mtx_timedlock(mtx_t *m, const struct timespec *abstime)
 	int r;
 
 	hm_ready();
-	if (!hm.clock || !valid_abstime(abstime))
+	if (!hm.clock_hook || !valid_abstime(abstime))
 		return hm.real.mtx_timedlock(m, abstime);
 	r = pthread_mutex_timedlock((pthread_mutex_t *)m, abstime);
 	return r == 0 ? thrd_success : r == ETIMEDOUT ? thrd_timedout : thrd_error;
 }
 
-HM_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *tmo)
+static int sigtimedwait_v(const sigset_t *set, siginfo_t *info, int64_t rel)
 {
 	struct timespec g;
-	int64_t rel, t0, more;
+	int64_t t0, more;
 	int r;
 
-	if (unlikely(!hm_ready()) || !hm.clock || !tmo || (rel = ts_to_ns(tmo)) <= 0)
-		return hm.real.sigtimedwait(set, info, tmo);
 	t0 = real_mono();
 	g = ns_to_ts(grace(rel));
 	r = hm.real.sigtimedwait(set, info, &g);
@@ -665,5 +893,21 @@ HM_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct ti
 	} else {
 		hm_clock_waited();
 	}
+	return r;
+}
+
+#define EAGAIN_TIMEDOUT(r) ((r) < 0 && errno == EAGAIN)
+
+HM_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *tmo)
+{
+	int64_t rel;
+	int r;
+
+	if (unlikely(!hm_ready()) || !hm.clock_hook || !tmo || (rel = ts_to_ns(tmo)) <= 0)
+		return hm.real.sigtimedwait(set, info, tmo);
+	if (likely(!hm.jr))
+		return sigtimedwait_v(set, info, rel);
+	JW(HM_JW_OTHER, false, r, EAGAIN_TIMEDOUT, (errno = EAGAIN, r = -1),
+	   sigtimedwait_v(set, info, rel), hm.real.sigtimedwait(set, info, tmo));
 	return r;
 }

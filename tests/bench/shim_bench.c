@@ -3,7 +3,8 @@
  * ns per call of the clock and entropy entry points the shim wraps, timed
  * with a raw clock_gettime syscall that no preload library can intercept.
  * Prints "name value" lines; shim-bench.sh runs it natively, under
- * libfaketime and under the shim, and tabulates.
+ * libfaketime, under the shim and under the shim recording (HERMETIC_RECORD),
+ * and tabulates. Usage: shim_bench [N [MIB_REPS]].
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -47,7 +48,7 @@ int main(int argc, char **argv)
 	unsigned char buf[16];
 	size_t big = 1 << 20;
 	unsigned char *mb = malloc(big);
-	long reps = 200;
+	long reps = argc > 2 ? atol(argv[2]) : 200;
 
 	BENCH("clock_gettime_realtime", n, clock_gettime(CLOCK_REALTIME, &ts); sink += ts.tv_nsec);
 	BENCH("clock_gettime_monotonic", n, clock_gettime(CLOCK_MONOTONIC, &ts); sink += ts.tv_nsec);
