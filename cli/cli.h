@@ -6,13 +6,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "proto.h"
+#include "config.h"
 
 /* Exit codes of hermetic itself (a command's own status passes through). */
 #define EXIT_USAGE 2 /* bad option or argument */
+#define EXIT_DATAERR 65 /* a journal is malformed, truncated or too new */
+#define EXIT_NOINPUT 66 /* a journal cannot be opened or fetched */
 #define EXIT_NOHOST 68 /* an --allow host does not resolve */
 #define EXIT_NODAEMON 69 /* hermeticd cannot be reached */
 #define EXIT_INTERNAL 70 /* hermetic or hermeticd failed */
 #define EXIT_NESTED 77 /* enroll from inside a run */
+#define EXIT_REPLAY HM_EXIT_REPLAY /* 87: strict replay, a value the journal lacks */
 #define EXIT_CANNOT_EXEC 126
 #define EXIT_NOT_FOUND 127
 
@@ -36,5 +40,6 @@ ssize_t cli_call(int sock, uint16_t type, const void *req, uint32_t len, int sen
 int cmd_enroll(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_journals(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 
 #endif

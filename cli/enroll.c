@@ -21,34 +21,17 @@
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include "util.h"
 #include "config.h"
 #include "cli.h"
 #include "isolate.h"
+#include "enroll.h"
+#include "record.h"
 
-#define DEFAULT_GRACE_NS 2000000000ULL
 #define KILL_WAIT_MS 5000
 
-struct enroll {
-	struct hm_config cfg;
-	bool no_daemon;
-	uint64_t grace_ns;
-	struct hm_allow allow[HM_RUN_MAX_ALLOW];
-	uint32_t n_allow;
-	const char *allow_specs[HM_RUN_MAX_ALLOW];
-	int n_allow_specs;
-	char dns_allow[4096];
-	char **argv;
-	struct boundary bnd; /* --fs, --env, --stragglers, ... (isolate.c) */
-	/* the run */
-	int sock;
-	struct hm_run run;
-	int cgroup_fd;
-	int events_fd;
-	pid_t child;
-	int child_status;
-	bool child_done;
-};
+static const char *usage_prefix = "hermetic enroll";
 
 static void usage(FILE *f)
 {
@@ -68,6 +51,14 @@ static void usage(FILE *f)
 		"                          name is resolved now, outside the run, IPv4 and\n"
 		"                          IPv6; no port opens every port; [V6ADDR]:PORT\n"
 		"  --no-daemon             shim only: NO kernel network refusal, no kernel view\n"
+		"\n"
+		"Record (hermetic replay feeds a journal back):\n"
+		"  --record[=DIR]          journal every value the shim hands out and the\n"
+		"                          kernel's view; keep the journal in hermeticd's\n"
+		"                          store and, with DIR, in DIR (with DIR/index.json).\n"
+		"                          '--record DIR' works when CMD follows '--'\n"
+		"  --keep-passing          keep the journal when CMD exits 0 too (default:\n"
+		"                          only failing runs keep one)\n"
 		"\n"
 		"Clock and entropy (the shim):\n"
 		"  --seed N                seed of every random byte (default: generated, printed)\n"
@@ -118,11 +109,11 @@ static void bad_usage(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "hermetic enroll: ");
+	fprintf(stderr, "%s: ", usage_prefix);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'hermetic enroll --help'.\n");
+	fprintf(stderr, "\nTry '%s --help'.\n", usage_prefix);
 	exit(EXIT_USAGE);
 }
 
@@ -212,9 +203,26 @@ static void set_cfg(struct enroll *e, const char *name, const char *value)
 		bad_usage("--%s %s: %s", name, value, why);
 }
 
-static void parse(struct enroll *e, int argc, char **argv)
+static void add_opt(struct enroll *e, const char *name, const char *value)
+{
+	if (e->n_opts == ENROLL_MAX_OPTS)
+		bad_usage("at most %d options", ENROLL_MAX_OPTS);
+	e->opts[e->n_opts++] = (struct enroll_opt){ .name = name, .value = value };
+}
+
+/* Is there a "--" among argv[from..argc)? */
+static bool dashdash_follows(int argc, char **argv, int from)
+{
+	for (int i = from; i < argc; i++)
+		if (!strcmp(argv[i], "--"))
+			return true;
+	return false;
+}
+
+void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 {
 	enum {
+		O_RECORD = 240, O_KEEP_PASSING,
 		O_NETWORK = 256, O_NO_LOOPBACK, O_NO_UNIX, O_ALLOW, O_NO_DAEMON, O_GRACE, O_SEED,
 		O_NOW, O_TICK, O_CLOCK, O_RNG, O_SPIN, O_ASLR,
 		/* boundary options (hm_boundary_set) from here on */
@@ -245,6 +253,8 @@ static void parse(struct enroll *e, int argc, char **argv)
 		{ "print-boundary", no_argument, NULL, O_PRINT_BOUNDARY },
 		{ "stragglers", required_argument, NULL, O_STRAGGLERS },
 		{ "keep-root", no_argument, NULL, O_KEEP_ROOT },
+		{ "record", optional_argument, NULL, O_RECORD },
+		{ "keep-passing", no_argument, NULL, O_KEEP_PASSING },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -252,15 +262,30 @@ static void parse(struct enroll *e, int argc, char **argv)
 	const char *why;
 	char msg[1024];
 
+	usage_prefix = prefix;
 	hm_config_init(&e->cfg);
 	boundary_init(&e->bnd);
 	e->grace_ns = DEFAULT_GRACE_NS;
 	opterr = 0;
+	optind = 1;
 	while ((c = getopt_long(argc, argv, "+h", opts, &idx)) != -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);
 			exit(0);
+		case O_RECORD:
+			e->record = true;
+			/* "--record DIR -- CMD": before "--" a bare word is no command. */
+			if (!optarg && optind < argc && argv[optind][0] != '-' &&
+			    dashdash_follows(argc, argv, optind + 1))
+				optarg = argv[optind++];
+			if (optarg && !*optarg)
+				bad_usage("--record=DIR: empty directory name");
+			e->record_dir = optarg;
+			break;
+		case O_KEEP_PASSING:
+			e->keep_passing = true;
+			break;
 		case O_NO_LOOPBACK:
 			e->cfg.loopback = false;
 			break;
@@ -271,13 +296,16 @@ static void parse(struct enroll *e, int argc, char **argv)
 			if (e->n_allow_specs == HM_RUN_MAX_ALLOW)
 				bad_usage("at most %d --allow options", HM_RUN_MAX_ALLOW);
 			e->allow_specs[e->n_allow_specs++] = optarg;
+			add_opt(e, opts[idx].name, optarg);
 			break;
 		case O_NO_DAEMON:
 			e->no_daemon = true;
+			add_opt(e, opts[idx].name, NULL);
 			break;
 		case O_GRACE:
 			if (hm_parse_duration(optarg, &e->grace_ns) < 0)
 				bad_usage("--grace %s: expected a duration such as 500ms or 2s", optarg);
+			add_opt(e, opts[idx].name, optarg);
 			break;
 		case '?':
 			if (optopt)
@@ -294,6 +322,7 @@ static void parse(struct enroll *e, int argc, char **argv)
 			if (r < 0)
 				bad_usage("--%s%s%s: %s", opts[idx].name, optarg ? " " : "",
 					  optarg ? optarg : "", why);
+			add_opt(e, opts[idx].name, optarg);
 		}
 	}
 	if (optind >= argc)
@@ -303,6 +332,11 @@ static void parse(struct enroll *e, int argc, char **argv)
 		bad_usage("--allow, --no-loopback and --no-unix need --network block");
 	if (e->no_daemon && (e->n_allow_specs || !e->cfg.loopback || !e->cfg.unix_sockets))
 		bad_usage("--allow, --no-loopback and --no-unix need the daemon (not --no-daemon)");
+	if (e->keep_passing && !e->record)
+		bad_usage("--keep-passing needs --record");
+	if (e->record && e->no_daemon && !e->record_dir)
+		bad_usage("--record with --no-daemon needs a directory (--record=DIR): the\n"
+			  "  journal store is hermeticd's");
 	if (boundary_validate(&e->bnd, msg, sizeof(msg)) < 0)
 		bad_usage("%s", msg);
 	for (int i = 0; i < e->n_allow_specs; i++)
@@ -361,6 +395,15 @@ static void export_env(struct enroll *e)
 		setenv(HM_ENV_DNS_ALLOW, e->dns_allow, 1);
 	else
 		unsetenv(HM_ENV_DNS_ALLOW);
+	/* Record and replay directories come only from this run. */
+	unsetenv(HM_ENV_RECORD);
+	unsetenv(HM_ENV_REPLAY);
+	unsetenv(HM_ENV_REPLAY_STRICT);
+	unsetenv(HM_ENV_REPLAY_REPORT);
+	if (e->rec)
+		record_export_env(e);
+	for (size_t i = 0; i < e->n_extra_env; i++)
+		setenv(e->extra_env[i][0], e->extra_env[i][1], 1);
 	if (find_shim(shim, sizeof(shim)) < 0) {
 		if (e->cfg.clock_virtual || e->cfg.rng)
 			die(EXIT_INTERNAL,
@@ -398,6 +441,8 @@ static void create_run(struct enroll *e)
 		req.c.flags |= HM_RUN_NET_LOOPBACK;
 	if (e->cfg.unix_sockets)
 		req.c.flags |= HM_RUN_NET_UNIX;
+	if (e->record)
+		req.c.flags |= HM_RUN_RECORD;
 	req.c.n_allow = e->n_allow;
 	memcpy(req.a, e->allow, e->n_allow * sizeof(struct hm_allow));
 	snprintf(req.c.label, sizeof(req.c.label), "%s", e->argv[0]);
@@ -680,24 +725,32 @@ static void print_refusals(struct enroll *e)
  * default, with the seed and start time made explicit. */
 /* Coverage: what the kernel saw that the shim did not control. One line,
  * only when something escaped. */
-static void print_audit(struct enroll *e)
+static void fetch_audit(struct enroll *e)
 {
 	struct hm_run_ref ref = { .run_id = e->run.run_id };
-	struct hm_audit a;
 	const char *msg = NULL;
+
+	if (cli_call(e->sock, HM_REQ_RUN_AUDIT, &ref, sizeof(ref), -1, HM_REP_AUDIT, &e->audit,
+		     sizeof(e->audit), true, NULL, &msg) < 0) {
+		warnx_("cannot read the run's audit: %s", msg);
+		return;
+	}
+	e->have_audit = true;
+}
+
+static void print_audit(struct enroll *e)
+{
+	const struct hm_audit *ap = &e->audit;
 	char line[1024] = "";
 	size_t used = 0;
 	uint64_t bypass = 0;
 
 	if (!e->cfg.clock_virtual && !e->cfg.rng)
 		return; /* nothing was meant to be controlled */
-	if (cli_call(e->sock, HM_REQ_RUN_AUDIT, &ref, sizeof(ref), -1, HM_REP_AUDIT, &a, sizeof(a),
-		     true, NULL, &msg) < 0) {
-		warnx_("cannot read the run's audit: %s", msg);
+	if (!e->have_audit)
 		return;
-	}
-	for (uint32_t i = 0; i < a.n && i < HM_AUDIT_MAX; i++) {
-		const struct hm_audit_proc *p = &a.procs[i];
+	for (uint32_t i = 0; i < ap->n && i < HM_AUDIT_MAX; i++) {
+		const struct hm_audit_proc *p = &ap->procs[i];
 		uint64_t calls = (e->cfg.rng ? p->getrandom + p->random_reads : 0) +
 				 (e->cfg.clock_virtual ? p->clock : 0);
 		char comm[17];
@@ -715,17 +768,17 @@ static void print_audit(struct enroll *e)
 		if (used >= sizeof(line))
 			break;
 	}
-	if (!a.without_shim && !bypass && !a.dropped)
+	if (!ap->without_shim && !bypass && !ap->dropped)
 		return;
-	if (a.without_shim)
+	if (ap->without_shim)
 		warnx_("coverage: %" PRIu64 " of %" PRIu64 " process%s ran without the shim: %s",
-		       a.without_shim, a.processes, a.processes == 1 ? "" : "es", line);
+		       ap->without_shim, ap->processes, ap->processes == 1 ? "" : "es", line);
 	if (bypass)
 		warnx_("coverage: %" PRIu64 " raw time/entropy syscall%s bypassed the shim", bypass,
 		       bypass == 1 ? "" : "s");
-	if (a.dropped)
-		warnx_("coverage: the kernel could not deliver %" PRIu64 " event%s", a.dropped,
-		       a.dropped == 1 ? "" : "s");
+	if (ap->dropped)
+		warnx_("coverage: the kernel could not deliver %" PRIu64 " event%s", ap->dropped,
+		       ap->dropped == 1 ? "" : "s");
 }
 
 static void print_repro(struct enroll *e, int code)
@@ -799,32 +852,37 @@ static void print_repro(struct enroll *e, int code)
 #undef APPEND
 #undef APPEND_ARG
 
-int cmd_enroll(int argc, char **argv)
+int enroll_status_code(int st)
 {
-	static struct enroll e = { .sock = -1, .cgroup_fd = -1, .events_fd = -1 };
+	return status_code(st);
+}
+
+int enroll_run(struct enroll *e)
+{
 	sigset_t mask, oldmask;
 	int sfd, code;
 	const char *inside = getenv(HM_ENV_RUN);
 	bool keep, kept = false, empty;
 	char list[1024];
 
-	program_name = "hermetic";
-	parse(&e, argc, argv);
 	if (inside && *inside)
 		die(EXIT_NESTED,
 		    "cannot enroll: this process is already inside hermetic run %s (one run's\n"
 		    "  processes belong to one policy; run the command directly)",
 		    inside);
-	if (e.no_daemon)
+	e->sock = e->cgroup_fd = e->events_fd = -1;
+	if (e->record)
+		record_setup(e);
+	if (e->no_daemon)
 		warnx_("--no-daemon: running shim-only; the kernel does NOT refuse this run's\n"
 		       "  network traffic, and static binaries and raw syscalls are not seen");
 	else
-		create_run(&e);
-	boundary_setup(&e.bnd, e.argv);
-	export_env(&e);
-	boundary_print(&e.bnd);
-	if (!e.cfg.seed_set)
-		warnx_("seed %" PRIu64 " (pass --seed %" PRIu64 " to repeat)", e.cfg.seed, e.cfg.seed);
+		create_run(e);
+	boundary_setup(&e->bnd, e->argv);
+	export_env(e);
+	boundary_print(&e->bnd);
+	if (!e->cfg.seed_set && !e->quiet_seed)
+		warnx_("seed %" PRIu64 " (pass --seed %" PRIu64 " to repeat)", e->cfg.seed, e->cfg.seed);
 
 	/* Signals arrive through a signalfd; CMD gets our original mask. */
 	sigemptyset(&mask);
@@ -842,59 +900,91 @@ int cmd_enroll(int argc, char **argv)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	signal(SIGPIPE, SIG_IGN);
 
-	boundary_enter(&e.bnd);
-	spawn(&e, &oldmask);
-	e.bnd.started = true;
-	boundary_leave(&e.bnd);
-	while (!e.child_done)
-		wait_events(&e, sfd, -1);
-	code = status_code(e.child_status);
-	keep = e.bnd.opt.stragglers == HM_STRAGGLERS_KEEP;
+	boundary_enter(&e->bnd);
+	if (e->rec)
+		record_before_spawn(e);
+	if (e->before_spawn)
+		e->before_spawn(e, e->userdata);
+	e->started_mono = hm_now_ns();
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		e->started_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	}
+	spawn(e, &oldmask);
+	e->bnd.started = true;
+	boundary_leave(&e->bnd);
+	while (!e->child_done)
+		wait_events(e, sfd, -1);
+	code = status_code(e->child_status);
+	keep = e->bnd.opt.stragglers == HM_STRAGGLERS_KEEP;
 
 	/* CMD is done; the run is done when its cgroup is empty. */
-	uint64_t deadline = hm_now_ns() + e.grace_ns;
-	while (run_populated(&e) && hm_now_ns() < deadline)
-		wait_events(&e, sfd, (int)((deadline - hm_now_ns()) / 1000000 + 1));
-	if (run_populated(&e) && keep) {
+	uint64_t deadline = hm_now_ns() + e->grace_ns;
+	while (run_populated(e) && hm_now_ns() < deadline)
+		wait_events(e, sfd, (int)((deadline - hm_now_ns()) / 1000000 + 1));
+	if (run_populated(e) && keep) {
 		/* --stragglers keep: they run on, and so does their root. */
-		int n = stragglers(&e, false, list, sizeof(list));
+		int n = stragglers(e, false, list, sizeof(list));
 
-		kept = run_populated(&e);
+		kept = run_populated(e);
 		if (kept)
 			warnx_("left %d process%s running that outlived the command by %.1fs "
 			       "(--stragglers keep): %s",
-			       n, n == 1 ? "" : "es", e.grace_ns / 1e9, list);
-	} else if (run_populated(&e)) {
-		int n = stragglers(&e, true, list, sizeof(list));
+			       n, n == 1 ? "" : "es", e->grace_ns / 1e9, list);
+	} else if (run_populated(e)) {
+		int n = stragglers(e, true, list, sizeof(list));
 
 		if (n)
 			warnx_("killed %d straggler%s that outlived the command by %.1fs: %s", n,
-			       n == 1 ? "" : "s", e.grace_ns / 1e9, list);
+			       n == 1 ? "" : "s", e->grace_ns / 1e9, list);
+		e->killed = n;
 		deadline = hm_now_ns() + KILL_WAIT_MS * 1000000ULL;
-		while (run_populated(&e) && hm_now_ns() < deadline)
-			wait_events(&e, sfd, 50);
-		if (run_populated(&e))
+		while (run_populated(e) && hm_now_ns() < deadline)
+			wait_events(e, sfd, 50);
+		if (run_populated(e))
 			warnx_("processes of run %" PRIu64 " survived SIGKILL; hermeticd removes the "
 			       "run when they are gone",
-			       e.run.run_id);
+			       e->run.run_id);
 	}
-	reap(&e);
+	reap(e);
+	e->wall_ns = hm_now_ns() - e->started_mono;
 	/* Only a provably empty run lets its root go. */
-	empty = !kept && !run_populated(&e);
+	empty = !kept && !run_populated(e);
 
-	if (!e.no_daemon) {
-		struct hm_run_end end = { .run_id = e.run.run_id,
+	if (!e->no_daemon) {
+		print_refusals(e);
+		fetch_audit(e);
+		print_audit(e);
+	}
+	/* The journal goes to the store before the run ends. */
+	if (e->rec)
+		record_finish(e, code);
+	if (!e->no_daemon) {
+		struct hm_run_end end = { .run_id = e->run.run_id,
 					  .flags = kept ? HM_END_KEEP : 0 };
 		const char *msg = NULL;
 
-		print_refusals(&e);
-		print_audit(&e);
-		if (cli_call(e.sock, HM_REQ_RUN_END, &end, sizeof(end), -1, HM_REP_OK, NULL, 0, false,
+		if (cli_call(e->sock, HM_REQ_RUN_END, &end, sizeof(end), -1, HM_REP_OK, NULL, 0, false,
 			     NULL, &msg) < 0)
 			warnx_("hermeticd could not end the run: %s", msg);
 	}
-	boundary_finish(&e.bnd, empty);
-	if (code != 0)
-		print_repro(&e, code);
+	boundary_finish(&e->bnd, empty);
+	if (e->rec)
+		record_cleanup(e);
+	close(sfd);
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	if (code != 0 && !e->quiet_repro)
+		print_repro(e, code);
 	return code;
+}
+
+int cmd_enroll(int argc, char **argv)
+{
+	static struct enroll e;
+
+	program_name = "hermetic";
+	enroll_parse(&e, argc, argv, "hermetic enroll");
+	return enroll_run(&e);
 }

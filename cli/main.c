@@ -13,6 +13,7 @@ static const struct verb {
 	const char *summary;
 } verbs[] = {
 	{ "enroll", cmd_enroll, "run a command deterministic and offline" },
+	{ "replay", cmd_replay, "run a command again on the values a journal recorded" },
 	{ "status", cmd_status, "show the daemon, its BPF programs and active runs" },
 	{ "journals", cmd_journals, "show what a recorded run's journal holds" },
 	{ "help", cmd_help, "show this help" },

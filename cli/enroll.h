@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One run of a command, as enroll and replay start it: the options parsed
+ * into struct enroll, then enroll_run() asks hermeticd for the run, sets up
+ * the boundary and environment, starts CMD in the run's cgroup, waits until
+ * the cgroup is empty and reports. Recording (record.c) and replay
+ * (replay.c) hang off the same run.
+ */
+#ifndef HERMETIC_CLI_ENROLL_H
+#define HERMETIC_CLI_ENROLL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "config.h"
+#include "proto.h"
+#include "isolate.h"
+
+#define DEFAULT_GRACE_NS 2000000000ULL
+
+struct record;
+
+/* An option as given, for the journal: name without dashes, value NULL for
+ * a flag. The run's clock/entropy/network settings are in cfg instead. */
+struct enroll_opt {
+	const char *name;
+	const char *value;
+};
+
+#define ENROLL_MAX_OPTS 512
+#define ENROLL_MAX_ENV 8
+
+struct enroll {
+	struct hm_config cfg;
+	bool no_daemon;
+	uint64_t grace_ns;
+	struct hm_allow allow[HM_RUN_MAX_ALLOW];
+	uint32_t n_allow;
+	const char *allow_specs[HM_RUN_MAX_ALLOW];
+	int n_allow_specs;
+	char dns_allow[4096];
+	char **argv;
+	struct boundary bnd; /* --fs, --env, --stragglers, ... (isolate.c) */
+	struct enroll_opt opts[ENROLL_MAX_OPTS]; /* non-cfg options, in order */
+	size_t n_opts;
+	/* --record[=DIR], --keep-passing (record.c) */
+	bool record;
+	const char *record_dir;
+	bool keep_passing;
+	struct record *rec;
+	/* set by replay: variables for CMD after the run's own; no seed line,
+	 * no line that repeats the run */
+	const char *extra_env[ENROLL_MAX_ENV][2];
+	size_t n_extra_env;
+	bool quiet_seed;
+	bool quiet_repro; /* the caller reports a failure itself */
+	/* called once CMD's environment is final, just before it starts */
+	void (*before_spawn)(struct enroll *e, void *userdata);
+	void *userdata;
+	/* the run */
+	int sock;
+	struct hm_run run;
+	int cgroup_fd;
+	int events_fd;
+	pid_t child;
+	int child_status;
+	bool child_done;
+	int64_t started_ns; /* real wall clock at start */
+	uint64_t started_mono;
+	uint64_t wall_ns;
+	uint32_t killed; /* stragglers killed after CMD exited */
+	bool have_audit;
+	struct hm_audit audit;
+};
+
+/* Parse enroll's options and CMD from argv (argv[0] is the verb). Dies with
+ * EXIT_USAGE on bad usage; prefix names the verb in messages. */
+void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix);
+
+/* Start CMD as configured, wait until the run is over, report. Returns
+ * CMD's exit status (128+N for a signal); dies on hermetic's own failures. */
+int enroll_run(struct enroll *e);
+
+/* The child's wait status as an exit code. */
+int enroll_status_code(int st);
+
+#endif

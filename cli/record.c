@@ -1,0 +1,665 @@
+// SPDX-License-Identifier: MIT
+/*
+ * enroll --record[=DIR] [--keep-passing]
+ *
+ * Every process of the run writes its threads' streams (lib/jstream.h) to a
+ * private spool named by HERMETIC_RECORD. When the cgroup is empty, the
+ * streams, the kernel's stream (hermeticd, HM_REQ_RUN_KSTREAM), the
+ * configuration, the machine's fingerprint and the exit status become one
+ * journal. It is written to DIR (0600, ours, temporary name then rename,
+ * DIR/index.json updated) and handed to hermeticd's store before the run
+ * ends. The spool is not inside the run's isolated root: that root may be
+ * removed before the journal is assembled, and CMD can write to it.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <linux/types.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include "util.h"
+#include "cli.h"
+#include "enroll.h"
+#include "record.h"
+#include "hermetic/trace.h"
+
+#define INDEX_NAME "index.json"
+/* A kernel chunk stays well below a section's 4 GiB length limit. */
+#define KCHUNK_BYTES (8u << 20)
+
+extern char **environ;
+
+struct record {
+	char spool[PATH_MAX];
+	char spool_name[64];
+	int spool_parent_fd;
+	struct stat spool_st;
+	bool spool_made;
+	char dir[PATH_MAX]; /* DIR, absolute; "" without one */
+	char cwd[PATH_MAX]; /* enroll's working directory: the git commit */
+	struct hm_journal_fingerprint fp;
+	bool have_fp;
+	/* the kernel's stream */
+	int kfd;
+	struct hm_kstream_hdr khdr;
+	const uint8_t *krec;
+	size_t kmap_len;
+	void *kmap;
+	/* assembly */
+	int code;
+	uint64_t streams, cut_bytes, cut_streams, bad_streams;
+};
+
+static struct record *at_exit_rec;
+
+static void remove_spool(struct record *r)
+{
+	if (!r->spool_made)
+		return;
+	r->spool_made = false;
+	if (hm_remove_tree_at(r->spool_parent_fd, r->spool_name, &r->spool_st) < 0)
+		warnx_("could not remove the recording spool '%s': %s", r->spool, strerror(errno));
+}
+
+/* The spool holds secrets: it goes whatever way enroll ends. */
+static void at_exit(void)
+{
+	if (at_exit_rec)
+		remove_spool(at_exit_rec);
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+	char *p;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+void record_setup(struct enroll *e)
+{
+	struct record *r = calloc(1, sizeof(*r));
+	const char *tmp = getenv("TMPDIR");
+	char parent[PATH_MAX];
+	struct stat st;
+	int n;
+
+	if (!r)
+		die(EXIT_INTERNAL, "out of memory");
+	r->kfd = -1;
+	r->spool_parent_fd = -1;
+	if (!getcwd(r->cwd, sizeof(r->cwd)))
+		r->cwd[0] = 0;
+	if (e->record_dir) {
+		int k = mkdir_p(e->record_dir, 0700);
+
+		if (k < 0)
+			die(EXIT_INTERNAL, "Failed to create journal directory '%s': %s", e->record_dir,
+			    strerror(-k));
+		if (!realpath(e->record_dir, r->dir) || stat(r->dir, &st) < 0 ||
+		    !S_ISDIR(st.st_mode))
+			die(EXIT_INTERNAL, "Failed to use journal directory '%s': %s", e->record_dir,
+			    errno ? strerror(errno) : "not a directory");
+		if (access(r->dir, W_OK | X_OK) < 0)
+			die(EXIT_INTERNAL, "Failed to use journal directory '%s': %s", r->dir,
+			    strerror(errno));
+	}
+	if (!tmp || tmp[0] != '/')
+		tmp = "/tmp";
+	if (!realpath(tmp, parent))
+		die(EXIT_INTERNAL, "Failed to find the temporary directory '%s': %s", tmp,
+		    strerror(errno));
+	n = snprintf(r->spool, sizeof(r->spool), "%s/hermetic-rec-XXXXXX", parent);
+	if (n >= (int)sizeof(r->spool))
+		die(EXIT_INTERNAL, "temporary directory path too long: %s", parent);
+	/* mkdtemp makes it 0700: the streams hold secrets. */
+	if (!mkdtemp(r->spool))
+		die(EXIT_INTERNAL, "Failed to create a recording spool in '%s': %s", parent,
+		    strerror(errno));
+	snprintf(r->spool_name, sizeof(r->spool_name), "%s", strrchr(r->spool, '/') + 1);
+	r->spool_parent_fd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (r->spool_parent_fd < 0 || fstatat(r->spool_parent_fd, r->spool_name, &r->spool_st,
+					      AT_SYMLINK_NOFOLLOW) < 0) {
+		rmdir(r->spool);
+		die(EXIT_INTERNAL, "Failed to open '%s': %s", parent, strerror(errno));
+	}
+	r->spool_made = true;
+	at_exit_rec = r;
+	atexit(at_exit);
+	e->rec = r;
+}
+
+void record_export_env(struct enroll *e)
+{
+	setenv(HM_ENV_RECORD, e->rec->spool, 1);
+}
+
+void record_before_spawn(struct enroll *e)
+{
+	struct record *r = e->rec;
+
+	if (hm_journal_fingerprint_collect(&r->fp, environ, r->cwd[0] ? r->cwd : NULL) < 0)
+		die(EXIT_INTERNAL, "out of memory");
+	r->have_fp = true;
+}
+
+void record_cleanup(struct enroll *e)
+{
+	struct record *r = e->rec;
+
+	remove_spool(r);
+	if (r->kmap)
+		munmap(r->kmap, r->kmap_len);
+	r->kmap = NULL;
+	if (r->kfd >= 0)
+		close(r->kfd);
+	r->kfd = -1;
+	if (r->have_fp)
+		hm_journal_fingerprint_done(&r->fp);
+	r->have_fp = false;
+	if (r->spool_parent_fd >= 0)
+		close(r->spool_parent_fd);
+	r->spool_parent_fd = -1;
+}
+
+/* The kernel's stream of the run, mapped. Failures are warnings: the
+ * shim's values are worth keeping without it. */
+static void fetch_kstream(struct enroll *e)
+{
+	struct record *r = e->rec;
+	struct hm_run_ref ref = { .run_id = e->run.run_id };
+	const char *msg = NULL;
+	struct hm_kstream_hdr h;
+	struct stat st;
+	uint64_t need;
+	ssize_t n;
+
+	n = cli_call(e->sock, HM_REQ_RUN_KSTREAM, &ref, sizeof(ref), -1, HM_REP_KSTREAM, &r->khdr,
+		     sizeof(r->khdr), true, &r->kfd, &msg);
+	if (n < 0) {
+		warnx_("cannot read the run's kernel stream: %s", msg);
+		return;
+	}
+	if (r->kfd < 0) {
+		warnx_("hermeticd sent no kernel stream");
+		return;
+	}
+	/* The memfd is sealed; still, believe only what it holds. */
+	if (pread(r->kfd, &h, sizeof(h), 0) != sizeof(h) || fstat(r->kfd, &st) < 0 ||
+	    h.record_size == 0 || h.record_size > HM_JOURNAL_KREC_MAX ||
+	    h.records > (UINT64_MAX - sizeof(h)) / h.record_size ||
+	    (need = sizeof(h) + h.records * h.record_size) > (uint64_t)st.st_size) {
+		warnx_("the run's kernel stream from hermeticd is malformed; not recorded");
+		close(r->kfd);
+		r->kfd = -1;
+		return;
+	}
+	r->khdr = h;
+	if (!h.records)
+		return;
+	r->kmap_len = need;
+	r->kmap = mmap(NULL, need, PROT_READ, MAP_PRIVATE, r->kfd, 0);
+	if (r->kmap == MAP_FAILED) {
+		r->kmap = NULL;
+		warnx_("cannot map the run's kernel stream: %s", strerror(errno));
+		return;
+	}
+	r->krec = (const uint8_t *)r->kmap + sizeof(h);
+}
+
+/* Every stream file of the spool: "<lineage>.<thread>.<gen>.hjs". */
+static int write_streams(struct enroll *e, struct hm_journal_writer *w)
+{
+	struct record *r = e->rec;
+	_cleanup_close_ int dfd = open(r->spool, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
+	struct dirent *de;
+	int ret = 0;
+
+	if (dfd < 0)
+		return -errno;
+	d = fdopendir(dfd);
+	if (!d)
+		return -errno;
+	dfd = -1; /* owned by d now */
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name), cut = 0;
+		struct stat st;
+		int fd, k;
+
+		if (de->d_name[0] == '.' || len < 5 || strcmp(de->d_name + len - 4, ".hjs"))
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			r->bad_streams++;
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		k = hm_journal_write_stream_fd(w, fd, &cut);
+		close(fd);
+		if (k == -EINVAL || k == -EFBIG) {
+			/* No whole header (killed at once), or too big for a section. */
+			r->bad_streams++;
+			continue;
+		}
+		if (k < 0) {
+			ret = k;
+			break;
+		}
+		r->streams++;
+		if (cut) {
+			r->cut_streams++;
+			r->cut_bytes += cut;
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+static int fill(struct hm_journal_writer *w, void *userdata)
+{
+	struct enroll *e = userdata;
+	struct record *r = e->rec;
+	_cleanup_free_ struct hm_journal_kv *opts = NULL;
+	struct hm_journal_config c = {
+		.cfg = e->cfg,
+		.run_id = e->no_daemon ? 0 : e->run.run_id,
+		.uid = getuid(),
+		.started_ns = e->started_ns,
+	};
+	struct hm_journal_exit x = {
+		.wall_ns = e->wall_ns,
+		.stragglers = e->killed,
+	};
+	int k;
+
+	r->streams = r->cut_bytes = r->cut_streams = r->bad_streams = 0;
+	for (char **a = e->argv; *a; a++)
+		c.argc++;
+	c.argv = e->argv;
+	opts = calloc(e->n_opts ? e->n_opts : 1, sizeof(*opts));
+	if (!opts)
+		return -ENOMEM;
+	for (size_t i = 0; i < e->n_opts; i++)
+		opts[i] = (struct hm_journal_kv){ (char *)e->opts[i].name, (char *)e->opts[i].value };
+	c.n_opts = e->n_opts;
+	c.opts = opts;
+	if ((k = hm_journal_write_config(w, &c)) < 0)
+		return k;
+	if (r->have_fp && (k = hm_journal_write_fingerprint(w, &r->fp)) < 0)
+		return k;
+	if ((k = write_streams(e, w)) < 0)
+		return k;
+	if (r->krec) {
+		size_t per = KCHUNK_BYTES / r->khdr.record_size;
+
+		for (uint64_t i = 0; i < r->khdr.records; i += per) {
+			size_t n = r->khdr.records - i < per ? r->khdr.records - i : per;
+
+			k = hm_journal_write_kernel(w, r->khdr.record_size,
+						    r->krec + i * r->khdr.record_size, n);
+			if (k < 0)
+				return k;
+		}
+	}
+	if (r->kfd >= 0) {
+		/* events: what the daemon received; dropped: what the journal
+		 * lacks, whether the kernel or the daemon could not keep it. */
+		uint64_t events = r->khdr.records + r->khdr.daemon_dropped;
+
+		if (e->have_audit && e->audit.events > events)
+			events = e->audit.events;
+		k = hm_journal_write_kernel_summary(w, events,
+						    r->khdr.kernel_dropped + r->khdr.daemon_dropped);
+		if (k < 0)
+			return k;
+	}
+	if (WIFSIGNALED(e->child_status)) {
+		x.signal = WTERMSIG(e->child_status);
+		x.status = 128 + x.signal;
+	} else {
+		x.status = r->code;
+	}
+	return hm_journal_write_exit(w, &x);
+}
+
+/* "ls -l"-style quoting is not needed: the command for lists and indexes. */
+static void command_line(struct enroll *e, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (char **a = e->argv; *a && used < size; a++)
+		used += snprintf(buf + used, size - used, "%s%s", a == e->argv ? "" : " ", *a);
+}
+
+static json_object *index_entry(const char *file, uint64_t run_id, const char *command,
+				int status, uint64_t seed, int64_t started_ns)
+{
+	json_object *o = json_object_new_object();
+	char t[64];
+
+	json_object_object_add(o, "file", json_object_new_string(file));
+	json_object_object_add(o, "run_id", json_object_new_uint64(run_id));
+	json_object_object_add(o, "command", json_object_new_string(command));
+	json_object_object_add(o, "exit_status", json_object_new_int(status));
+	json_object_object_add(o, "seed", json_object_new_uint64(seed));
+	json_object_object_add(o, "time", json_object_new_string(hm_format_time(started_ns, t,
+										 sizeof(t))));
+	return o;
+}
+
+/* A missing or unreadable index is rebuilt from the journals in DIR. */
+static json_object *index_rebuild(int dfd, const char *dir)
+{
+	json_object *arr = json_object_new_array();
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return arr;
+	}
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name), sl = strlen(HM_JOURNAL_SUFFIX);
+		struct hm_journal *j = NULL;
+		char path[PATH_MAX * 2], cmd[HM_JOURNAL_COMMAND_MAX * 4] = "", err[256];
+		size_t used = 0;
+
+		if (de->d_name[0] == '.' || len <= sl ||
+		    strcmp(de->d_name + len - sl, HM_JOURNAL_SUFFIX))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (hm_journal_read_file(path, 0, &j, err, sizeof(err)) < 0)
+			continue;
+		for (size_t i = 0; i < j->config.argc && used < sizeof(cmd); i++)
+			used += snprintf(cmd + used, sizeof(cmd) - used, "%s%s", i ? " " : "",
+					 j->config.argv[i]);
+		json_object_array_add(arr, index_entry(de->d_name, j->config.run_id, cmd,
+						       j->has_exit ? j->exit.status : -1,
+						       j->config.cfg.seed, j->config.started_ns));
+		hm_journal_free(j);
+	}
+	closedir(d);
+	return arr;
+}
+
+/* DIR/index.json: add the journal, rewrite atomically. Concurrent
+ * recordings into one DIR serialise on a lock of the directory. */
+static int index_update(struct enroll *e, const char *name)
+{
+	struct record *r = e->rec;
+	_cleanup_close_ int dfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	json_object *arr = NULL, *kept;
+	char path[PATH_MAX + 64], tmp[PATH_MAX + 64], cmd[4096];
+	const char *text;
+	int fd, k = 0;
+	size_t len;
+
+	if (dfd < 0)
+		return -errno;
+	if (flock(dfd, LOCK_EX) < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/" INDEX_NAME, r->dir);
+	arr = json_object_from_file(path);
+	if (!arr || !json_object_is_type(arr, json_type_array)) {
+		struct stat st;
+
+		if (arr || fstatat(dfd, INDEX_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			warnx_("%s was unreadable; rebuilt it from the journals in %s", path, r->dir);
+		json_object_put(arr);
+		arr = index_rebuild(dfd, r->dir);
+	}
+	/* Drop an older entry for the same file, and entries that are no object. */
+	kept = json_object_new_array();
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *o = json_object_array_get_idx(arr, i), *f;
+
+		if (!json_object_is_type(o, json_type_object) ||
+		    (json_object_object_get_ex(o, "file", &f) &&
+		     !strcmp(json_object_get_string(f) ?: "", name)))
+			continue;
+		json_object_array_add(kept, json_object_get(o));
+	}
+	json_object_put(arr);
+	command_line(e, cmd, sizeof(cmd));
+	json_object_array_add(kept, index_entry(name, e->no_daemon ? 0 : e->run.run_id, cmd, r->code,
+						e->cfg.seed, e->started_ns));
+	text = json_object_to_json_string_ext(kept, JSON_C_TO_STRING_PRETTY |
+							    JSON_C_TO_STRING_NOSLASHESCAPE);
+	len = strlen(text);
+	snprintf(tmp, sizeof(tmp), "%s/.index.json.XXXXXX", r->dir);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		k = -errno;
+		goto out;
+	}
+	if (fchmod(fd, 0600) < 0 || write(fd, text, len) != (ssize_t)len ||
+	    write(fd, "\n", 1) != 1 || fsync(fd) < 0 || rename(tmp, path) < 0) {
+		k = -errno ?: -EIO;
+		unlink(tmp);
+	}
+	close(fd);
+	fsync(dfd);
+out:
+	json_object_put(kept);
+	return k;
+}
+
+/* Hand the journal to hermeticd's store (its id is the run id). */
+static int store(struct enroll *e, int fd, const char **ret_msg)
+{
+	struct hm_journal_store s = {
+		.run_id = e->run.run_id,
+		.exit_status = e->rec->code,
+		.seed = e->cfg.seed,
+		.started_ns = e->started_ns,
+	};
+	ssize_t n;
+
+	command_line(e, s.command, sizeof(s.command));
+	n = cli_call(e->sock, HM_REQ_JOURNAL_STORE, &s, sizeof(s), fd, HM_REP_OK, NULL, 0, false,
+		     NULL, ret_msg);
+	return n < 0 ? (int)n : 0;
+}
+
+void record_finish(struct enroll *e, int code)
+{
+	struct record *r = e->rec;
+	char name[128], t[32], path[PATH_MAX + 160] = "", stored[64] = "";
+	const char *msg = NULL;
+	struct tm tm;
+	time_t secs = e->started_ns / 1000000000LL;
+	int k, fd = -1;
+
+	r->code = code;
+	if (code == 0 && !e->keep_passing)
+		return; /* a passing run's journal is dropped (--keep-passing keeps it) */
+	if (!e->no_daemon)
+		fetch_kstream(e);
+	gmtime_r(&secs, &tm);
+	strftime(t, sizeof(t), "%Y%m%dT%H%M%SZ", &tm);
+	if (e->no_daemon)
+		snprintf(name, sizeof(name), "%s-pid%d" HM_JOURNAL_SUFFIX, t, (int)getpid());
+	else
+		snprintf(name, sizeof(name), "%s-run%" PRIu64 HM_JOURNAL_SUFFIX, t, e->run.run_id);
+
+	if (r->dir[0]) {
+		/* enroll runs as the user who asked: the file is theirs. */
+		k = hm_journal_save(r->dir, name, (uid_t)-1, (gid_t)-1, 0, fill, e);
+		if (k < 0) {
+			warnx_("Failed to write journal '%s/%s': %s", r->dir, name, strerror(-k));
+			return;
+		}
+		snprintf(path, sizeof(path), "%s/%s", r->dir, name);
+		k = index_update(e, name);
+		if (k < 0)
+			warnx_("Failed to update '%s/" INDEX_NAME "': %s", r->dir, strerror(-k));
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	} else {
+		struct hm_journal_writer *w = NULL;
+
+		fd = memfd_create("hermetic-journal", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+		if (fd < 0 || (k = hm_journal_writer_new(fd, 0, &w)) < 0 || (k = fill(w, e)) < 0 ||
+		    (k = hm_journal_writer_finish(w)) < 0) {
+			if (fd < 0)
+				k = -errno;
+			hm_journal_writer_free(w);
+			if (fd >= 0)
+				close(fd);
+			warnx_("Failed to write the run's journal: %s", strerror(-k));
+			return;
+		}
+		hm_journal_writer_free(w);
+		/* The store reads an unchanging file. */
+		fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+	}
+	if (!e->no_daemon && fd >= 0) {
+		k = store(e, fd, &msg);
+		if (k < 0)
+			warnx_("hermeticd did not keep the journal: %s", msg ? msg : strerror(-k));
+		else
+			snprintf(stored, sizeof(stored), "%" PRIu64, e->run.run_id);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (r->cut_streams)
+		warnx_("journal: %" PRIu64 " stream%s ended mid-record (a thread was killed while "
+		       "writing); cut %" PRIu64 " torn byte%s",
+		       r->cut_streams, r->cut_streams == 1 ? "" : "s", r->cut_bytes,
+		       r->cut_bytes == 1 ? "" : "s");
+	if (r->bad_streams)
+		warnx_("journal: %" PRIu64 " stream file%s held no readable stream and %s left out",
+		       r->bad_streams, r->bad_streams == 1 ? "" : "s",
+		       r->bad_streams == 1 ? "was" : "were");
+	if (r->khdr.kernel_dropped || r->khdr.daemon_dropped)
+		warnx_("journal: the kernel's view is incomplete: %" PRIu64
+		       " events lost by the kernel, %" PRIu64 " not kept by hermeticd",
+		       (uint64_t)r->khdr.kernel_dropped, (uint64_t)r->khdr.daemon_dropped);
+	if (stored[0] && path[0])
+		warnx_("journal %s: %s (%" PRIu64 " stream%s; replay with 'hermetic replay %s')",
+		       stored, path, r->streams, r->streams == 1 ? "" : "s", path);
+	else if (stored[0])
+		warnx_("journal %s in hermeticd's store (%" PRIu64
+		       " stream%s; 'hermetic replay %s', 'hermetic journals fetch %s')",
+		       stored, r->streams, r->streams == 1 ? "" : "s", stored, stored);
+	else if (path[0])
+		warnx_("journal: %s (%" PRIu64 " stream%s; replay with 'hermetic replay %s')", path,
+		       r->streams, r->streams == 1 ? "" : "s", path);
+}
+
+/* --- the kernel's view of a journal ------------------------------------------------- */
+
+static struct kernel_proc *find_proc(struct kernel_proc **procs, size_t *n, size_t *cap,
+				     uint32_t pid, const char *comm, bool create)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*procs)[i].pid == pid)
+			return &(*procs)[i];
+	if (!create)
+		return NULL;
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		struct kernel_proc *p = reallocarray(*procs, nc, sizeof(*p));
+
+		if (!p)
+			return NULL;
+		*procs = p;
+		*cap = nc;
+	}
+	(*procs)[*n] = (struct kernel_proc){ .pid = pid };
+	snprintf((*procs)[*n].comm, sizeof((*procs)[*n].comm), "%.16s", comm);
+	return &(*procs)[(*n)++];
+}
+
+/* As the daemon's audit (daemon/runs.c) sees a run, from the records. */
+ssize_t kernel_procs(const struct hm_journal *j, struct kernel_proc **ret)
+{
+	struct kernel_proc *procs = NULL, *p, *c;
+	size_t n = 0, cap = 0;
+
+	for (size_t k = 0; k < j->n_kernel; k++) {
+		const struct hm_journal_kernel *ch = &j->kernel[k];
+
+		if (ch->record_size < sizeof(struct hm_trace_event))
+			continue; /* not the records this hermetic writes */
+		for (size_t i = 0; i < ch->n_records; i++) {
+			struct hm_trace_event ev;
+			char comm[17];
+
+			memcpy(&ev, ch->records + i * ch->record_size, sizeof(ev));
+			if (ev.kind < HM_EV_EXEC || ev.kind > HM_EV_RANDOM_READ)
+				continue;
+			memcpy(comm, ev.comm, 16);
+			comm[16] = 0;
+			p = find_proc(&procs, &n, &cap, ev.pid, comm, true);
+			if (!p) {
+				free(procs);
+				return -ENOMEM;
+			}
+			switch (ev.kind) {
+			case HM_EV_EXEC:
+				p->shim = false;
+				p->exec = true;
+				snprintf(p->comm, sizeof(p->comm), "%s", comm);
+				snprintf(p->path, sizeof(p->path), "%.*s",
+					 (int)(ev.len < sizeof(ev.data) ? ev.len : sizeof(ev.data)),
+					 (const char *)ev.data);
+				break;
+			case HM_EV_FORK:
+				if (ev.flags & 1)
+					break;
+				c = find_proc(&procs, &n, &cap, ev.aux, comm, true);
+				if (!c) {
+					free(procs);
+					return -ENOMEM;
+				}
+				p = find_proc(&procs, &n, &cap, ev.pid, comm, false);
+				if (p) {
+					c->shim = p->shim;
+					c->exec = p->exec;
+					memcpy(c->path, p->path, sizeof(c->path));
+				}
+				break;
+			case HM_EV_SHIM:
+				p->shim = true;
+				p->getrandom = p->clock = p->random_reads = p->bytes = 0;
+				break;
+			case HM_EV_SYSCALL:
+			case HM_EV_RANDOM_READ:
+				if (ev.kind == HM_EV_RANDOM_READ)
+					p->random_reads++;
+				else if (ev.aux == SYS_getrandom)
+					p->getrandom++;
+				else
+					p->clock++;
+				if ((ev.kind == HM_EV_RANDOM_READ || ev.aux == SYS_getrandom) && ev.ret > 0)
+					p->bytes += ev.ret;
+				break;
+			}
+		}
+	}
+	*ret = procs;
+	return n;
+}
