@@ -165,21 +165,6 @@ static void at_exit(void)
 		remove_dir(at_exit_replay);
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		p += k;
-		n -= k;
-	}
-	return 0;
-}
-
 /* Every stream as "<lineage>.<thread>.<gen>.hjs" in a 0700 directory of
  * our own (the streams hold secrets), and an empty report file. */
 static void extract(struct replay *rp)
@@ -229,7 +214,7 @@ static void extract(struct replay *rp)
 		if (fd < 0)
 			die(EXIT_INTERNAL, "Failed to create '%s/%s': %s", rp->streams, name,
 			    strerror(errno));
-		k = write_all(fd, s->data, s->len);
+		k = hm_write_all(fd, s->data, s->len);
 		if (k < 0 || close(fd) < 0)
 			die(EXIT_INTERNAL, "Failed to write '%s/%s': %s", rp->streams, name,
 			    strerror(k < 0 ? -k : errno));

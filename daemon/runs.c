@@ -168,21 +168,6 @@ static void kstream_add_net(struct hmd *d, struct hmd_run *r, const struct hm_ne
 	kstream_add(d, r, &e);
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p = (const char *)p + w;
-		n -= w;
-	}
-	return 0;
-}
-
 int hmd_runs_kstream(struct hmd *d, struct hmd_run *r, struct hm_kstream_hdr *ret_hdr)
 {
 	struct hmd_kstream *ks = &r->ks;
@@ -211,10 +196,10 @@ int hmd_runs_kstream(struct hmd *d, struct hmd_run *r, struct hm_kstream_hdr *re
 	fd = memfd_create("hermetic-kstream", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
-	if ((err = write_all(fd, &h, sizeof(h))) < 0)
+	if ((err = hm_write_all(fd, &h, sizeof(h))) < 0)
 		return err;
 	for (struct hmd_kchunk *c = ks->first; c; c = c->next)
-		if ((err = write_all(fd, c->rec, c->n * sizeof(c->rec[0]))) < 0)
+		if ((err = hm_write_all(fd, c->rec, c->n * sizeof(c->rec[0]))) < 0)
 			return err;
 	/* Sealed: the client reads exactly what the daemon wrote, and nobody
 	 * can change it after the fact. */

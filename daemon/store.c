@@ -31,21 +31,6 @@
 #define SIDECAR_MAX 8192
 #define STALE_TEMP_NS (3600ULL * 1000000000ULL)
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p = (const char *)p + w;
-		n -= w;
-	}
-	return 0;
-}
-
 static int mkdir_parents(const char *path)
 {
 	char buf[4096];
@@ -392,7 +377,7 @@ int hmd_store_put(struct hmd_store *s, uid_t uid, const struct hm_journal_store 
 			err = n < 0 ? -errno : -EBADMSG;
 			goto fail;
 		}
-		if ((err = write_all(out, buf, n)) < 0)
+		if ((err = hm_write_all(out, buf, n)) < 0)
 			goto fail;
 		off += n;
 	}
@@ -411,7 +396,7 @@ int hmd_store_put(struct hmd_store *s, uid_t uid, const struct hm_journal_store 
 	{
 		const char *js = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 
-		err = write_all(sout, js, strlen(js));
+		err = hm_write_all(sout, js, strlen(js));
 	}
 	json_object_put(o);
 	if (err < 0 || fsync(sout) < 0) {

@@ -203,24 +203,6 @@ struct hm_journal_writer {
 	bool finished;
 };
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, p, n);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			return -EIO;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 /* Compress n payload bytes (and with end, close the frame) to fd. */
 static int feed(struct hm_journal_writer *w, const void *data, size_t n, bool end)
 {
@@ -240,7 +222,7 @@ static int feed(struct hm_journal_writer *w, const void *data, size_t n, bool en
 		rem = ZSTD_compressStream2(w->cctx, &out, &in, end ? ZSTD_e_end : ZSTD_e_continue);
 		if (ZSTD_isError(rem))
 			return w->err = -EIO;
-		r = write_all(w->fd, w->out, out.pos);
+		r = hm_write_all(w->fd, w->out, out.pos);
 		if (r < 0)
 			return w->err = r;
 	} while (end ? rem != 0 : in.pos < in.size);

@@ -85,24 +85,6 @@ static unsigned clock_slot(int32_t id)
 
 /* --- encoder ---------------------------------------------------------------- */
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, p, n);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			return -EIO;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 int hm_jstream_flush(struct hm_jstream_enc *e)
 {
 	int saved = errno, r;
@@ -111,7 +93,7 @@ int hm_jstream_flush(struct hm_jstream_enc *e)
 		return e->err;
 	if (e->fd < 0 || e->len == 0)
 		return 0;
-	r = write_all(e->fd, e->buf, e->len);
+	r = hm_write_all(e->fd, e->buf, e->len);
 	/* The shim calls this from inside wrapped calls: keep errno. */
 	errno = saved;
 	if (r < 0)
@@ -166,7 +148,7 @@ static int append(struct hm_jstream_enc *e, const uint8_t *pre, size_t npre, con
 	{
 		int saved = errno;
 
-		r = write_all(e->fd, data, ndata);
+		r = hm_write_all(e->fd, data, ndata);
 		errno = saved;
 	}
 	if (r < 0)

@@ -44,6 +44,26 @@ int hm_write_file_at(int dirfd, const char *path, const char *s)
 	return (size_t)r == len ? 0 : -EIO;
 }
 
+int hm_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t r = write(fd, c, n);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO;
+		c += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
 int hm_parse_u64(const char *s, uint64_t *ret)
 {
 	char *end;

@@ -62,6 +62,10 @@ ssize_t hm_read_file_at(int dirfd, const char *path, char *buf, size_t max);
 /* Write a string to a file (e.g. a cgroup control file). Returns 0 or -errno. */
 int hm_write_file_at(int dirfd, const char *path, const char *s);
 
+/* write(2) all n bytes, retrying short writes and EINTR. Returns 0 or -errno
+ * (-EIO if the fd takes nothing). */
+int hm_write_all(int fd, const void *p, size_t n);
+
 /* Parse an unsigned decimal; the whole string must be a number.
  * Returns 0 or -EINVAL/-ERANGE. */
 int hm_parse_u64(const char *s, uint64_t *ret);
