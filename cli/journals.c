@@ -23,6 +23,7 @@
 #include "config.h"
 #include "journal.h"
 #include "cli.h"
+#include "record.h"
 
 #ifndef EXIT_DATAERR
 #define EXIT_DATAERR 65 /* sysexits EX_DATAERR: the journal is malformed */
@@ -66,7 +67,9 @@ static void show_usage(FILE *f)
 		   "Show what a journal holds: the run's configuration and command, the machine\n"
 		   "it ran on, its processes as a tree by lineage key with how many values of\n"
 		   "each kind the shim handed out, the kernel's events and how many were\n"
-		   "dropped, and the exit status. A FILE works offline, without hermeticd; an\n"
+		   "dropped, the audit (processes that ran without the shim and syscalls\n"
+		   "that bypassed it, with their getrandom calls and bytes), and the exit\n"
+		   "status. A FILE works offline, without hermeticd; an\n"
 		   "ID (a run id; a file of that name wins) is fetched from the store.\n\n"
 		   "  --json      one JSON object, for scripts\n"
 		   "  --records   also every value of every thread, in order, numbered as\n"
@@ -399,6 +402,74 @@ static json_object *show_records(const struct hm_journal_stream *st, bool json)
 
 /* --- text --------------------------------------------------------------------------- */
 
+/* The audit: what the kernel saw that the shim did not control, the same
+ * way enroll's coverage line and the daemon count it (lib/audit.c). */
+static void show_audit_text(const struct hm_journal *j)
+{
+	struct hm_audit_acc a;
+
+	if (!j->n_kernel)
+		return;
+	if (journal_audit(j, &a) < 0)
+		die(EXIT_INTERNAL, "out of memory");
+	_cleanup_free_ struct hm_audit_proc *p = a.procs;
+	uint64_t escaped = 0, bypassed = 0;
+
+	for (uint32_t i = 0; i < a.n_procs; i++) {
+		escaped += hm_audit_escaped(&p[i]);
+		bypassed += hm_audit_bypassed(&p[i]);
+	}
+	printf("audit      %" PRIu64 " processes, %" PRIu64 " without the shim, %" PRIu64
+	       " with syscalls that bypassed it\n",
+	       a.sum.processes, escaped, bypassed);
+	for (uint32_t i = 0; i < a.n_procs; i++) {
+		if (!hm_audit_escaped(&p[i]) && !hm_audit_bypassed(&p[i]))
+			continue;
+		printf("  pid %-7u %s %s: %u getrandom, %" PRIu64 " bytes, %u /dev/urandom reads, "
+		       "%u clock syscalls\n",
+		       p[i].pid, hm_audit_escaped(&p[i]) ? "without the shim" : "bypassed the shim",
+		       p[i].path[0] ? p[i].path : p[i].comm, p[i].getrandom, p[i].getrandom_bytes,
+		       p[i].random_reads, p[i].clock);
+	}
+	if (a.untracked)
+		printf("  (%" PRIu64 " more processes counted, not listed)\n", a.untracked);
+}
+
+static json_object *audit_json(const struct hm_journal *j)
+{
+	struct hm_audit_acc a;
+	json_object *o = json_object_new_object(), *list = json_object_new_array();
+
+	if (journal_audit(j, &a) < 0)
+		die(EXIT_INTERNAL, "out of memory");
+	_cleanup_free_ struct hm_audit_proc *p = a.procs;
+	uint64_t escaped = 0;
+
+	for (uint32_t i = 0; i < a.n_procs; i++) {
+		json_object *e;
+
+		if (!hm_audit_escaped(&p[i]) && !hm_audit_bypassed(&p[i]))
+			continue;
+		escaped += hm_audit_escaped(&p[i]);
+		e = json_object_new_object();
+		json_object_object_add(e, "pid", json_object_new_int64(p[i].pid));
+		json_object_object_add(e, "shim", json_object_new_boolean(p[i].shim));
+		json_object_object_add(e, "path", jstr(p[i].path));
+		json_object_object_add(e, "comm", jstr(p[i].comm));
+		json_object_object_add(e, "getrandom", json_object_new_int64(p[i].getrandom));
+		json_object_object_add(e, "getrandom_bytes",
+				       json_object_new_uint64(p[i].getrandom_bytes));
+		json_object_object_add(e, "random_reads", json_object_new_int64(p[i].random_reads));
+		json_object_object_add(e, "clock_syscalls", json_object_new_int64(p[i].clock));
+		json_object_array_add(list, e);
+	}
+	json_object_object_add(o, "processes", json_object_new_uint64(a.sum.processes));
+	json_object_object_add(o, "without_shim", json_object_new_uint64(escaped));
+	json_object_object_add(o, "untracked", json_object_new_uint64(a.untracked));
+	json_object_object_add(o, "escaped", list);
+	return o;
+}
+
 static void show_text(const char *path, size_t fsize, const struct hm_journal *j, struct proc *p,
 		      size_t np, bool records)
 {
@@ -517,6 +588,7 @@ static void show_text(const char *path, size_t fsize, const struct hm_journal *j
 	else
 		printf("; no kernel summary (recorded without hermeticd?)");
 	putchar('\n');
+	show_audit_text(j);
 	if (j->has_exit) {
 		printf("exit       ");
 		if (j->exit.signal)
@@ -663,6 +735,7 @@ static void show_json(const char *path, size_t fsize, const struct hm_journal *j
 			       j->has_kernel_summary ? json_object_new_uint64(j->kernel_dropped)
 						     : NULL);
 	json_object_object_add(o, "kernel", m);
+	json_object_object_add(o, "audit", audit_json(j));
 
 	if (j->has_exit) {
 		m = json_object_new_object();

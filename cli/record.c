@@ -571,34 +571,20 @@ void record_finish(struct enroll *e, int code)
 
 /* --- the kernel's view of a journal ------------------------------------------------- */
 
-static struct kernel_proc *find_proc(struct kernel_proc **procs, size_t *n, size_t *cap,
-				     uint32_t pid, const char *comm, bool create)
+int journal_audit(const struct hm_journal *j, struct hm_audit_acc *a)
 {
-	for (size_t i = 0; i < *n; i++)
-		if ((*procs)[i].pid == pid)
-			return &(*procs)[i];
-	if (!create)
-		return NULL;
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-		struct kernel_proc *p = reallocarray(*procs, nc, sizeof(*p));
+	size_t records = 0;
+	uint32_t cap;
+	struct hm_audit_proc *procs;
 
-		if (!p)
-			return NULL;
-		*procs = p;
-		*cap = nc;
-	}
-	(*procs)[*n] = (struct kernel_proc){ .pid = pid };
-	snprintf((*procs)[*n].comm, sizeof((*procs)[*n].comm), "%.16s", comm);
-	return &(*procs)[(*n)++];
-}
-
-/* As the daemon's audit (daemon/runs.c) sees a run, from the records. */
-ssize_t kernel_procs(const struct hm_journal *j, struct kernel_proc **ret)
-{
-	struct kernel_proc *procs = NULL, *p, *c;
-	size_t n = 0, cap = 0;
-
+	for (size_t k = 0; k < j->n_kernel; k++)
+		records += j->kernel[k].n_records;
+	/* A process needs at least one record; a fork names two. */
+	cap = records * 2 + 1 < 65536 ? records * 2 + 1 : 65536;
+	procs = calloc(cap, sizeof(*procs));
+	if (!procs)
+		return -ENOMEM;
+	hm_audit_init(a, procs, cap);
 	for (size_t k = 0; k < j->n_kernel; k++) {
 		const struct hm_journal_kernel *ch = &j->kernel[k];
 
@@ -606,60 +592,10 @@ ssize_t kernel_procs(const struct hm_journal *j, struct kernel_proc **ret)
 			continue; /* not the records this hermetic writes */
 		for (size_t i = 0; i < ch->n_records; i++) {
 			struct hm_trace_event ev;
-			char comm[17];
 
 			memcpy(&ev, ch->records + i * ch->record_size, sizeof(ev));
-			if (ev.kind < HM_EV_EXEC || ev.kind > HM_EV_RANDOM_READ)
-				continue;
-			memcpy(comm, ev.comm, 16);
-			comm[16] = 0;
-			p = find_proc(&procs, &n, &cap, ev.pid, comm, true);
-			if (!p) {
-				free(procs);
-				return -ENOMEM;
-			}
-			switch (ev.kind) {
-			case HM_EV_EXEC:
-				p->shim = false;
-				p->exec = true;
-				snprintf(p->comm, sizeof(p->comm), "%s", comm);
-				snprintf(p->path, sizeof(p->path), "%.*s",
-					 (int)(ev.len < sizeof(ev.data) ? ev.len : sizeof(ev.data)),
-					 (const char *)ev.data);
-				break;
-			case HM_EV_FORK:
-				if (ev.flags & 1)
-					break;
-				c = find_proc(&procs, &n, &cap, ev.aux, comm, true);
-				if (!c) {
-					free(procs);
-					return -ENOMEM;
-				}
-				p = find_proc(&procs, &n, &cap, ev.pid, comm, false);
-				if (p) {
-					c->shim = p->shim;
-					c->exec = p->exec;
-					memcpy(c->path, p->path, sizeof(c->path));
-				}
-				break;
-			case HM_EV_SHIM:
-				p->shim = true;
-				p->getrandom = p->clock = p->random_reads = p->bytes = 0;
-				break;
-			case HM_EV_SYSCALL:
-			case HM_EV_RANDOM_READ:
-				if (ev.kind == HM_EV_RANDOM_READ)
-					p->random_reads++;
-				else if (ev.aux == SYS_getrandom)
-					p->getrandom++;
-				else
-					p->clock++;
-				if ((ev.kind == HM_EV_RANDOM_READ || ev.aux == SYS_getrandom) && ev.ret > 0)
-					p->bytes += ev.ret;
-				break;
-			}
+			hm_audit_add(a, &ev);
 		}
 	}
-	*ret = procs;
-	return n;
+	return 0;
 }

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include "journal.h"
+#include "audit.h"
 
 struct enroll;
 
@@ -28,18 +29,8 @@ void record_finish(struct enroll *e, int code);
 /* Remove the spool. */
 void record_cleanup(struct enroll *e);
 
-/* One process of a journal's kernel stream. */
-struct kernel_proc {
-	uint32_t pid;
-	bool shim; /* its last image announced the shim */
-	bool exec; /* it exec'd inside the run (or inherited an image that did) */
-	char path[128];
-	char comm[17];
-	uint64_t getrandom, clock, random_reads, bytes;
-};
-
-/* The processes of a journal's kernel stream, in order of first sight.
- * Returns how many (*ret is malloc'ed, NULL when none) or -ENOMEM. */
-ssize_t kernel_procs(const struct hm_journal *j, struct kernel_proc **ret);
+/* The audit (lib/audit.h) of a journal's kernel stream, as the daemon saw
+ * the run. a->procs is malloc'ed: free it. Returns 0 or -ENOMEM. */
+int journal_audit(const struct hm_journal *j, struct hm_audit_acc *a);
 
 #endif

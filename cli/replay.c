@@ -349,22 +349,23 @@ static void warn_streams(const struct hm_journal *j)
  * shim's to record, so they are live in the replay too. */
 static void warn_unshimmed(const struct hm_journal *j)
 {
-	_cleanup_free_ struct kernel_proc *p = NULL;
-	ssize_t n = kernel_procs(j, &p);
+	struct hm_audit_acc a;
 	char line[1024] = "";
 	size_t used = 0, count = 0;
 
-	if (n < 0)
+	if (journal_audit(j, &a) < 0)
 		die(EXIT_INTERNAL, "out of memory");
-	for (ssize_t i = 0; i < n; i++) {
-		if (p[i].shim || !p[i].exec)
+	_cleanup_free_ struct hm_audit_proc *p = a.procs;
+	for (uint32_t i = 0; i < a.n_procs; i++) {
+		if (!hm_audit_escaped(&p[i]))
 			continue;
 		if (count++ < 4 && used < sizeof(line))
 			used += snprintf(line + used, sizeof(line) - used,
 					 "%s%s (pid %u, %" PRIu64 " getrandom, %" PRIu64
-					 " bytes, %" PRIu64 " clock syscalls)",
+					 " bytes, %u clock syscalls)",
 					 used ? "; " : "", p[i].path[0] ? p[i].path : p[i].comm,
-					 p[i].pid, p[i].getrandom + p[i].random_reads, p[i].bytes,
+					 p[i].pid, (uint64_t)p[i].getrandom + p[i].random_reads,
+					 p[i].getrandom_bytes,
 					 p[i].clock);
 	}
 	if (count)
@@ -387,7 +388,7 @@ static void before_spawn(struct enroll *e, void *userdata)
 
 /* What the recording's process of (lineage, thread, gen) ran: the binary
  * the kernel saw its recorded pid exec, or nothing. */
-static void proc_name(const struct hm_journal *j, struct kernel_proc *kp, ssize_t nkp,
+static void proc_name(const struct hm_journal *j, const struct hm_audit_proc *kp, uint32_t nkp,
 		      const char *lineage, unsigned thread, unsigned gen, char *buf, size_t size)
 {
 	const struct hm_journal_stream *s = hm_journal_find_stream(j, lineage, thread, gen);
@@ -395,7 +396,7 @@ static void proc_name(const struct hm_journal *j, struct kernel_proc *kp, ssize_
 	buf[0] = 0;
 	if (!s)
 		s = hm_journal_find_stream(j, lineage, 0, gen);
-	for (ssize_t i = 0; s && i < nkp; i++) {
+	for (uint32_t i = 0; s && i < nkp; i++) {
 		if (kp[i].pid != s->sum.hdr.pid)
 			continue;
 		if (kp[i].path[0] || kp[i].comm[0])
@@ -407,8 +408,9 @@ static void proc_name(const struct hm_journal *j, struct kernel_proc *kp, ssize_
 /* Read what the shim appended: mismatches (strict) and live values. */
 static int read_report(struct replay *rp, int code)
 {
-	_cleanup_free_ struct kernel_proc *kp = NULL;
-	ssize_t nkp = kernel_procs(rp->j, &kp);
+	struct hm_audit_acc a = {};
+	_cleanup_free_ struct hm_audit_proc *kp = journal_audit(rp->j, &a) < 0 ? NULL : a.procs;
+	uint32_t nkp = kp ? a.n_procs : 0;
 	_cleanup_fclose_ FILE *f = fopen(rp->report, "re");
 	_cleanup_free_ char *line = NULL;
 	size_t cap = 0;

@@ -10,6 +10,7 @@
 #include "hermetic/net.h"
 #include "hermetic/trace.h"
 #include "proto.h"
+#include "audit.h"
 
 #define HMD_MAX_CONNS 256
 #define HMD_MAX_RUNS_PER_UID 64
@@ -88,11 +89,6 @@ struct hmd_refusal_kind {
 
 #define HMD_MAX_PROCS 256 /* processes tracked per run for the audit */
 
-struct hmd_audit {
-	struct hm_audit sum; /* counters; procs[] is filled at report time */
-	uint32_t n_procs;
-	struct hm_audit_proc procs[HMD_MAX_PROCS];
-};
 
 /* The kernel stream of a recorded run: fixed-size records in chunks of
  * about 1 MiB, so that growing never copies what is already kept. */
@@ -135,7 +131,8 @@ struct hmd_run {
 	uint32_t n_kinds;
 	uint64_t events_seen;
 	struct hmd_refusal_kind kinds[HMD_MAX_REFUSAL_KINDS];
-	struct hmd_audit audit;
+	struct hm_audit_acc audit;
+	struct hm_audit_proc audit_procs[HMD_MAX_PROCS];
 	struct hmd_kstream ks; /* HM_RUN_RECORD runs only */
 	struct hmd_run *next;
 };

@@ -60,6 +60,7 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, pid_t pid, const stru
 	if (!r)
 		return -ENOMEM;
 	r->fd = r->events_fd = -1;
+	hm_audit_init(&r->audit, r->audit_procs, HMD_MAX_PROCS);
 	r->ks.snap_fd = -1;
 	if (req->n_allow) {
 		r->allow = calloc(req->n_allow, sizeof(*allow));
@@ -304,111 +305,10 @@ static bool same_kind(const struct hm_refusal *a, const struct hm_net_event *e)
 	       !memcmp(a->addr, e->addr, 16) && !strncmp(a->comm, e->comm, sizeof(a->comm));
 }
 
-/* The audit's record of one process, created on first sight. */
-static struct hm_audit_proc *audit_proc(struct hmd_audit *a, uint32_t pid, const char *comm)
-{
-	struct hm_audit_proc *p;
-
-	for (uint32_t i = 0; i < a->n_procs; i++)
-		if (a->procs[i].pid == pid)
-			return &a->procs[i];
-	if (a->n_procs == HMD_MAX_PROCS)
-		return NULL; /* counted in the sums all the same */
-	p = &a->procs[a->n_procs++];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	memcpy(p->comm, comm, sizeof(p->comm));
-	p->comm[sizeof(p->comm) - 1] = 0;
-	a->sum.processes++;
-	return p;
-}
-
-static void trace_event(struct hmd_run *r, const struct hm_trace_event *e)
-{
-	struct hmd_audit *a = &r->audit;
-	struct hm_audit_proc *p = audit_proc(a, e->pid, e->comm), *c;
-
-	a->sum.events++;
-	switch (e->kind) {
-	case HM_EV_EXEC:
-		a->sum.execs++;
-		if (p) {
-			/* A new image: it has the shim only if it says so again. */
-			p->shim = 0;
-			memcpy(p->comm, e->comm, sizeof(p->comm));
-			p->comm[sizeof(p->comm) - 1] = 0;
-			snprintf(p->path, sizeof(p->path), "%.*s",
-				 (int)(e->len < sizeof(e->data) ? e->len : sizeof(e->data)),
-				 (const char *)e->data);
-		}
-		break;
-	case HM_EV_FORK:
-		if (e->flags & 1)
-			break; /* a thread */
-		a->sum.forks++;
-		/* The child inherits the parent's image, shim or not. */
-		c = audit_proc(a, e->aux, e->comm);
-		if (c && p) {
-			c->shim = p->shim;
-			memcpy(c->path, p->path, sizeof(c->path));
-		}
-		break;
-	case HM_EV_EXIT:
-		a->sum.exits++;
-		break;
-	case HM_EV_SHIM:
-		/* What this image did before the shim's constructor ran (the
-		 * loader's and libc's own start-up, e.g. malloc's tcache key)
-		 * is no program behaviour: count from the announcement on. */
-		if (p) {
-			p->shim = 1;
-			p->getrandom = p->clock = p->random_reads = 0;
-			p->getrandom_bytes = 0;
-		}
-		break;
-	case HM_EV_SYSCALL:
-	case HM_EV_RANDOM_READ:
-		if (p && p->shim)
-			a->sum.syscalls_shim++;
-		else
-			a->sum.syscalls_noshim++;
-		if (!p)
-			break;
-		if (e->kind == HM_EV_RANDOM_READ)
-			p->random_reads++;
-		else if (e->aux == 318)
-			p->getrandom++;
-		else
-			p->clock++;
-		if ((e->kind == HM_EV_RANDOM_READ || e->aux == 318) && e->ret > 0) {
-			p->getrandom_bytes += e->ret;
-			a->sum.getrandom_bytes += e->ret;
-		}
-		break;
-	}
-}
-
 void hmd_runs_audit(struct hmd *d, struct hmd_run *r, struct hm_audit *out)
 {
-	const struct hmd_audit *a = &r->audit;
-
-	*out = a->sum;
+	hm_audit_summary(&r->audit, out);
 	out->dropped = hmd_bpf_dropped(d->bpf, r->cgid);
-	out->without_shim = 0;
-	out->n = 0;
-	/* Processes whose image never announced the shim, then those whose
-	 * syscalls bypassed it. */
-	for (int pass = 0; pass < 2; pass++)
-		for (uint32_t i = 0; i < a->n_procs; i++) {
-			const struct hm_audit_proc *p = &a->procs[i];
-			bool escaped = !p->shim && p->path[0];
-			bool bypassed = p->shim && (p->getrandom || p->clock || p->random_reads);
-
-			if (pass == 0 && escaped)
-				out->without_shim++;
-			if ((pass == 0 ? escaped : bypassed) && out->n < HM_AUDIT_MAX)
-				out->procs[out->n++] = *p;
-		}
 }
 
 void hmd_runs_event(struct hmd *d, const void *data, size_t size)
@@ -424,7 +324,7 @@ void hmd_runs_event(struct hmd *d, const void *data, size_t size)
 	if (e->kind != HM_EV_NET_REFUSED) {
 		if (size < sizeof(struct hm_trace_event))
 			return;
-		trace_event(r, data);
+		hm_audit_add(&r->audit, data);
 		if (r->flags & HM_RUN_RECORD)
 			kstream_add(d, r, data);
 		return;

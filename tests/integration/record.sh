@@ -280,6 +280,22 @@ if [ $rc = 1 ] && grep -q "ran without the shim in the recording.*$T/go/gorand (
 else
 	fail "the Go binary is named as running without the shim" "rc=$rc $(flat "$T/gorep.err")"
 fi
+# journals show lists what escaped and where, text and JSON.
+H journals show "$JG" >"$T/goshow.txt" 2>&1
+if grep -q "pid [0-9]* *without the shim $T/go/gorand: [1-9][0-9]* getrandom" "$T/goshow.txt"; then
+	pass "journals show lists the Go binary under the audit"
+else
+	fail "journals show lists the Go binary under the audit" "$(flat "$T/goshow.txt")"
+fi
+if H journals show --json "$JG" 2>/dev/null | python3 -c '
+import json, sys
+a = json.load(sys.stdin)["audit"]
+esc = [p for p in a["escaped"] if p["path"] == sys.argv[1] and not p["shim"]]
+sys.exit(0 if a["without_shim"] >= 1 and esc and esc[0]["getrandom"] >= 1 and esc[0]["getrandom_bytes"] >= 16 else 1)' "$T/go/gorand"; then
+	pass "journals show --json: the audit names the Go binary with its getrandom calls and bytes"
+else
+	fail "journals show --json: the audit names the Go binary" "$(H journals show --json "$JG" 2>&1 | tail -n 20 | tr '\n' ' ')"
+fi
 if [ -n "$JG" ] && zstd -dc "$JG" 2>/dev/null | python3 -c '
 import sys
 data = sys.stdin.buffer.read()

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+#include <sys/syscall.h>
+#include "util.h"
+#include "audit.h"
+
+void hm_audit_init(struct hm_audit_acc *a, struct hm_audit_proc *procs, uint32_t cap)
+{
+	memset(a, 0, sizeof(*a));
+	a->procs = procs;
+	a->cap = cap;
+}
+
+/* The record of one process, created on first sight. */
+static struct hm_audit_proc *proc(struct hm_audit_acc *a, uint32_t pid, const char *comm)
+{
+	struct hm_audit_proc *p;
+
+	for (uint32_t i = 0; i < a->n_procs; i++)
+		if (a->procs[i].pid == pid)
+			return &a->procs[i];
+	a->sum.processes++;
+	if (a->n_procs == a->cap) {
+		a->untracked++; /* counted in the sums all the same */
+		return NULL;
+	}
+	p = &a->procs[a->n_procs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	memcpy(p->comm, comm, sizeof(p->comm));
+	p->comm[sizeof(p->comm) - 1] = 0;
+	return p;
+}
+
+void hm_audit_add(struct hm_audit_acc *a, const struct hm_trace_event *e)
+{
+	struct hm_audit_proc *p, *c;
+
+	if (e->kind < HM_EV_EXEC || e->kind > HM_EV_RANDOM_READ)
+		return;
+	p = proc(a, e->pid, e->comm);
+	a->sum.events++;
+	switch (e->kind) {
+	case HM_EV_EXEC:
+		a->sum.execs++;
+		if (p) {
+			/* A new image: it has the shim only if it says so again. */
+			p->shim = 0;
+			memcpy(p->comm, e->comm, sizeof(p->comm));
+			p->comm[sizeof(p->comm) - 1] = 0;
+			snprintf(p->path, sizeof(p->path), "%.*s",
+				 (int)(e->len < sizeof(e->data) ? e->len : sizeof(e->data)),
+				 (const char *)e->data);
+		}
+		break;
+	case HM_EV_FORK:
+		if (e->flags & 1)
+			break; /* a thread */
+		a->sum.forks++;
+		/* The child inherits the parent's image, shim or not. */
+		c = proc(a, e->aux, e->comm);
+		if (c && p) {
+			c->shim = p->shim;
+			memcpy(c->path, p->path, sizeof(c->path));
+		}
+		break;
+	case HM_EV_EXIT:
+		a->sum.exits++;
+		break;
+	case HM_EV_SHIM:
+		/* What this image did before the shim's constructor ran (the
+		 * loader's and libc's own start-up, e.g. malloc's tcache key)
+		 * is no program behaviour: count from the announcement on. */
+		if (p) {
+			p->shim = 1;
+			p->getrandom = p->clock = p->random_reads = 0;
+			p->getrandom_bytes = 0;
+		}
+		break;
+	case HM_EV_SYSCALL:
+	case HM_EV_RANDOM_READ:
+		if (p && p->shim)
+			a->sum.syscalls_shim++;
+		else
+			a->sum.syscalls_noshim++;
+		if (e->kind == HM_EV_RANDOM_READ || e->aux == SYS_getrandom) {
+			if (e->ret > 0)
+				a->sum.getrandom_bytes += e->ret;
+		}
+		if (!p)
+			break;
+		if (e->kind == HM_EV_RANDOM_READ)
+			p->random_reads++;
+		else if (e->aux == SYS_getrandom)
+			p->getrandom++;
+		else
+			p->clock++;
+		if ((e->kind == HM_EV_RANDOM_READ || e->aux == SYS_getrandom) && e->ret > 0)
+			p->getrandom_bytes += e->ret;
+		break;
+	}
+}
+
+void hm_audit_summary(const struct hm_audit_acc *a, struct hm_audit *out)
+{
+	*out = a->sum;
+	out->without_shim = 0;
+	out->n = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t i = 0; i < a->n_procs; i++) {
+			const struct hm_audit_proc *p = &a->procs[i];
+			int pick = pass == 0 ? hm_audit_escaped(p) : hm_audit_bypassed(p);
+
+			if (pass == 0 && pick)
+				out->without_shim++;
+			if (pick && out->n < HM_AUDIT_MAX)
+				out->procs[out->n++] = *p;
+		}
+}
