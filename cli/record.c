@@ -41,6 +41,7 @@ struct record {
 	int spool_parent_fd;
 	struct stat spool_st;
 	bool spool_made;
+	bool keep_spool; /* no journal could be kept anywhere: the spool is the data */
 	char dir[PATH_MAX]; /* DIR, absolute; "" without one */
 	char cwd[PATH_MAX]; /* enroll's working directory: the git commit */
 	struct hm_journal_fingerprint fp;
@@ -60,7 +61,7 @@ static struct record *at_exit_rec;
 
 static void remove_spool(struct record *r)
 {
-	if (!r->spool_made)
+	if (!r->spool_made || r->keep_spool)
 		return;
 	r->spool_made = false;
 	if (hm_remove_tree_at(r->spool_parent_fd, r->spool_name, &r->spool_st) < 0)
@@ -509,15 +510,18 @@ void record_finish(struct enroll *e, int code)
 		/* enroll runs as the user who asked: the file is theirs. */
 		k = hm_journal_save(r->dir, name, (uid_t)-1, (gid_t)-1, 0, fill, e);
 		if (k < 0) {
-			warnx_("Failed to write journal '%s/%s': %s", r->dir, name, strerror(-k));
-			return;
+			warnx_("Failed to write journal '%s/%s': %s%s", r->dir, name, strerror(-k),
+			       e->no_daemon ? "" : "; handing it to hermeticd's store only");
+		} else {
+			snprintf(path, sizeof(path), "%s/%s", r->dir, name);
+			k = index_update(e, name);
+			if (k < 0)
+				warnx_("Failed to update '%s/" INDEX_NAME "': %s", r->dir, strerror(-k));
+			fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		}
-		snprintf(path, sizeof(path), "%s/%s", r->dir, name);
-		k = index_update(e, name);
-		if (k < 0)
-			warnx_("Failed to update '%s/" INDEX_NAME "': %s", r->dir, strerror(-k));
-		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	} else {
+	}
+	if (fd < 0 && !e->no_daemon) {
+		/* No DIR, or DIR failed (a full disk): build it in memory for the store. */
 		struct hm_journal_writer *w = NULL;
 
 		fd = memfd_create("hermetic-journal", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -525,15 +529,15 @@ void record_finish(struct enroll *e, int code)
 		    (k = hm_journal_writer_finish(w)) < 0) {
 			if (fd < 0)
 				k = -errno;
-			hm_journal_writer_free(w);
+			warnx_("Failed to write the run's journal: %s", strerror(-k));
 			if (fd >= 0)
 				close(fd);
-			warnx_("Failed to write the run's journal: %s", strerror(-k));
-			return;
+			fd = -1;
+		} else {
+			/* The store reads an unchanging file. */
+			fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
 		}
 		hm_journal_writer_free(w);
-		/* The store reads an unchanging file. */
-		fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
 	}
 	if (!e->no_daemon && fd >= 0) {
 		k = store(e, fd, &msg);
@@ -541,6 +545,14 @@ void record_finish(struct enroll *e, int code)
 			warnx_("hermeticd did not keep the journal: %s", msg ? msg : strerror(-k));
 		else
 			snprintf(stored, sizeof(stored), "%" PRIu64, e->run.run_id);
+	}
+	if (!stored[0] && !path[0]) {
+		/* Nothing kept a journal: the spool's raw streams are the only
+		 * copy of what the run saw. Keep them rather than lose them. */
+		r->keep_spool = true;
+		warnx_("no journal of this run could be kept; its raw streams stay in %s "
+		       "(private to you; remove it when done)",
+		       r->spool);
 	}
 	if (fd >= 0)
 		close(fd);

@@ -349,3 +349,33 @@ if [ -n "$hwm" ] && [ "$hwm" -lt $((256 * 1024)) ]; then
 else
 	fail "the daemon's peak memory stays bounded" "VmHWM ${hwm} kB"
 fi
+
+# --- a full disk loses nothing ----------------------------------------------------------
+# DIR on a tiny tmpfs: the journal cannot be written there; the error says
+# so, no temporary file is left, and the journal still reaches the store.
+mkdir -p "$T/full"
+if mount -t tmpfs -o size=16k tmpfs "$T/full"; then
+	at_exit "umount -l '$T/full'"
+	H enroll --seed 3 --record="$T/full" -- python3 -c 'import os; os.urandom(200000); raise SystemExit(3)' \
+		>"$T/full.out" 2>"$T/full.err"
+	rc=$?
+	id=$(grep -o "journal [0-9]* in hermeticd's store" "$T/full.err" | grep -o '[0-9]*')
+	if [ $rc = 3 ] && grep -q "Failed to write journal '$T/full/.*': No space left on device; handing it to hermeticd's store only" "$T/full.err" &&
+		[ -z "$(ls -A "$T/full")" ] && [ -n "$id" ] && H journals show "$id" >/dev/null 2>&1; then
+		pass "a full DIR: a clear error, nothing left behind, the journal kept in the store"
+	else
+		fail "a full DIR: a clear error, nothing left behind, the journal kept in the store" "rc=$rc id=$id $(ls -A "$T/full") $(flat "$T/full.err")"
+	fi
+	# Without the daemon nothing else can keep it: the raw streams stay.
+	H enroll --no-daemon --seed 3 --record="$T/full" -- python3 -c 'import os; os.urandom(200000); raise SystemExit(3)' \
+		>"$T/full2.out" 2>"$T/full2.err"
+	spool=$(grep -o "its raw streams stay in [^ ]*" "$T/full2.err" | sed 's/.* in //')
+	if [ -n "$spool" ] && [ -d "$spool" ] && [ "$(stat -c %a "$spool")" = 700 ] && ls "$spool"/*.hjs >/dev/null 2>&1; then
+		pass "a full DIR without the daemon: the raw streams are kept and named"
+		case "$spool" in "${TMPDIR:-/tmp}"/?*) rm -rf -- "$spool" ;; esac
+	else
+		fail "a full DIR without the daemon: the raw streams are kept and named" "$(flat "$T/full2.err")"
+	fi
+else
+	fail "mount a small tmpfs for the full-disk test" "mount failed"
+fi
