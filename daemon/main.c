@@ -92,26 +92,29 @@ static int parse_size(const char *s, uint64_t *ret)
 }
 
 /* flock a per-subtree file in the runtime directory, waiting a few seconds
- * for a daemon that is shutting down. Returns the fd (held for life). */
-static int take_lock(const char *runtime_dir, const char *subtree)
+ * for a daemon that is shutting down. Returns the fd (held for life).
+ * The holder unlinks the file when it exits; so a lock counts only if the
+ * path still names the very file locked (else the holder just removed it:
+ * take the new one). */
+static int take_lock(const char *path)
 {
-	char path[4096];
-	int fd;
-
-	if (strchr(subtree, '/'))
-		return -EINVAL;
-	snprintf(path, sizeof(path), "%s/%s.lock", runtime_dir, subtree);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -errno;
 	for (int i = 0; i < 100; i++) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-			return fd;
-		if (errno != EWOULDBLOCK)
-			break;
+		struct stat a, b;
+		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino &&
+			    a.st_dev == b.st_dev)
+				return fd;
+		} else if (errno != EWOULDBLOCK) {
+			close(fd);
+			return -errno;
+		}
+		close(fd);
 		usleep(50000);
 	}
-	close(fd);
 	return -EBUSY;
 }
 
@@ -139,6 +142,7 @@ int main(int argc, char **argv)
 	struct epoll_event ev;
 	sigset_t mask;
 	int c, r, sfd = -1, tfd = -1, lock_fd = -1, rc = 1;
+	static char lock_path[4096];
 	bool running = true, lsm_only = false;
 	uint64_t ringbuf_size = HMD_RINGBUF_SIZE_DEFAULT, v;
 
@@ -253,7 +257,12 @@ int main(int argc, char **argv)
 	}
 	/* One daemon per subtree: a second one (or one started while the last
 	 * is still shutting down) would remove what the other uses. */
-	lock_fd = take_lock(runtime_dir, subtree);
+	if (strchr(subtree, '/') || !*subtree) {
+		hmd_log("--subtree must be a single name, not '%s'", subtree);
+		goto out;
+	}
+	snprintf(lock_path, sizeof(lock_path), "%s/%s.lock", runtime_dir, subtree);
+	lock_fd = take_lock(lock_path);
 	if (lock_fd < 0) {
 		hmd_log("another hermeticd is using cgroup subtree '%s' (lock in %s)", subtree,
 			runtime_dir);
@@ -390,7 +399,10 @@ out:
 		close(tfd);
 	if (d.epfd >= 0)
 		close(d.epfd);
-	if (lock_fd >= 0)
-		close(lock_fd); /* the file stays: removing it would race a waiter */
+	if (lock_fd >= 0) {
+		/* Still holding the lock: a waiter re-checks the path (take_lock). */
+		unlink(lock_path);
+		close(lock_fd);
+	}
 	return rc;
 }

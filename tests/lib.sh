@@ -49,6 +49,8 @@ start_daemon() {
 	export HERMETIC_SOCKET=$T/d.sock
 	# Its own journal store too, unless the test names one.
 	case " $* " in *" --store "*) ;; *) store=(--store "$T/store") ;; esac
+	# ... and its own runtime directory (its lock file lives there).
+	case " $* " in *" --runtime-dir "*) ;; *) store+=(--runtime-dir "$T/run") ;; esac
 	"$HERMETICD" --socket "$HERMETIC_SOCKET" --subtree "$name" "${store[@]}" "$@" >"$T/daemon.log" 2>&1 &
 	HMD_PID=$!
 	at_exit "kill $HMD_PID; wait $HMD_PID"
