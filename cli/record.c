@@ -27,6 +27,7 @@
 #include "cli.h"
 #include "enroll.h"
 #include "record.h"
+#include "tmpdir.h"
 #include "hermetic/trace.h"
 
 #define INDEX_NAME "index.json"
@@ -36,12 +37,7 @@
 extern char **environ;
 
 struct record {
-	char spool[PATH_MAX];
-	char spool_name[64];
-	int spool_parent_fd;
-	struct stat spool_st;
-	bool spool_made;
-	bool keep_spool; /* no journal could be kept anywhere: the spool is the data */
+	struct cli_tmpdir spool; /* spool.keep: no journal could be kept anywhere */
 	char dir[PATH_MAX]; /* DIR, absolute; "" without one */
 	char cwd[PATH_MAX]; /* enroll's working directory: the git commit */
 	struct hm_journal_fingerprint fp;
@@ -56,24 +52,6 @@ struct record {
 	int code;
 	uint64_t streams, cut_bytes, cut_streams, bad_streams;
 };
-
-static struct record *at_exit_rec;
-
-static void remove_spool(struct record *r)
-{
-	if (!r->spool_made || r->keep_spool)
-		return;
-	r->spool_made = false;
-	if (hm_remove_tree_at(r->spool_parent_fd, r->spool_name, &r->spool_st) < 0)
-		warnx_("could not remove the recording spool '%s': %s", r->spool, strerror(errno));
-}
-
-/* The spool holds secrets: it goes whatever way enroll ends. */
-static void at_exit(void)
-{
-	if (at_exit_rec)
-		remove_spool(at_exit_rec);
-}
 
 static int mkdir_p(const char *path, mode_t mode)
 {
@@ -98,15 +76,11 @@ static int mkdir_p(const char *path, mode_t mode)
 void record_setup(struct enroll *e)
 {
 	struct record *r = calloc(1, sizeof(*r));
-	const char *tmp = getenv("TMPDIR");
-	char parent[PATH_MAX];
 	struct stat st;
-	int n;
 
 	if (!r)
 		die(EXIT_INTERNAL, "out of memory");
 	r->kfd = -1;
-	r->spool_parent_fd = -1;
 	if (!getcwd(r->cwd, sizeof(r->cwd)))
 		r->cwd[0] = 0;
 	if (e->record_dir) {
@@ -123,34 +97,13 @@ void record_setup(struct enroll *e)
 			die(EXIT_INTERNAL, "Failed to use journal directory '%s': %s", r->dir,
 			    strerror(errno));
 	}
-	if (!tmp || tmp[0] != '/')
-		tmp = "/tmp";
-	if (!realpath(tmp, parent))
-		die(EXIT_INTERNAL, "Failed to find the temporary directory '%s': %s", tmp,
-		    strerror(errno));
-	n = snprintf(r->spool, sizeof(r->spool), "%s/hermetic-rec-XXXXXX", parent);
-	if (n >= (int)sizeof(r->spool))
-		die(EXIT_INTERNAL, "temporary directory path too long: %s", parent);
-	/* mkdtemp makes it 0700: the streams hold secrets. */
-	if (!mkdtemp(r->spool))
-		die(EXIT_INTERNAL, "Failed to create a recording spool in '%s': %s", parent,
-		    strerror(errno));
-	snprintf(r->spool_name, sizeof(r->spool_name), "%s", strrchr(r->spool, '/') + 1);
-	r->spool_parent_fd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (r->spool_parent_fd < 0 || fstatat(r->spool_parent_fd, r->spool_name, &r->spool_st,
-					      AT_SYMLINK_NOFOLLOW) < 0) {
-		rmdir(r->spool);
-		die(EXIT_INTERNAL, "Failed to open '%s': %s", parent, strerror(errno));
-	}
-	r->spool_made = true;
-	at_exit_rec = r;
-	atexit(at_exit);
+	cli_tmpdir_make(&r->spool, "hermetic-rec", "a recording spool");
 	e->rec = r;
 }
 
 void record_export_env(struct enroll *e)
 {
-	setenv(HM_ENV_RECORD, e->rec->spool, 1);
+	setenv(HM_ENV_RECORD, e->rec->spool.path, 1);
 }
 
 void record_before_spawn(struct enroll *e)
@@ -166,7 +119,7 @@ void record_cleanup(struct enroll *e)
 {
 	struct record *r = e->rec;
 
-	remove_spool(r);
+	cli_tmpdir_remove(&r->spool);
 	if (r->kmap)
 		munmap(r->kmap, r->kmap_len);
 	r->kmap = NULL;
@@ -176,9 +129,6 @@ void record_cleanup(struct enroll *e)
 	if (r->have_fp)
 		hm_journal_fingerprint_done(&r->fp);
 	r->have_fp = false;
-	if (r->spool_parent_fd >= 0)
-		close(r->spool_parent_fd);
-	r->spool_parent_fd = -1;
 }
 
 /* The kernel's stream of the run, mapped. Failures are warnings: the
@@ -230,7 +180,7 @@ static void fetch_kstream(struct enroll *e)
 static int write_streams(struct enroll *e, struct hm_journal_writer *w)
 {
 	struct record *r = e->rec;
-	_cleanup_close_ int dfd = open(r->spool, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int dfd = open(r->spool.path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d;
 	struct dirent *de;
 	int ret = 0;
@@ -549,10 +499,10 @@ void record_finish(struct enroll *e, int code)
 	if (!stored[0] && !path[0]) {
 		/* Nothing kept a journal: the spool's raw streams are the only
 		 * copy of what the run saw. Keep them rather than lose them. */
-		r->keep_spool = true;
+		r->spool.keep = true;
 		warnx_("no journal of this run could be kept; its raw streams stay in %s "
 		       "(private to you; remove it when done)",
-		       r->spool);
+		       r->spool.path);
 	}
 	if (fd >= 0)
 		close(fd);

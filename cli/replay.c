@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "enroll.h"
 #include "record.h"
+#include "tmpdir.h"
 
 extern char **environ;
 
@@ -31,16 +32,11 @@ struct replay {
 	const char *source; /* the file or store id as given */
 	struct hm_journal *j;
 	bool strict;
-	char dir[PATH_MAX]; /* private: streams/ and report */
-	char name[64];
-	int parent_fd;
-	struct stat dir_st;
-	bool made;
+	struct cli_tmpdir dir; /* private: streams/ and report */
 	char streams[PATH_MAX + 16];
 	char report[PATH_MAX + 16];
 };
 
-static struct replay *at_exit_replay;
 
 static void usage(FILE *f)
 {
@@ -150,53 +146,16 @@ static struct hm_journal *load(const char *src)
 
 /* --- the replay directory -------------------------------------------------------------- */
 
-static void remove_dir(struct replay *rp)
-{
-	if (!rp->made)
-		return;
-	rp->made = false;
-	if (hm_remove_tree_at(rp->parent_fd, rp->name, &rp->dir_st) < 0)
-		warnx_("could not remove the replay directory '%s': %s", rp->dir, strerror(errno));
-}
-
-static void at_exit(void)
-{
-	if (at_exit_replay)
-		remove_dir(at_exit_replay);
-}
-
 /* Every stream as "<lineage>.<thread>.<gen>.hjs" in a 0700 directory of
  * our own (the streams hold secrets), and an empty report file. */
 static void extract(struct replay *rp)
 {
-	const char *tmp = getenv("TMPDIR");
-	char parent[PATH_MAX];
 	_cleanup_close_ int sfd = -1;
 	int fd;
 
-	if (!tmp || tmp[0] != '/')
-		tmp = "/tmp";
-	if (!realpath(tmp, parent))
-		die(EXIT_INTERNAL, "Failed to find the temporary directory '%s': %s", tmp,
-		    strerror(errno));
-	if (snprintf(rp->dir, sizeof(rp->dir), "%s/hermetic-replay-XXXXXX", parent) >=
-	    (int)sizeof(rp->dir))
-		die(EXIT_INTERNAL, "temporary directory path too long: %s", parent);
-	if (!mkdtemp(rp->dir))
-		die(EXIT_INTERNAL, "Failed to create a replay directory in '%s': %s", parent,
-		    strerror(errno));
-	snprintf(rp->name, sizeof(rp->name), "%s", strrchr(rp->dir, '/') + 1);
-	rp->parent_fd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rp->parent_fd < 0 ||
-	    fstatat(rp->parent_fd, rp->name, &rp->dir_st, AT_SYMLINK_NOFOLLOW) < 0) {
-		rmdir(rp->dir);
-		die(EXIT_INTERNAL, "Failed to open '%s': %s", parent, strerror(errno));
-	}
-	rp->made = true;
-	at_exit_replay = rp;
-	atexit(at_exit);
-	snprintf(rp->streams, sizeof(rp->streams), "%s/streams", rp->dir);
-	snprintf(rp->report, sizeof(rp->report), "%s/report", rp->dir);
+	cli_tmpdir_make(&rp->dir, "hermetic-replay", "a replay directory");
+	snprintf(rp->streams, sizeof(rp->streams), "%s/streams", rp->dir.path);
+	snprintf(rp->report, sizeof(rp->report), "%s/report", rp->dir.path);
 	if (mkdir(rp->streams, 0700) < 0)
 		die(EXIT_INTERNAL, "Failed to create '%s': %s", rp->streams, strerror(errno));
 	sfd = open(rp->streams, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -504,7 +463,7 @@ static bool run_option(const char *name)
 
 int cmd_replay(int argc, char **argv)
 {
-	static struct replay rp = { .strict = true, .parent_fd = -1 };
+	static struct replay rp = { .strict = true };
 	static struct enroll e;
 	static char *args[MAX_ARGS];
 	const struct hm_journal_config *c;
@@ -588,7 +547,7 @@ int cmd_replay(int argc, char **argv)
 
 	code = enroll_run(&e);
 	code = read_report(&rp, code);
-	remove_dir(&rp);
+	cli_tmpdir_remove(&rp.dir);
 	hm_journal_free(rp.j);
 	return code;
 }
