@@ -64,5 +64,12 @@ start_daemon() {
 	return 1
 }
 
+# go_static DIR OUT: build DIR/main.go (standard library only) into a
+# statically linked OUT (CGO_ENABLED=0), caches under $T; log in $T/go.log.
+go_static() {
+	(cd "$1" && GO111MODULE=off CGO_ENABLED=0 GOFLAGS= GOCACHE="$T/gocache" GOPATH="$T/gopath" \
+		timeout 300 go build -o "$2" main.go) >"$T/go.log" 2>&1
+}
+
 # Millisecond wall clock, for "within a second" checks.
 now_ms() { date +%s%3N; }

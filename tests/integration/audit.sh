@@ -25,8 +25,7 @@ func main() {
 	fmt.Printf("%x\n", b)
 }
 GO
-if ! (cd "$T/go" && GO111MODULE=off CGO_ENABLED=0 GOCACHE="$T/go/cache" GOPATH="$T/go/path" \
-	go build -o gorand main.go) >"$T/go.log" 2>&1; then
+if ! go_static "$T/go" "$T/go/gorand"; then
 	fail "build static Go program" "$(tail -n 3 "$T/go.log" | tr '\n' '|')"
 	exit 1
 fi

@@ -246,8 +246,7 @@ int main(int argc, char **argv)
 }
 EOF
 is_static() { ! readelf -l "$1" 2>/dev/null | grep -q 'program interpreter'; }
-if (cd "$T/godial" && GO111MODULE=off CGO_ENABLED=0 GOCACHE=$T/gocache GOPATH=$T/gopath GOFLAGS= \
-	go build -o "$T/godial.bin" main.go) >"$T/go.log" 2>&1 && is_static "$T/godial.bin"; then
+if go_static "$T/godial" "$T/godial.bin" && is_static "$T/godial.bin"; then
 	en bare "$T/godial.bin" "$H:$TCPP"
 	expect "static Go: reaches the host outside a run" '[[ $EN_OUT == "OK hermetic-tcp-ok"* ]]'
 	en -- "$T/godial.bin" "$H:$TCPP"

@@ -536,8 +536,7 @@ func main() {
 	net.DialTimeout("tcp", "10.1.2.3:8080", time.Second)
 }
 GO
-if (cd "$T/go" && GO111MODULE=off CGO_ENABLED=0 GOCACHE="$T/go/cache" GOPATH="$T/go/path" \
-	go build -o gorand main.go) >"$T/go.log" 2>&1; then
+if go_static "$T/go" "$T/go/gorand"; then
 	out=$("$HMC" record "$T/go/dump" "$T/go/gorand" 2>&1)
 	hex=$(head -n 1 <<<"$out")
 	sum=$(tail -n 1 <<<"$out")
