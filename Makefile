@@ -7,7 +7,9 @@ bindir ?= $(prefix)/bin
 sbindir ?= $(prefix)/sbin
 libdir ?= $(prefix)/lib
 includedir ?= $(prefix)/include
-mandir ?= $(prefix)/share/man
+datadir ?= $(prefix)/share
+mandir ?= $(datadir)/man
+bashcompdir ?= $(datadir)/bash-completion/completions
 DESTDIR ?=
 
 B := build
@@ -149,6 +151,9 @@ install: all
 	install -m 0644 include/hermetic/hermetic.h $(DESTDIR)$(includedir)/hermetic/hermetic.h
 	install -m 0644 docs/hermetic.1 $(DESTDIR)$(mandir)/man1/hermetic.1
 	install -m 0644 docs/hermeticd.8 $(DESTDIR)$(mandir)/man8/hermeticd.8
+	install -d $(DESTDIR)$(bashcompdir)
+	install -m 0644 packaging/bash-completion/hermetic $(DESTDIR)$(bashcompdir)/hermetic
+	install -m 0644 packaging/bash-completion/hermetic $(DESTDIR)$(bashcompdir)/hermeticd
 
 .PHONY: clean
 clean:

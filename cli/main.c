@@ -24,7 +24,10 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: hermetic COMMAND [OPTIONS]\n\nCommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
 		fprintf(f, "  %-9s %s\n", verbs[i].name, verbs[i].summary);
-	fprintf(f, "\nRun 'hermetic COMMAND --help' for a command's options.\n"
+	fprintf(f, "\nOptions:\n"
+		   "  -h, --help     show this help\n"
+		   "  -V, --version  show the version\n"
+		   "\nRun 'hermetic COMMAND --help' for a command's options.\n"
 		   "Environment: HERMETIC_SOCKET overrides the daemon socket (default %s).\n",
 		HM_DEFAULT_SOCKET);
 }
