@@ -585,6 +585,19 @@ static void reap(struct enroll *e)
 	}
 }
 
+/* Read cgroup.events through the descriptor poll watches: kernfs reports
+ * POLLPRI from every change until that descriptor reads the file again, so
+ * a change that is never read back would make each poll return at once. */
+static bool events_populated(struct enroll *e, char *buf, size_t size)
+{
+	ssize_t n = pread(e->events_fd, buf, size - 1, 0);
+
+	if (n < 0)
+		return false;
+	buf[n] = 0;
+	return strstr(buf, "populated 1") != NULL;
+}
+
 static bool run_populated(struct enroll *e)
 {
 	char buf[256];
@@ -603,9 +616,7 @@ static bool run_populated(struct enroll *e)
 		}
 		return p == 0;
 	}
-	if (hm_read_file_at(e->cgroup_fd, "cgroup.events", buf, sizeof(buf)) < 0)
-		return false;
-	return strstr(buf, "populated 1") != NULL;
+	return events_populated(e, buf, sizeof(buf));
 }
 
 /* Wait for an event: a signal (forwarded), the cgroup emptying, or timeout. */
@@ -616,9 +627,12 @@ static void wait_events(struct enroll *e, int sfd, int timeout_ms)
 		{ .fd = e->no_daemon ? -1 : e->events_fd, .events = POLLPRI },
 	};
 	struct signalfd_siginfo si;
+	char buf[256];
 
 	if (poll(pfd, 2, timeout_ms) < 0 && errno != EINTR)
 		die(EXIT_INTERNAL, "poll: %s", strerror(errno));
+	if (pfd[1].revents)
+		events_populated(e, buf, sizeof(buf)); /* acknowledge the change */
 	while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			continue;
