@@ -28,6 +28,7 @@
 #include "isolate.h"
 #include "enroll.h"
 #include "record.h"
+#include "now.h"
 
 #define KILL_WAIT_MS 5000
 
@@ -63,7 +64,9 @@ static void usage(FILE *f)
 		"Clock and entropy (the shim):\n"
 		"  --seed N                seed of every random byte (default: generated, printed)\n"
 		"  --now TIME              virtual wall clock at start: ISO 8601 or @EPOCH\n"
-		"                          (default 2020-01-01T00:00:00Z)\n"
+		"                          (default: $SOURCE_DATE_EPOCH, else the commit time\n"
+		"                          of HEAD when the working directory is in a git\n"
+		"                          checkout, else 2020-01-01T00:00:00Z)\n"
 		"  --tick DURATION         monotonic advance per reading (default 1us; 0 freezes)\n"
 		"  --clock virtual|off     virtual clock (default) or the real one\n"
 		"  --rng all|off           seeded entropy (default) or real entropy\n"
@@ -264,6 +267,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 
 	usage_prefix = prefix;
 	hm_config_init(&e->cfg);
+	e->now_src = NOW_BUILTIN;
 	boundary_init(&e->bnd);
 	e->grace_ns = DEFAULT_GRACE_NS;
 	opterr = 0;
@@ -297,6 +301,10 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 				bad_usage("at most %d --allow options", HM_RUN_MAX_ALLOW);
 			e->allow_specs[e->n_allow_specs++] = optarg;
 			add_opt(e, opts[idx].name, optarg);
+			break;
+		case O_NOW:
+			set_cfg(e, opts[idx].name, optarg);
+			e->now_src = NOW_OPTION;
 			break;
 		case O_NO_DAEMON:
 			e->no_daemon = true;
@@ -341,6 +349,8 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 		bad_usage("%s", msg);
 	for (int i = 0; i < e->n_allow_specs; i++)
 		resolve_allow(e, e->allow_specs[i]);
+	if (e->now_src != NOW_OPTION && now_default(&e->cfg.now_ns, &e->now_src, msg, sizeof(msg)) < 0)
+		bad_usage("%s", msg);
 	if (!e->cfg.seed_set) {
 		uint64_t s;
 
@@ -895,8 +905,13 @@ int enroll_run(struct enroll *e)
 	boundary_setup(&e->bnd, e->argv);
 	export_env(e);
 	boundary_print(&e->bnd);
-	if (!e->cfg.seed_set && !e->quiet_seed)
-		warnx_("seed %" PRIu64 " (pass --seed %" PRIu64 " to repeat)", e->cfg.seed, e->cfg.seed);
+	if (!e->cfg.seed_set && !e->quiet_seed) {
+		char now[64];
+
+		hm_format_time(e->cfg.now_ns, now, sizeof(now));
+		warnx_("seed %" PRIu64 ", now %s from %s (pass --seed %" PRIu64 " to repeat)",
+		       e->cfg.seed, now, now_source_name(e->now_src), e->cfg.seed);
+	}
 
 	/* Signals arrive through a signalfd; CMD gets our original mask. */
 	sigemptyset(&mask);

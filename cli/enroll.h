@@ -14,6 +14,7 @@
 #include "config.h"
 #include "proto.h"
 #include "isolate.h"
+#include "now.h"
 
 #define DEFAULT_GRACE_NS 2000000000ULL
 
@@ -31,6 +32,7 @@ struct enroll_opt {
 
 struct enroll {
 	struct hm_config cfg;
+	enum now_source now_src; /* where cfg.now_ns came from */
 	bool no_daemon;
 	uint64_t grace_ns;
 	struct hm_allow allow[HM_RUN_MAX_ALLOW];

@@ -27,3 +27,54 @@ if [ "$ms" -lt 200 ]; then
 else
 	fail "enroll waits out a straggler without burning CPU" "${ms} ms of CPU"
 fi
+
+# The default --now: SOURCE_DATE_EPOCH, else the committer time of HEAD of
+# the checkout holding the working directory, else 2020-01-01T00:00:00Z;
+# the seed line and the line that repeats a failed run name the value used.
+mkdir -p "$T/repo/sub" "$T/plain" "$T/empty"
+g() { git -c user.name=t -c user.email=t@example.invalid -c init.defaultBranch=main "$@"; }
+(
+	cd "$T/repo" && g init -q && echo a >a && g add a &&
+		GIT_AUTHOR_DATE='@1500000000 +0000' GIT_COMMITTER_DATE='@1650000000 +0200' \
+			g commit -q -m one
+) >"$T/git.log" 2>&1 || fail "default --now: a git repository" "$(tail -n 3 "$T/git.log")"
+(cd "$T/empty" && g init -q) >/dev/null 2>&1
+now_in() { # now_in DIR [VAR=VALUE...] -- ARGS...: the virtual time CMD sees, seed line in $T/now.err
+	local dir=$1
+	shift
+	local vars=()
+	while [ "$1" != -- ]; do vars+=("$1"); shift; done
+	shift
+	(cd "$dir" && env -u SOURCE_DATE_EPOCH "${vars[@]}" "$HERMETIC" enroll "$@" -- date +%s 2>"$T/now.err")
+}
+expect_now() { # expect_now NAME SECONDS SOURCE DIR [VAR=VALUE...] -- [ARGS...]
+	local name=$1 want=$2 src=$3 got
+	shift 3
+	got=$(now_in "$@")
+	if [ "$got" = "$want" ] && grep -q "seed [0-9]*, now $(date -u -d "@$want" +%Y-%m-%dT%H:%M:%SZ) from $src" "$T/now.err"; then
+		pass "$name"
+	else
+		fail "$name" "saw $got, want $want from $src: $(tr '\n' '|' <"$T/now.err")"
+	fi
+}
+expect_now "default --now: committer time of HEAD" 1650000000 "the commit time of HEAD" "$T/repo" --
+expect_now "default --now: HEAD from a subdirectory of the checkout" 1650000000 "the commit time of HEAD" "$T/repo/sub" --
+expect_now "default --now: SOURCE_DATE_EPOCH wins over git" 1600000000 SOURCE_DATE_EPOCH "$T/repo" SOURCE_DATE_EPOCH=1600000000 --
+expect_now "default --now: 2020-01-01 outside a checkout" 1577836800 "the default" "$T/plain" --
+expect_now "default --now: 2020-01-01 in a checkout without commits" 1577836800 "the default" "$T/empty" --
+got=$(now_in "$T/repo" SOURCE_DATE_EPOCH=1600000000 -- --now @1234567890)
+[ "$got" = 1234567890 ] && pass "--now wins over SOURCE_DATE_EPOCH and git" ||
+	fail "--now wins over SOURCE_DATE_EPOCH and git" "saw $got"
+(cd "$T/repo" && env -u SOURCE_DATE_EPOCH "$HERMETIC" enroll -- sh -c 'exit 3' >/dev/null 2>"$T/repro.err")
+if grep -q "^  hermetic enroll --seed [0-9]* --now 2022-04-15T05:20:00Z -- sh -c 'exit 3'$" "$T/repro.err"; then
+	pass "the repro command names the default --now it used"
+else
+	fail "the repro command names the default --now it used" "$(tr '\n' '|' <"$T/repro.err")"
+fi
+(cd "$T/repo" && SOURCE_DATE_EPOCH=yesterday "$HERMETIC" enroll -- true >/dev/null 2>"$T/sde.err")
+rc=$?
+if [ $rc = 2 ] && grep -q "SOURCE_DATE_EPOCH=yesterday: expected a whole number of seconds" "$T/sde.err"; then
+	pass "a malformed SOURCE_DATE_EPOCH is refused (exit 2)"
+else
+	fail "a malformed SOURCE_DATE_EPOCH is refused (exit 2)" "rc=$rc $(tr '\n' '|' <"$T/sde.err")"
+fi
