@@ -85,4 +85,12 @@ int enroll_run(struct enroll *e);
 /* The child's wait status as an exit code. */
 int enroll_status_code(int st);
 
+/* enroll_report.c, once the run is over: refused connections; the kernel's
+ * audit (fetched into e->audit) and what escaped the shim; the command line
+ * that repeats a run that exited with code. */
+void enroll_print_refusals(struct enroll *e);
+void enroll_fetch_audit(struct enroll *e);
+void enroll_print_audit(struct enroll *e);
+void enroll_print_repro(struct enroll *e, int code);
+
 #endif

@@ -40,7 +40,7 @@ if [ $? = 2 ] && grep -q "unknown command 'frobnicate'" "$T/err"; then pass "unk
 # documented option is accepted.
 "$HERMETIC" enroll --help >"$T/help" 2>&1
 check "enroll --help exits 0" test -s "$T/help"
-src_opts=$(sed -n '/static const struct option opts\[\]/,/{}/p' "$TOP/cli/enroll.c" | grep -o '{ "[a-z-]*"' | tr -d '{" ' | sort -u)
+src_opts=$(sed -n '/static const struct option opts\[\]/,/{}/p' "$TOP/cli/enroll_opts.c" | grep -o '{ "[a-z-]*"' | tr -d '{" ' | sort -u)
 help_opts=$(grep -o -- '--[a-z][a-z-]*' "$T/help" | sed 's/^--//' | sort -u)
 missing=$(comm -23 <(echo "$src_opts") <(echo "$help_opts"))
 extra=$(comm -13 <(echo "$src_opts") <(echo "$help_opts"))

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hermetic enroll's options: --help, parsing and checking them into struct
+ * enroll, resolving --allow names and choosing the seed and the start time.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <netdb.h>
+#include <inttypes.h>
+#include <arpa/inet.h>
+#include <sys/random.h>
+#include "util.h"
+#include "config.h"
+#include "cli.h"
+#include "isolate.h"
+#include "enroll.h"
+#include "now.h"
+
+static const char *usage_prefix = "hermetic enroll";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: hermetic enroll [OPTIONS] [--] CMD [ARGS...]\n"
+		"\n"
+		"Run CMD with a seeded clock and entropy and no network: every process of\n"
+		"CMD's tree runs in its own cgroup, where the kernel refuses traffic that is\n"
+		"not allowed, and loads the hermetic shim.\n"
+		"\n"
+		"Network (enforced by the kernel through hermeticd):\n"
+		"  --network block|off     refuse all but loopback and unix sockets (default\n"
+		"                          block), or enforce nothing\n"
+		"  --no-loopback           refuse loopback (127.0.0.0/8, ::1) too\n"
+		"  --no-unix               refuse unix socket connect/sendmsg too\n"
+		"  --allow HOST[:PORT]     open exactly this destination (repeatable); a host\n"
+		"                          name is resolved now, outside the run, IPv4 and\n"
+		"                          IPv6; no port opens every port; [V6ADDR]:PORT\n"
+		"  --no-daemon             shim only: NO kernel network refusal, no kernel view\n"
+		"\n"
+		"Record (hermetic replay feeds a journal back):\n"
+		"  --record[=DIR]          journal every value the shim hands out and the\n"
+		"                          kernel's view; keep the journal in hermeticd's\n"
+		"                          store and, with DIR, in DIR (with DIR/index.json).\n"
+		"                          '--record DIR' works when CMD follows '--'\n"
+		"  --keep-passing          keep the journal when CMD exits 0 too (default:\n"
+		"                          only failing runs keep one)\n"
+		"\n"
+		"Clock and entropy (the shim):\n"
+		"  --seed N                seed of every random byte (default: generated, printed)\n"
+		"  --now TIME              virtual wall clock at start: ISO 8601 or @EPOCH\n"
+		"                          (default: $SOURCE_DATE_EPOCH, else the commit time\n"
+		"                          of HEAD when the working directory is in a git\n"
+		"                          checkout, else 2020-01-01T00:00:00Z)\n"
+		"  --tick DURATION         monotonic advance per reading (default 1us; 0 freezes)\n"
+		"  --clock virtual|off     virtual clock (default) or the real one\n"
+		"  --rng all|off           seeded entropy (default) or real entropy\n"
+		"  --spin-limit N          end a process that reads a frozen clock N times\n"
+		"                          without sleeping (default %llu; 0 = never)\n"
+		"  --aslr on|off           address-space randomisation (default off)\n"
+		"\n"
+		"Filesystem and environment (set up before CMD's first instruction):\n"
+		"  --fs isolate|none       isolate: a fresh root under the temp parent holds\n"
+		"                          HOME, TMPDIR, the XDG dirs, language caches and\n"
+		"                          CMD's working directory (default none)\n"
+		"  --temp-parent DIR       where the root is made (default $TMPDIR, else /tmp);\n"
+		"                          refused inside any git working tree\n"
+		"  --no-chdir              keep the current directory as CMD's\n"
+		"  --env KEY=VALUE         set a variable (repeatable; applied last, in order)\n"
+		"  --unset KEY             remove a variable (repeatable)\n"
+		"  --scrub-env             keep only PATH, LANG, LC_*, TZ, TERM, USER, LOGNAME,\n"
+		"                          SHELL (and what hermetic sets)\n"
+		"  --keep-env GLOB         with --scrub-env, keep these too (repeatable)\n"
+		"  --print-boundary        print the root and every variable hermetic set as\n"
+		"                          one JSON line on stderr before CMD starts\n"
+		"\n"
+		"Run end:\n"
+		"  --grace DURATION        after CMD exits, how long processes it left behind\n"
+		"                          may run before they are killed (default 2s)\n"
+		"  --stragglers kill|keep  kill what outlives CMD after --grace and name it\n"
+		"                          (default), or leave it running and keep the root\n"
+		"  --keep-root             do not remove the root\n"
+		"  -h, --help              show this help\n"
+		"\n"
+		"The root is removed only when no process of the run is left; whenever it is\n"
+		"kept, stderr says so in one line: 'hermetic: kept root: PATH'.\n"
+		"\n"
+		"Exit status: CMD's own, or 128+N when it died of signal N. hermetic's own\n"
+		"failures: 2 bad usage, 68 an --allow host does not resolve, 69 hermeticd\n"
+		"not reachable, 70 internal error, 77 already inside a run, 126 CMD not\n"
+		"executable, 127 CMD not found.\n",
+		(unsigned long long)HM_DEFAULT_SPIN_LIMIT);
+}
+
+static void bad_usage(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", usage_prefix);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s --help'.\n", usage_prefix);
+	exit(EXIT_USAGE);
+}
+
+/* Split "HOST[:PORT]", "[V6]:PORT" or a bare IPv6 address. */
+static void split_host_port(const char *spec, char *host, size_t hsize, uint16_t *ret_port)
+{
+	const char *colon = NULL, *end;
+	uint64_t port = 0;
+
+	if (spec[0] == '[') {
+		end = strchr(spec, ']');
+		if (!end || (end[1] && end[1] != ':'))
+			bad_usage("--allow %s: expected [IPV6]:PORT", spec);
+		snprintf(host, hsize, "%.*s", (int)(end - spec - 1), spec + 1);
+		colon = end[1] ? end + 1 : NULL;
+	} else {
+		colon = strchr(spec, ':');
+		if (colon && strchr(colon + 1, ':'))
+			colon = NULL; /* a bare IPv6 address */
+		snprintf(host, hsize, "%.*s", colon ? (int)(colon - spec) : (int)strlen(spec), spec);
+	}
+	if (!*host)
+		bad_usage("--allow %s: no host", spec);
+	if (colon && (hm_parse_u64(colon + 1, &port) < 0 || port == 0 || port > 65535))
+		bad_usage("--allow %s: port must be 1-65535", spec);
+	*ret_port = port;
+}
+
+static void add_allow(struct enroll *e, const uint8_t addr[16], uint16_t port)
+{
+	for (uint32_t i = 0; i < e->n_allow; i++)
+		if (!memcmp(e->allow[i].addr, addr, 16) && e->allow[i].port == port)
+			return;
+	if (e->n_allow == HM_RUN_MAX_ALLOW)
+		bad_usage("at most %d --allow destinations (after resolving names)", HM_RUN_MAX_ALLOW);
+	memcpy(e->allow[e->n_allow].addr, addr, 16);
+	e->allow[e->n_allow++].port = port;
+}
+
+/* Resolve now, outside the run: the run itself cannot resolve names. */
+static void resolve_allow(struct enroll *e, const char *spec)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res, *ai;
+	char host[256];
+	uint16_t port;
+	int r;
+
+	split_host_port(spec, host, sizeof(host), &port);
+	r = getaddrinfo(host, NULL, &hints, &res);
+	if (r)
+		die(EXIT_NOHOST, "--allow %s: cannot resolve '%s': %s", spec, host,
+		    r == EAI_SYSTEM ? strerror(errno) : gai_strerror(r));
+	for (ai = res; ai; ai = ai->ai_next) {
+		uint8_t a[16] = {};
+
+		if (ai->ai_family == AF_INET) {
+			a[10] = a[11] = 0xff;
+			memcpy(a + 12, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, 4);
+		} else if (ai->ai_family == AF_INET6) {
+			memcpy(a, &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr, 16);
+		} else {
+			continue;
+		}
+		add_allow(e, a, port);
+	}
+	freeaddrinfo(res);
+	/* A name (not an address literal) may also be looked up inside the
+	 * run: the shim lets these through to the real resolver. */
+	struct in6_addr tmp;
+	if (inet_pton(AF_INET, host, &tmp) != 1 && inet_pton(AF_INET6, host, &tmp) != 1) {
+		size_t used = strlen(e->dns_allow);
+
+		if (used + strlen(host) + 2 >= sizeof(e->dns_allow))
+			bad_usage("too many --allow host names");
+		snprintf(e->dns_allow + used, sizeof(e->dns_allow) - used, "%s%s", used ? "," : "",
+			 host);
+	}
+}
+
+static void set_cfg(struct enroll *e, const char *name, const char *value)
+{
+	const char *why;
+	int r = hm_config_set(&e->cfg, name, value, &why);
+
+	if (r < 0)
+		bad_usage("--%s %s: %s", name, value, why);
+}
+
+static void add_opt(struct enroll *e, const char *name, const char *value)
+{
+	if (e->n_opts == ENROLL_MAX_OPTS)
+		bad_usage("at most %d options", ENROLL_MAX_OPTS);
+	e->opts[e->n_opts++] = (struct enroll_opt){ .name = name, .value = value };
+}
+
+/* Is there a "--" among argv[from..argc)? */
+static bool dashdash_follows(int argc, char **argv, int from)
+{
+	for (int i = from; i < argc; i++)
+		if (!strcmp(argv[i], "--"))
+			return true;
+	return false;
+}
+
+void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
+{
+	enum {
+		O_RECORD = 240, O_KEEP_PASSING,
+		O_NETWORK = 256, O_NO_LOOPBACK, O_NO_UNIX, O_ALLOW, O_NO_DAEMON, O_GRACE, O_SEED,
+		O_NOW, O_TICK, O_CLOCK, O_RNG, O_SPIN, O_ASLR,
+		/* boundary options (hm_boundary_set) from here on */
+		O_BOUNDARY, O_FS = O_BOUNDARY, O_TEMP_PARENT, O_NO_CHDIR, O_ENV, O_UNSET, O_SCRUB_ENV,
+		O_KEEP_ENV, O_PRINT_BOUNDARY, O_STRAGGLERS, O_KEEP_ROOT,
+	};
+	static const struct option opts[] = {
+		{ "network", required_argument, NULL, O_NETWORK },
+		{ "no-loopback", no_argument, NULL, O_NO_LOOPBACK },
+		{ "no-unix", no_argument, NULL, O_NO_UNIX },
+		{ "allow", required_argument, NULL, O_ALLOW },
+		{ "no-daemon", no_argument, NULL, O_NO_DAEMON },
+		{ "grace", required_argument, NULL, O_GRACE },
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "now", required_argument, NULL, O_NOW },
+		{ "tick", required_argument, NULL, O_TICK },
+		{ "clock", required_argument, NULL, O_CLOCK },
+		{ "rng", required_argument, NULL, O_RNG },
+		{ "spin-limit", required_argument, NULL, O_SPIN },
+		{ "aslr", required_argument, NULL, O_ASLR },
+		{ "fs", required_argument, NULL, O_FS },
+		{ "temp-parent", required_argument, NULL, O_TEMP_PARENT },
+		{ "no-chdir", no_argument, NULL, O_NO_CHDIR },
+		{ "env", required_argument, NULL, O_ENV },
+		{ "unset", required_argument, NULL, O_UNSET },
+		{ "scrub-env", no_argument, NULL, O_SCRUB_ENV },
+		{ "keep-env", required_argument, NULL, O_KEEP_ENV },
+		{ "print-boundary", no_argument, NULL, O_PRINT_BOUNDARY },
+		{ "stragglers", required_argument, NULL, O_STRAGGLERS },
+		{ "keep-root", no_argument, NULL, O_KEEP_ROOT },
+		{ "record", optional_argument, NULL, O_RECORD },
+		{ "keep-passing", no_argument, NULL, O_KEEP_PASSING },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	int c, idx, r;
+	const char *why;
+	char msg[1024];
+
+	usage_prefix = prefix;
+	hm_config_init(&e->cfg);
+	e->now_src = NOW_BUILTIN;
+	boundary_init(&e->bnd);
+	e->grace_ns = DEFAULT_GRACE_NS;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", opts, &idx)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case O_RECORD:
+			e->record = true;
+			/* "--record DIR -- CMD": before "--" a bare word is no command. */
+			if (!optarg && optind < argc && argv[optind][0] != '-' &&
+			    dashdash_follows(argc, argv, optind + 1))
+				optarg = argv[optind++];
+			if (optarg && !*optarg)
+				bad_usage("--record=DIR: empty directory name");
+			e->record_dir = optarg;
+			break;
+		case O_KEEP_PASSING:
+			e->keep_passing = true;
+			break;
+		case O_NO_LOOPBACK:
+			e->cfg.loopback = false;
+			break;
+		case O_NO_UNIX:
+			e->cfg.unix_sockets = false;
+			break;
+		case O_ALLOW:
+			if (e->n_allow_specs == HM_RUN_MAX_ALLOW)
+				bad_usage("at most %d --allow options", HM_RUN_MAX_ALLOW);
+			e->allow_specs[e->n_allow_specs++] = optarg;
+			add_opt(e, opts[idx].name, optarg);
+			break;
+		case O_NOW:
+			set_cfg(e, opts[idx].name, optarg);
+			e->now_src = NOW_OPTION;
+			break;
+		case O_NO_DAEMON:
+			e->no_daemon = true;
+			add_opt(e, opts[idx].name, NULL);
+			break;
+		case O_GRACE:
+			if (hm_parse_duration(optarg, &e->grace_ns) < 0)
+				bad_usage("--grace %s: expected a duration such as 500ms or 2s", optarg);
+			add_opt(e, opts[idx].name, optarg);
+			break;
+		case '?':
+			if (optopt)
+				bad_usage("option '%s' needs a value", argv[optind - 1]);
+			bad_usage("unknown option '%s'", argv[optind - 1]);
+		default:
+			if (c < O_BOUNDARY) {
+				set_cfg(e, opts[idx].name, optarg);
+				break;
+			}
+			r = hm_boundary_set(&e->bnd.opt, opts[idx].name, optarg, &why);
+			if (r == -ENOMEM)
+				die(EXIT_INTERNAL, "out of memory");
+			if (r < 0)
+				bad_usage("--%s%s%s: %s", opts[idx].name, optarg ? " " : "",
+					  optarg ? optarg : "", why);
+			add_opt(e, opts[idx].name, optarg);
+		}
+	}
+	if (optind >= argc)
+		bad_usage("no command given");
+	e->argv = argv + optind;
+	if (e->cfg.network == HM_NETWORK_OFF && (e->n_allow_specs || !e->cfg.loopback || !e->cfg.unix_sockets))
+		bad_usage("--allow, --no-loopback and --no-unix need --network block");
+	if (e->no_daemon && (e->n_allow_specs || !e->cfg.loopback || !e->cfg.unix_sockets))
+		bad_usage("--allow, --no-loopback and --no-unix need the daemon (not --no-daemon)");
+	if (e->keep_passing && !e->record)
+		bad_usage("--keep-passing needs --record");
+	if (e->record && e->no_daemon && !e->record_dir)
+		bad_usage("--record with --no-daemon needs a directory (--record=DIR): the\n"
+			  "  journal store is hermeticd's");
+	if (boundary_validate(&e->bnd, msg, sizeof(msg)) < 0)
+		bad_usage("%s", msg);
+	for (int i = 0; i < e->n_allow_specs; i++)
+		resolve_allow(e, e->allow_specs[i]);
+	if (e->now_src != NOW_OPTION && now_default(&e->cfg.now_ns, &e->now_src, msg, sizeof(msg)) < 0)
+		bad_usage("%s", msg);
+	if (!e->cfg.seed_set) {
+		uint64_t s;
+
+		if (getrandom(&s, sizeof(s), 0) != sizeof(s))
+			die(EXIT_INTERNAL, "Failed to generate a seed: %s", strerror(errno));
+		/* Short enough to retype from a CI log. */
+		e->cfg.seed = s % 1000000000ULL;
+	}
+}

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What enroll says when a run is over: refused connections, what escaped
+ * the shim (the kernel's audit), and the command line that repeats a failed
+ * run.
+ */
+#include <inttypes.h>
+#include "util.h"
+#include "config.h"
+#include "cli.h"
+#include "enroll.h"
+
+void enroll_print_refusals(struct enroll *e)
+{
+	struct hm_run_ref ref = { .run_id = e->run.run_id };
+	struct hm_report rep;
+	const char *msg = NULL;
+	char line[1024] = "", a[64];
+
+	if (cli_call(e->sock, HM_REQ_RUN_REPORT, &ref, sizeof(ref), -1, HM_REP_REPORT, &rep,
+		     sizeof(rep), true, NULL, &msg) < 0) {
+		warnx_("cannot read the run's report: %s", msg);
+		return;
+	}
+	if (!rep.refused)
+		return;
+	for (uint32_t i = 0; i < rep.n && i < HM_REPORT_MAX && i < 4; i++) {
+		const struct hm_refusal *r = &rep.first[i];
+		size_t used = strlen(line);
+		char comm[17];
+
+		memcpy(comm, r->comm, 16);
+		comm[16] = 0;
+		if (r->family == 1)
+			snprintf(a, sizeof(a), "unix socket");
+		else
+			hm_addr_str(r->addr, r->port, a, sizeof(a));
+		if (!comm[0])
+			snprintf(comm, sizeof(comm), "pid unknown");
+		snprintf(line + used, sizeof(line) - used, "%s%s%s (%s)%s", i ? ", " : "",
+			 r->op == 2 ? "sendto " : r->op == 3 ? "packet to " : "", a, comm,
+			 r->count > 1 ? (snprintf(comm, sizeof(comm), " x%u", r->count), comm) : "");
+	}
+	warnx_("refused %" PRIu64 " connection%s: %s%s", rep.refused, rep.refused == 1 ? "" : "s",
+	       line, rep.n > 4 ? ", ..." : "");
+}
+
+#define APPEND(...)                                                                               \
+	do {                                                                                       \
+		if (used < sizeof(line))                                                           \
+			used += snprintf(line + used, sizeof(line) - used, __VA_ARGS__);           \
+	} while (0)
+/* One argument, single-quoted unless plainly safe for a shell. */
+#define APPEND_ARG(a)                                                                             \
+	do {                                                                                       \
+		const char *_a = (a);                                                              \
+		if (*_a && strspn(_a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"          \
+				      "0123456789-_./=:,+@%") == strlen(_a)) {                     \
+			APPEND(" %s", _a);                                                         \
+			break;                                                                     \
+		}                                                                                  \
+		APPEND(" '");                                                                      \
+		for (const char *_c = _a; *_c; _c++)                                               \
+			APPEND(*_c == '\'' ? "'\\''" : "%c", *_c);                                  \
+		APPEND("'");                                                                       \
+	} while (0)
+
+/* Coverage: what the kernel saw that the shim did not control. One line,
+ * only when something escaped. */
+void enroll_fetch_audit(struct enroll *e)
+{
+	struct hm_run_ref ref = { .run_id = e->run.run_id };
+	const char *msg = NULL;
+
+	if (cli_call(e->sock, HM_REQ_RUN_AUDIT, &ref, sizeof(ref), -1, HM_REP_AUDIT, &e->audit,
+		     sizeof(e->audit), true, NULL, &msg) < 0) {
+		warnx_("cannot read the run's audit: %s", msg);
+		return;
+	}
+	e->have_audit = true;
+}
+
+void enroll_print_audit(struct enroll *e)
+{
+	const struct hm_audit *ap = &e->audit;
+	char line[1024] = "";
+	size_t used = 0;
+	uint64_t bypass = 0;
+
+	if (!e->cfg.clock_virtual && !e->cfg.rng)
+		return; /* nothing was meant to be controlled */
+	if (!e->have_audit)
+		return;
+	for (uint32_t i = 0; i < ap->n && i < HM_AUDIT_MAX; i++) {
+		const struct hm_audit_proc *p = &ap->procs[i];
+		uint64_t calls = (e->cfg.rng ? p->getrandom + p->random_reads : 0) +
+				 (e->cfg.clock_virtual ? p->clock : 0);
+		char comm[17];
+
+		memcpy(comm, p->comm, 16);
+		comm[16] = 0;
+		if (!p->shim) {
+			used += snprintf(line + used, sizeof(line) - used > 0 ? sizeof(line) - used : 0,
+					 "%s%s (pid %u, %u getrandom, %u clock syscalls)",
+					 used ? "; " : "", p->path[0] ? p->path : comm, p->pid,
+					 p->getrandom + p->random_reads, p->clock);
+		} else {
+			bypass += calls;
+		}
+		if (used >= sizeof(line))
+			break;
+	}
+	if (!ap->without_shim && !bypass && !ap->dropped)
+		return;
+	if (ap->without_shim)
+		warnx_("coverage: %" PRIu64 " of %" PRIu64 " process%s ran without the shim: %s",
+		       ap->without_shim, ap->processes, ap->processes == 1 ? "" : "es", line);
+	if (bypass)
+		warnx_("coverage: %" PRIu64 " raw time/entropy syscall%s bypassed the shim", bypass,
+		       bypass == 1 ? "" : "s");
+	if (ap->dropped)
+		warnx_("coverage: the kernel could not deliver %" PRIu64 " event%s", ap->dropped,
+		       ap->dropped == 1 ? "" : "s");
+}
+
+/* The command line that repeats this run: every option that is not the
+ * default, with the seed and start time made explicit. */
+void enroll_print_repro(struct enroll *e, int code)
+{
+	const struct hm_boundary *b = &e->bnd.opt;
+	struct hm_config def;
+	char now[64], line[8192];
+	size_t used = 0;
+
+	hm_config_init(&def);
+	hm_format_time(e->cfg.now_ns, now, sizeof(now));
+	APPEND("hermetic enroll --seed %" PRIu64 " --now %s", e->cfg.seed, now);
+	if (e->cfg.tick_ns != def.tick_ns)
+		APPEND(" --tick %" PRIu64 "ns", e->cfg.tick_ns);
+	if (!e->cfg.clock_virtual)
+		APPEND(" --clock off");
+	if (!e->cfg.rng)
+		APPEND(" --rng off");
+	if (e->cfg.spin_limit != def.spin_limit)
+		APPEND(" --spin-limit %" PRIu64, e->cfg.spin_limit);
+	if (e->cfg.aslr)
+		APPEND(" --aslr on");
+	if (e->cfg.network == HM_NETWORK_OFF)
+		APPEND(" --network off");
+	if (!e->cfg.loopback)
+		APPEND(" --no-loopback");
+	if (!e->cfg.unix_sockets)
+		APPEND(" --no-unix");
+	for (int i = 0; i < e->n_allow_specs; i++)
+		APPEND(" --allow %s", e->allow_specs[i]);
+	if (e->no_daemon)
+		APPEND(" --no-daemon");
+	if (e->grace_ns != DEFAULT_GRACE_NS)
+		APPEND(" --grace %" PRIu64 "ms", e->grace_ns / 1000000);
+	if (b->fs == HM_FS_ISOLATE)
+		APPEND(" --fs isolate");
+	if (b->temp_parent) {
+		APPEND(" --temp-parent");
+		APPEND_ARG(b->temp_parent);
+	}
+	if (b->no_chdir)
+		APPEND(" --no-chdir");
+	if (b->scrub_env)
+		APPEND(" --scrub-env");
+	for (size_t i = 0; i < b->n_keep_env; i++) {
+		APPEND(" --keep-env");
+		APPEND_ARG(b->keep_env[i]);
+	}
+	for (size_t i = 0; i < b->n_env_ops; i++) {
+		if (b->env_ops[i].value) {
+			_cleanup_free_ char *kv = NULL;
+
+			if (asprintf(&kv, "%s=%s", b->env_ops[i].name, b->env_ops[i].value) < 0)
+				return;
+			APPEND(" --env");
+			APPEND_ARG(kv);
+		} else {
+			APPEND(" --unset");
+			APPEND_ARG(b->env_ops[i].name);
+		}
+	}
+	if (b->stragglers == HM_STRAGGLERS_KEEP)
+		APPEND(" --stragglers keep");
+	if (b->keep_root)
+		APPEND(" --keep-root");
+	APPEND(" --");
+	for (char **a = e->argv; *a; a++)
+		APPEND_ARG(*a);
+	warnx_("command exited with status %d; reproduce with:\n  %s", code, line);
+}
+#undef APPEND
+#undef APPEND_ARG
