@@ -59,6 +59,17 @@ static void export_env(struct enroll *e)
 	r = hm_config_export(&e->cfg);
 	if (r < 0)
 		die(EXIT_INTERNAL, "Failed to set the environment: %s", strerror(-r));
+	/* The run's real start, and the file-time shift that follows from it
+	 * (or from the recorded run's start, for replay). */
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		e->started_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	}
+	snprintf(v, sizeof(v), "%" PRId64,
+		 hm_fs_shift_s(e->fs_start_ns ? e->fs_start_ns : e->started_ns, e->cfg.now_ns));
+	setenv(HM_ENV_FS_SHIFT, v, 1);
 	if (e->no_daemon)
 		snprintf(v, sizeof(v), "none");
 	else
@@ -415,12 +426,6 @@ int enroll_run(struct enroll *e)
 	if (e->before_spawn)
 		e->before_spawn(e, e->userdata);
 	e->started_mono = hm_now_ns();
-	{
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		e->started_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-	}
 	spawn(e, &oldmask);
 	e->bnd.started = true;
 	boundary_leave(&e->bnd);

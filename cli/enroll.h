@@ -67,6 +67,7 @@ struct enroll {
 	int child_status;
 	bool child_done;
 	int64_t started_ns; /* real wall clock at start */
+	int64_t fs_start_ns; /* the real start file times follow (replay: the recorded run's), or 0 */
 	uint64_t started_mono;
 	uint64_t wall_ns;
 	uint32_t killed; /* stragglers killed after CMD exited */

@@ -527,6 +527,7 @@ int cmd_replay(int argc, char **argv)
 	args[n] = NULL;
 	enroll_parse(&e, (int)n, args, "hermetic replay");
 	e.cfg = c->cfg; /* exactly as recorded, now and tick included */
+	e.fs_start_ns = c->started_ns; /* file times as the recorded run saw them */
 	e.quiet_seed = true;
 
 	extract(&rp);

@@ -91,6 +91,33 @@ static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
 	return era * 146097 + (int64_t)doe - 719468;
 }
 
+/* The proleptic Gregorian year of a day count since 1970-01-01 (Howard
+ * Hinnant's civil_from_days, the year only). */
+static int64_t year_from_days(int64_t z)
+{
+	z += 719468;
+	const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	const unsigned doe = (unsigned)(z - era * 146097);
+	const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	const unsigned mp = (5 * doy + 2) / 153;
+
+	return (int64_t)yoe + era * 400 + (mp >= 10);
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
+
+int64_t hm_fs_shift_s(int64_t real_start_ns, int64_t now_ns)
+{
+	int64_t later = floor_div(real_start_ns, 1000000000LL) + HM_FS_SLACK_S;
+	int64_t epoch = days_from_civil(year_from_days(floor_div(later, 86400)) + 1, 1, 1) * 86400;
+
+	return epoch - floor_div(now_ns, 1000000000LL);
+}
+
 static int digits(const char **p, int n, int *ret)
 {
 	int v = 0;

@@ -23,6 +23,7 @@
 #define HM_ENV_NETWORK "HERMETIC_NETWORK" /* "block" | "off" */
 #define HM_ENV_DNS_ALLOW "HERMETIC_DNS_ALLOW" /* comma-separated host names */
 #define HM_ENV_PRELOAD "HERMETIC_PRELOAD" /* absolute path of the shim */
+#define HM_ENV_FS_SHIFT "HERMETIC_FS_SHIFT" /* real - virtual file times, whole seconds (i64) */
 /* Record and replay (issue 4). Spool and replay directories hold one file
  * per stream, named "<lineage>.<thread>.<gen>.hjs" (lib/jstream.h bytes). */
 #define HM_ENV_RECORD "HERMETIC_RECORD" /* spool dir the shim writes streams to */
@@ -69,6 +70,20 @@ int hm_parse_time(const char *s, int64_t *ret_ns);
 /* Format ns since the epoch as ISO 8601 UTC ("2020-01-01T00:00:00Z", with
  * fractional seconds only when non-zero). */
 const char *hm_format_time(int64_t ns, char *buf, size_t size);
+
+/*
+ * File times (preload/files.c): a run shows every file time moved back by
+ * one constant, in whole seconds, returned here for a run that really
+ * started at real_start_ns with its virtual wall clock at now_ns:
+ *
+ *     shift = E - now, E = the first 1 January 00:00:00 UTC after real_start + 1 day
+ *
+ * It depends on the real start only through its calendar year (so runs of one
+ * --now in one year agree on every file's time), and a file the run writes
+ * appears at least a day before the virtual start.
+ */
+#define HM_FS_SLACK_S 86400
+int64_t hm_fs_shift_s(int64_t real_start_ns, int64_t now_ns);
 
 /* Export c as HM_ENV_* variables with setenv(3). Returns 0 or -errno. */
 int hm_config_export(const struct hm_config *c);

@@ -193,8 +193,8 @@ HM_EXPORT uint32_t arc4random_uniform(uint32_t upper)
 }
 
 /* syscall(2): SYS_getrandom is ours, SYS_futex waits with a timeout follow
- * virtual time (wait.c); everything else passes through with all six
- * argument registers. */
+ * virtual time (wait.c), SYS_statx reports shifted file times (files.c);
+ * everything else passes through with all six argument registers. */
 HM_EXPORT long syscall(long n, ...)
 {
 	va_list ap;
@@ -218,6 +218,14 @@ HM_EXPORT long syscall(long n, ...)
 	if (n == SYS_futex && d && hm_ready() && hm.clock_hook)
 		return hm_futex_wait((uint32_t *)a, (int)b, (uint32_t)c, (const struct timespec *)d,
 				     (uint32_t *)e, (uint32_t)f);
+	if (n == SYS_statx && hm_ready()) {
+		/* libuv (Node) calls statx this way: file times as stat shows them */
+		long r = hm_sys_errno(hm_sys6(n, a, b, c, d, e, f));
+
+		if (r == 0)
+			hm_fs_fix_statx((struct statx *)e);
+		return r;
+	}
 	return hm_sys_errno(hm_sys6(n, a, b, c, d, e, f));
 }
 
@@ -265,6 +273,8 @@ static int opened(int fd, const char *path)
 {
 	if (fd >= 0 && hm.rng_hook)
 		hm_randfd_set(fd, rand_path(path));
+	if (fd >= 0 && hm.pyc)
+		hm_pycfd_set(fd, path && hm_pyc_path(path));
 	return fd;
 }
 
@@ -364,6 +374,8 @@ HM_EXPORT int close(int fd)
 		return hm_sys_errno(hm_sys(SYS_close, fd, 0, 0));
 	if (hm_randfd(fd))
 		hm_randfd_set(fd, false);
+	if (hm_pycfd(fd))
+		hm_pycfd_set(fd, false);
 	if (hm_remotefd(fd))
 		hm_remotefd_set(fd, false);
 	return hm.real.close(fd);
@@ -377,6 +389,8 @@ HM_EXPORT int dup2(int old, int new)
 	r = hm.real.dup2(old, new);
 	if (r >= 0 && hm.rng_hook && old != new)
 		hm_randfd_set(r, hm_randfd(old));
+	if (r >= 0 && hm.pyc && old != new)
+		hm_pycfd_set(r, hm_pycfd(old));
 	if (r >= 0 && old != new)
 		hm_remotefd_set(r, hm_remotefd(old));
 	return r;
@@ -390,6 +404,8 @@ HM_EXPORT int dup3(int old, int new, int flags)
 	r = hm.real.dup3(old, new, flags);
 	if (r >= 0 && hm.rng_hook)
 		hm_randfd_set(r, hm_randfd(old));
+	if (r >= 0 && hm.pyc)
+		hm_pycfd_set(r, hm_pycfd(old));
 	if (r >= 0)
 		hm_remotefd_set(r, hm_remotefd(old));
 	return r;
@@ -403,6 +419,8 @@ HM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 		return hm_sys_errno(hm_sys(SYS_read, fd, buf, n));
 	if (unlikely(m = serve_fd(fd)))
 		return rand_read(fd, m, buf, n);
+	if (unlikely(hm_pycfd(fd)))
+		return hm_pyc_read(fd, buf, n, -1);
 	return hm.real.read(fd, buf, n);
 }
 
@@ -420,6 +438,8 @@ HM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 	hm_ready();
 	if (unlikely(m = serve_fd(fd)))
 		return rand_read(fd, m, buf, n);
+	if (unlikely(hm_pycfd(fd)) && off >= 0)
+		return hm_pyc_read(fd, buf, n, off);
 	return hm.real.pread(fd, buf, n, off);
 }
 
@@ -430,6 +450,8 @@ HM_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off_t off)
 	hm_ready();
 	if (unlikely(m = serve_fd(fd)))
 		return rand_read(fd, m, buf, n);
+	if (unlikely(hm_pycfd(fd)) && off >= 0)
+		return hm_pyc_read(fd, buf, n, off);
 	return hm.real.pread64(fd, buf, n, off);
 }
 
@@ -440,7 +462,7 @@ HM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 
 	hm_ready();
 	if (likely(!(m = serve_fd(fd))))
-		return hm.real.readv(fd, iov, cnt);
+		return unlikely(hm_pycfd(fd)) ? hm_pyc_readv(fd, iov, cnt) : hm.real.readv(fd, iov, cnt);
 	/* one value per buffer */
 	for (int i = 0; i < cnt; i++) {
 		if (!iov[i].iov_len)

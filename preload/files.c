@@ -1,39 +1,60 @@
 // SPDX-License-Identifier: MIT
 /*
- * File times. The kernel stamps files the run writes with real time, years
- * after the virtual "now"; make and tar would see files from the future. So
- * every time a stat-family call reports is shifted onto the virtual timeline,
- * and every time a program sets (utime family) is shifted back:
+ * File times. The kernel stamps files with real time, years after a virtual
+ * "now"; make would see files from the future. So every time a stat-family
+ * call reports is moved back onto the virtual timeline by one constant, and
+ * every time a program sets (utime family) is moved forward by it:
  *
  *     virtual = real - shift          real = virtual + shift
- *     shift   = R0 - NOW + SLACK
+ *     shift   = E - now               (whole seconds; lib/config.c)
  *
- * where R0 is the real time at which the run's first process started and NOW
- * is HERMETIC_NOW; shift is computed once and handed to every process of the
- * run in HERMETIC_VCLOCK, so all of them agree. A constant shift is monotone
- * (ordering and differences between files are exact, so make rebuilds exactly
- * what changed) and an exact bijection on nanoseconds (a time a program sets
- * is read back unchanged: touch -d round-trips). A file written at the run's
- * real start appears SLACK (one day) before the virtual start, so for any run
- * shorter than SLACK of real time nothing the run writes lies in its future,
- * however the virtual clock moved. Files written before the run keep their
- * order and appear older still.
+ * where now is the run's virtual start (HERMETIC_NOW, whole seconds) and E
+ * the first 1 January 00:00 UTC more than a day after the run's real start.
+ * The CLI computes the shift once (replay: from the recorded run's start)
+ * and hands it to every process in HERMETIC_FS_SHIFT, so all of them agree.
+ *
+ * What that buys, all at once:
+ *  - A constant shift is monotone and an exact bijection on nanoseconds:
+ *    ordering and differences between files are exact (make rebuilds
+ *    exactly what changed and never loops), and a time a program sets is read
+ *    back unchanged (touch -d, cp -p, tar round-trip).
+ *  - A file written at real time r appears at now - (E - r): before the
+ *    virtual start for any run shorter than a day of real time, so make
+ *    sees nothing the run wrote in its future. Files from before the run
+ *    appear older still.
+ *  - The shift depends on the real start only through its calendar year:
+ *    two runs with one --now in one year show every file with the same time
+ *    (across New Year they differ; a journal keeps its run's start, and
+ *    replay uses it).
+ *  - Python's bytecode caches record their source's mtime: pyc.c moves that
+ *    field by the same shift where a run reads or writes one, so caches stay
+ *    valid on both sides of the run and none is rewritten.
  *
  * Times before HM_FS_GUARD (early 1971) are left alone both ways: 0 and 1 are
  * "unknown" markers (reproducible builds, Nix), not times to shift.
  * UTIME_NOW and UTIME_OMIT pass through: "now" is the kernel's real now.
  */
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include "shim.h"
+#include "config.h"
 
 _Static_assert(sizeof(struct stat) == sizeof(struct stat64), "LP64: stat64 is stat");
 
 #define HM_FS_GUARD (31536000LL * NSEC_PER_SEC)
 
-void hm_fs_init_shift(void)
+void hm_fs_init_shift(bool first)
 {
-	hm.fs_shift = hm_real_ns(CLOCK_REALTIME) - hm.now0 + HM_FS_SLACK;
+	const char *v = getenv(HM_ENV_FS_SHIFT), *end;
+	int64_t s;
+
+	end = v ? hm_parse_dec_i64(v, &s) : NULL;
+	if (end && !*end && s > -INT64_MAX / NSEC_PER_SEC && s < INT64_MAX / NSEC_PER_SEC)
+		hm.fs_shift = s * NSEC_PER_SEC;
+	else if (first)
+		hm.fs_shift = hm_fs_shift_s(hm_real_ns(CLOCK_REALTIME), hm.now0) * NSEC_PER_SEC;
+	hm.pyc = hm.clock && hm.fs_shift != 0;
 }
 
 static inline void to_virtual(struct timespec *ts)
@@ -72,6 +93,20 @@ static void fix_statx_ts(struct statx_timestamp *t)
 	to_virtual(&ts);
 	t->tv_sec = ts.tv_sec;
 	t->tv_nsec = ts.tv_nsec;
+}
+
+void hm_fs_fix_statx(struct statx *stx)
+{
+	if (!hm.clock || !stx)
+		return;
+	if (stx->stx_mask & STATX_ATIME)
+		fix_statx_ts(&stx->stx_atime);
+	if (stx->stx_mask & STATX_MTIME)
+		fix_statx_ts(&stx->stx_mtime);
+	if (stx->stx_mask & STATX_CTIME)
+		fix_statx_ts(&stx->stx_ctime);
+	if (stx->stx_mask & STATX_BTIME)
+		fix_statx_ts(&stx->stx_btime);
 }
 
 #define STAT_RAW(...) hm_sys_errno(hm_sys6(SYS_newfstatat, __VA_ARGS__, 0, 0))
@@ -176,16 +211,8 @@ HM_EXPORT int statx(int dirfd, const char *path, int flags, unsigned mask, struc
 	if (unlikely(!hm_ready()))
 		return hm_sys_errno(hm_sys6(SYS_statx, dirfd, (long)path, flags, mask, (long)stx, 0));
 	r = hm.real.statx(dirfd, path, flags, mask, stx);
-	if (r == 0 && hm.clock) {
-		if (stx->stx_mask & STATX_ATIME)
-			fix_statx_ts(&stx->stx_atime);
-		if (stx->stx_mask & STATX_MTIME)
-			fix_statx_ts(&stx->stx_mtime);
-		if (stx->stx_mask & STATX_CTIME)
-			fix_statx_ts(&stx->stx_ctime);
-		if (stx->stx_mask & STATX_BTIME)
-			fix_statx_ts(&stx->stx_btime);
-	}
+	if (r == 0)
+		hm_fs_fix_statx(stx);
 	return r;
 }
 

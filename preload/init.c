@@ -167,9 +167,11 @@ static void init(void)
 		hm.start_mono = HM_MONO_BASE;
 		hm.gen = 0;
 		atomic_store(&hm.children, 0);
-		hm_fs_init_shift();
 		/* Our parent is the CLI, which has no use for our exit time. */
 		hm.publish_exit = false;
+		hm_fs_init_shift(true);
+	} else {
+		hm_fs_init_shift(false);
 	}
 	snapshot_env();
 	hm.jr_strict = !env_is(HM_ENV_REPLAY_STRICT, "0", false);

@@ -14,6 +14,7 @@
  *   entropy.c  getrandom & co, /dev/urandom fds, syscall()
  *   spawn.c    fork/vfork/exec/posix_spawn/system/popen, lineage, wait(2) merge
  *   files.c    stat/utime families: the file-time mapping
+ *   pyc.c      Python bytecode caches: their source mtime follows the mapping
  *   net.c      DNS refusal
  *   record.c   recording and replay of the values the wrappers return
  *   exports.c  hermetic_shim_* functions behind include/hermetic/hermetic.h
@@ -53,9 +54,6 @@
 #define HM_REMOTE_FDS 4096
 /* Exit status of a process ended by the spin limit (also in hermetic.h). */
 #define HM_EXIT_SPIN 86
-/* File times: how far before the virtual start a file written at the run's real
- * start appears (see files.c). */
-#define HM_FS_SLACK (24LL * 3600 * NSEC_PER_SEC)
 
 /* Real functions, resolved with dlsym(RTLD_NEXT). X(name, return type, args) */
 #define HM_REAL_FUNCS(X)                                                                           \
@@ -123,6 +121,9 @@
 	X(pread, ssize_t, (int, void *, size_t, off_t))                                            \
 	X(pread64, ssize_t, (int, void *, size_t, off_t))                                          \
 	X(readv, ssize_t, (int, const struct iovec *, int))                                        \
+	X(write, ssize_t, (int, const void *, size_t))                                             \
+	X(pwrite, ssize_t, (int, const void *, size_t, off_t))                                     \
+	X(writev, ssize_t, (int, const struct iovec *, int))                                       \
 	X(fread, size_t, (void *, size_t, size_t, FILE *))                                         \
 	X(fread_unlocked, size_t, (void *, size_t, size_t, FILE *))                                \
 	X(dup2, int, (int, int))                                                                   \
@@ -258,6 +259,10 @@ struct shim_state {
 	pthread_mutex_t environ_lock; /* orders system()/popen()'s environ swaps */
 	/* fds open on /dev/urandom or /dev/random, as a bitmap. */
 	_Atomic uint64_t rand_fds[1024 / 64];
+	/* fds open on Python bytecode caches (pyc.c), while pyc is on: the
+	 * virtual clock shifts file times (fs_shift, whole seconds, not 0). */
+	bool pyc;
+	_Atomic uint64_t pyc_fds[1024 / 64];
 	/* Sockets connected (or connecting) to an address that is not this
 	 * machine: only --allow'ed destinations or --network off can have one.
 	 * While any is open, timed waits wait for real (wait.c). */
@@ -325,6 +330,18 @@ static inline bool hm_randfd(int fd)
 	       (atomic_load_explicit(&hm.rand_fds[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
 }
 
+/* pyc.c: Python bytecode caches, their source mtime translated */
+void hm_pycfd_set(int fd, bool on) HM_HIDDEN;
+bool hm_pyc_path(const char *path) HM_HIDDEN;
+static inline bool hm_pycfd(int fd)
+{
+	return fd >= 0 && fd < 1024 &&
+	       (atomic_load_explicit(&hm.pyc_fds[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
+}
+/* read (off < 0) or pread at off, and readv, on a cache's descriptor */
+ssize_t hm_pyc_read(int fd, void *buf, size_t n, off_t off) HM_HIDDEN;
+ssize_t hm_pyc_readv(int fd, const struct iovec *iov, int cnt) HM_HIDDEN;
+
 /* net.c: sockets talking to the real network */
 void hm_remotefd_set(int fd, bool on) HM_HIDDEN;
 static inline bool hm_remotefd(int fd)
@@ -384,7 +401,11 @@ void hm_jr_fork_parent(void) HM_HIDDEN;
 void hm_jr_fork_child(void) HM_HIDDEN;
 
 /* files.c */
-void hm_fs_init_shift(void) HM_HIDDEN;
+/* The file-time shift from HERMETIC_FS_SHIFT; without it, the first
+ * process of a run computes it and later ones keep HERMETIC_VCLOCK's. */
+void hm_fs_init_shift(bool first) HM_HIDDEN;
+struct statx;
+void hm_fs_fix_statx(struct statx *stx) HM_HIDDEN; /* statx results, shifted */
 
 /* Raw syscalls: never through our own syscall() wrapper, usable before
  * the real symbols exist and in vfork children. Return -errno on error. */

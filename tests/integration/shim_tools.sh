@@ -32,47 +32,4 @@ if have git "git commit id"; then
 		fail "git commit id" "$a / $b"
 fi
 
-# A small C project built twice inside one run, a source touched in between:
-# make rebuilds exactly what changed and sees no clock skew; tar of what the run
-# wrote sees nothing from the future; times a program sets read back unchanged.
-if have make "make rebuild" && have "$SHIM_CC" "make rebuild"; then
-	mkdir -p "$T/proj" && cd "$T/proj" || exit 1
-	cat >Makefile <<'MKEOF'
-prog: a.o b.o
-	$(CC) -o $@ a.o b.o
-%.o: %.c
-	$(CC) -c $<
-MKEOF
-	echo 'int b(void) { return 1; }' >b.c
-	echo 'int b(void); int main(void) { return b() - 1; }' >a.c
-	out=$(shim_run 42 timeout 120 sh -c '
-		make CC=$0 2>&1; echo ==; touch b.c; make CC=$0 2>&1; echo ==; make CC=$0 2>&1; echo ==
-		tar cf ../x.tar . 2>&1 && mkdir -p ../x && tar xf ../x.tar -C ../x 2>&1; echo ==
-		touch -d "2019-06-01 12:00:00.25" a.c; stat -c %y a.c
-		date -r b.o +%s' "$SHIM_CC" 2>&1)
-	section() { # the n-th (0-based) block of $out between "==" lines
-		local n=0 line
-		while IFS= read -r line; do
-			if [ "$line" = "==" ]; then n=$((n + 1)); elif [ "$n" = "$1" ]; then echo "$line"; fi
-		done <<<"$out"
-	}
-	first=$(section 0) second=$(section 1) third=$(section 2)
-	if grep -q " -c a.c" <<<"$first" && grep -q " -c b.c" <<<"$first" &&
-		! grep -q " -c a.c" <<<"$second" && grep -q " -c b.c" <<<"$second" &&
-		grep -q " -o prog" <<<"$second" && grep -q "up to date" <<<"$third"; then
-		pass "make rebuilds exactly what changed"
-	else
-		fail "make rebuilds exactly what changed" "$(tr '\n' '|' <<<"$out")"
-	fi
-	if grep -qi "skew\|in the future" <<<"$out"; then
-		fail "no clock skew or future warnings" "$(grep -i 'skew\|future' <<<"$out" | head -n 2 | tr '\n' '|')"
-	else
-		pass "no clock skew or future warnings"
-	fi
-	grep -qx "2019-06-01 12:00:00.250000000 +0000" <<<"$out" && pass "touch -d round-trips" ||
-		fail "touch -d round-trips" "$(tr '\n' '|' <<<"$out")"
-	mt=$(tail -n 1 <<<"$out")
-	[ "$mt" -le 1577836800 ] 2>/dev/null && [ "$mt" -gt 1577700000 ] && pass "files written appear before now" ||
-		fail "files written appear before now" "$mt"
-	cd "$T" || exit 1
-fi
+# File times (make, tar, touch -d, Python's caches): tests/integration/filetimes.sh.

@@ -52,5 +52,24 @@ int main(void)
 	CHECK("rng bad refused", hm_config_set(&c, "rng", "some", &why) == -EINVAL);
 	CHECK("network off", !hm_config_set(&c, "network", "off", &why) && c.network == HM_NETWORK_OFF);
 	CHECK("unknown option", hm_config_set(&c, "colour", "x", &why) == -ENOENT);
+	/* File-time shift: E - now, E the first 1 January after the real start + 1 day. */
+	{
+		const int64_t s = 1000000000LL, now = 1577836800LL * s; /* 2020-01-01 */
+		const int64_t y2025 = 1735689600LL, y2026 = 1767225600LL, y2027 = 1798761600LL;
+
+		CHECK("fs shift: mid-year start", hm_fs_shift_s(1750000000LL * s, now) == y2026 - 1577836800LL);
+		CHECK("fs shift: same all year",
+		      hm_fs_shift_s((y2025 + 10) * s, now) == hm_fs_shift_s((y2026 - 86401) * s, now));
+		CHECK("fs shift: the last day of a year moves to the next",
+		      hm_fs_shift_s((y2026 - 86400) * s, now) == y2027 - 1577836800LL &&
+			      hm_fs_shift_s((y2026 - 86401) * s, now) == y2026 - 1577836800LL);
+		CHECK("fs shift: whole seconds of --now",
+		      hm_fs_shift_s(1750000000LL * s, now + s / 2) == y2026 - 1577836800LL);
+		CHECK("fs shift: a file written at the start is a day before now or more",
+		      1750000000LL - hm_fs_shift_s(1750000000LL * s, now) <= 1577836800LL - 86400);
+		CHECK("fs shift: --now after the real start",
+		      hm_fs_shift_s(1750000000LL * s, (y2027 + 5) * s) == y2026 - y2027 - 5);
+		CHECK("fs shift: before 1970", hm_fs_shift_s(-86400LL * 2 * s, 0) == 0);
+	}
 	T_EXIT();
 }

@@ -1,0 +1,135 @@
+# File times under the virtual clock (preload/files.c, preload/pyc.c): one
+# constant shift that does not depend on the run's exact start, and Python's
+# bytecode caches translated with it. Every constraint at once: the same file
+# shows the same time in two runs; no .pyc from before a run is found stale
+# or rewritten, and a .pyc a run writes is valid outside it; make rebuilds
+# exactly what changed, never loops and sees nothing from the future; touch
+# -d, cp -p and tar round-trip; zipfile takes what a run wrote.
+source "$(dirname "$0")/../lib.sh"
+need_root filetimes || exit 0
+start_daemon || { fail "filetimes: daemon" "did not start"; exit 0; }
+export TZ=UTC
+NOW=1577836800
+
+run() { "$HERMETIC" enroll --seed 7 --now @$NOW -- "$@" 2>>"$T/enroll.err"; }
+
+# --- the same file, the same time, run after run ---------------------------
+echo data >"$T/old"
+a=$(run stat -c '%.9Y %.9X %.9Z' "$T/old")
+sleep 0.2
+b=$(run stat -c '%.9Y %.9X %.9Z' "$T/old")
+if [ -n "$a" ] && [ "$a" = "$b" ]; then
+	pass "stat: one file, one time in two runs with one seed ($a)"
+else
+	fail "stat: one file, one time in two runs with one seed" "'$a' vs '$b'"
+fi
+mt=${a%%.*}
+[ "$mt" -le $NOW ] 2>/dev/null && pass "stat: a file from before the run is older than the virtual now" ||
+	fail "stat: a file from before the run is older than the virtual now" "$a"
+
+# --- Python's bytecode caches -------------------------------------------------
+# A throwaway copy of a real package (the interpreter's own json), first
+# on the path; caches written by a bare run, as root, bytecode writing on.
+# Every cache goes under $T (PYTHONPYCACHEPREFIX), the interpreter's own
+# too: a run that got it wrong rewrites only copies.
+PY=python3
+pkg=$("$PY" -c 'import json, os; print(os.path.dirname(json.__file__))')
+mkdir -p "$T/site"
+cp -r "$pkg" "$T/site/json" && rm -rf "$T/site/json/__pycache__"
+py() { env -u PYTHONDONTWRITEBYTECODE PYTHONPATH="$T/site" PYTHONPYCACHEPREFIX="$T/pycache" "$@"; }
+snapshot() { (cd "$T/pycache$T/site/json" && for f in *.pyc; do echo "$f $(stat -c '%i %.9Y %s' "$f") $(sha256sum <"$f")"; done); }
+py "$PY" -c 'import json.tool' || fail "pyc: bare import" "failed"
+before=$(snapshot)
+[ "$(wc -l <<<"$before")" -ge 4 ] || fail "pyc: bare run wrote the caches" "$before"
+py "$HERMETIC" enroll -- "$PY" -v -c 'import json.tool' >/dev/null 2>"$T/v1"
+stale=$(grep -c "is stale" "$T/v1")
+ours=$(grep -c "pyc matches $T/site/json/" "$T/v1")
+if [ "$stale" = 0 ] && [ "$ours" -ge 4 ]; then
+	pass "pyc: caches from before the run are valid in it ($ours match, 0 stale)"
+else
+	fail "pyc: caches from before the run are valid in it" "$stale stale, $ours matching: $(grep -m 3 'stale' "$T/v1" | tr '\n' '|')"
+fi
+after=$(snapshot)
+[ "$before" = "$after" ] && pass "pyc: the run rewrote no cache" ||
+	fail "pyc: the run rewrote no cache" "$(diff <(echo "$before") <(echo "$after") | tr '\n' '|')"
+rm -rf "$T/pycache$T/site/json"
+py "$HERMETIC" enroll -- "$PY" -c 'import json.tool' 2>/dev/null
+written=$(snapshot)
+py "$PY" -v -c 'import json.tool' >/dev/null 2>"$T/v2"
+if [ "$(wc -l <<<"$written")" -ge 4 ] && ! grep -q "is stale" "$T/v2" &&
+	[ "$(grep -c "pyc matches $T/site/json/" "$T/v2")" -ge 4 ] && [ "$(snapshot)" = "$written" ]; then
+	pass "pyc: caches a run writes are valid outside it, and not rewritten there"
+else
+	fail "pyc: caches a run writes are valid outside it, and not rewritten there" \
+		"$(grep -m 3 'stale' "$T/v2" | tr '\n' '|') $(diff <(echo "$written") <(snapshot) | head -n 4 | tr '\n' '|')"
+fi
+# The interpreters' own caches (read only: no writing into them here).
+for p in "$PY" /usr/bin/python3; do
+	[ -x "$(command -v "$p")" ] || continue
+	for what in "-c pass" "-m pip --version"; do
+		PYTHONDONTWRITEBYTECODE=1 "$HERMETIC" enroll -- "$p" -v $what >/dev/null 2>"$T/v3"
+		n=$(grep -c "is stale" "$T/v3") m=$(grep -c " matches " "$T/v3")
+		if [ "$n" = 0 ] && [ "$m" -gt 2 ]; then
+			pass "pyc: $p $what finds its own caches valid ($m)"
+		else
+			fail "pyc: $p $what finds its own caches valid" "$n stale, $m matching"
+		fi
+	done
+done
+
+# --- make ----------------------------------------------------------------------
+mkdir -p "$T/mk" && cd "$T/mk" || exit 1
+printf 'int a(void) { return 1; }\n' >a.c
+printf 'int a(void);\nint main(void) { return a() - 1; }\n' >b.c
+printf 'prog: a.o b.o\n\tcc -o $@ a.o b.o\n%%.o: %%.c\n\tcc -c $<\n' >Makefile
+m1=$(run make 2>&1)
+touch b.c # an edit outside the run
+m2=$(run make 2>&1)
+m3=$(run make 2>&1)
+m4=$(make 2>&1) # outside again
+run touch a.c # an edit inside the run
+m5=$(run make 2>&1)
+m6=$(run make 2>&1)
+if grep -q "cc -c a.c" <<<"$m1" && grep -q "cc -c b.c" <<<"$m1" &&
+	grep -q "cc -c b.c" <<<"$m2" && ! grep -q "cc -c a.c" <<<"$m2" && grep -q "cc -o prog" <<<"$m2" &&
+	grep -q "up to date" <<<"$m3" && grep -q "up to date" <<<"$m4" &&
+	grep -q "cc -c a.c" <<<"$m5" && ! grep -q "cc -c b.c" <<<"$m5" && grep -q "up to date" <<<"$m6"; then
+	pass "make: rebuilds exactly what an edit outside or inside made stale, then stops"
+else
+	fail "make: rebuilds exactly what an edit outside or inside made stale, then stops" \
+		"$(printf '%s\n==\n' "$m1" "$m2" "$m3" "$m4" "$m5" "$m6" | tr '\n' '|')"
+fi
+if grep -qi "skew\|in the future" <<<"$m1$m2$m3$m5$m6"; then
+	fail "make: no clock-skew warnings" "$(grep -i 'skew\|future' <<<"$m1$m2$m3$m5$m6" | head -n 2 | tr '\n' '|')"
+else
+	pass "make: no clock-skew warnings"
+fi
+cd "$T" || exit 1
+
+# --- setting times, copying, archiving ---------------------------------------
+mkdir -p "$T/rt"
+out=$(cd "$T/rt" && run sh -c '
+	echo x >f && touch -d "2019-06-01 12:00:00.25" f && stat -c "%y" f &&
+	cp -p f g && stat -c "%.9Y" f g &&
+	tar cf a.tar f && mkdir x && tar xf a.tar -C x && stat -c "%Y" f x/f &&
+	echo new >w && stat -c "%Y" w &&
+	python3 -c "import zipfile; zipfile.ZipFile(\"z.zip\", \"w\").write(\"w\"); print(\"zip ok\")"' 2>&1)
+lines() { sed -n "$1p" <<<"$out"; }
+[ "$(lines 1)" = "2019-06-01 12:00:00.250000000 +0000" ] && pass "touch -d round-trips" ||
+	fail "touch -d round-trips" "$(tr '\n' '|' <<<"$out")"
+[ -n "$(lines 2)" ] && [ "$(lines 2)" = "$(lines 3)" ] && pass "cp -p round-trips" ||
+	fail "cp -p round-trips" "$(tr '\n' '|' <<<"$out")"
+[ -n "$(lines 4)" ] && [ "$(lines 4)" = "$(lines 5)" ] && pass "tar round-trips" ||
+	fail "tar round-trips" "$(tr '\n' '|' <<<"$out")"
+w=$(lines 6)
+[ "$w" -le $NOW ] 2>/dev/null && [ "$w" -ge 315532800 ] && pass "a file the run writes appears before the virtual now, after 1980" ||
+	fail "a file the run writes appears before the virtual now, after 1980" "$w"
+[ "$(lines 7)" = "zip ok" ] && pass "zipfile takes a file the run wrote" ||
+	fail "zipfile takes a file the run wrote" "$(tr '\n' '|' <<<"$out")"
+# Outside, the file set inside holds its real time: virtual + the run's
+# shift, E - now, E the first 1 January more than a day after the start.
+real=$(stat -c %Y "$T/rt/f") virt=$(date -u -d '2019-06-01 12:00:00' +%s)
+y=$(date -u -d "@$(($(date +%s) + 86400))" +%Y)
+shift_s=$(($(date -u -d "$((y + 1))-01-01" +%s) - NOW))
+[ $((real - virt)) = "$shift_s" ] && pass "a time set inside is the real time outside, moved by the run's shift" ||
+	fail "a time set inside is the real time outside, moved by the run's shift" "real $real, virtual $virt, shift $shift_s"
