@@ -18,8 +18,10 @@
  * write that covers bytes 8..11 of such a file, when bytes 0..7 are a
  * Python 3.7+ magic and flags 0, has those four bytes translated: a read in
  * the caller's buffer, a write through a copy of them in one writev, so that
- * the write stays one call. Hash-based caches (flags != 0) and other files
- * pass through untouched.
+ * the write stays one call. A write is translated when it carries the whole
+ * field and the bytes before it are in the same write or can be read back
+ * (importlib and py_compile write a cache in one call). Hash-based caches
+ * (flags != 0) and other files pass through untouched.
  */
 #include <fcntl.h>
 #include <string.h>
