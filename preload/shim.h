@@ -15,6 +15,7 @@
  *   spawn.c    fork/vfork/exec/posix_spawn/system/popen, lineage, wait(2) merge
  *   files.c    stat/utime families: the file-time mapping
  *   pyc.c      Python bytecode caches: their source mtime follows the mapping
+ *   uuid.c     libuuid's generators, from the virtual clock and the seeded stream
  *   net.c      DNS refusal
  *   record.c   recording and replay of the values the wrappers return
  *   exports.c  hermetic_shim_* functions behind include/hermetic/hermetic.h

@@ -61,16 +61,21 @@ have() {
 }
 
 # det NAME CMD...: run CMD (a shell snippet, via shim_run) with seed 42 twice
-# and seed 43 once; PASS if the two seed-42 outputs match and (with
-# DIFFER=1, the default) the seed-43 output differs.
+# and seed 43 once; PASS if all three exit 0, the two seed-42 outputs match
+# and (with DIFFER=1, the default) the seed-43 output differs.
 det() {
-	local name=$1 differ=${DIFFER:-1} a b c
+	local name=$1 differ=${DIFFER:-1} a b c ra rb rc
 	shift
 	a=$(shim_run 42 timeout 60 "$@" 2>&1)
+	ra=$?
 	b=$(shim_run 42 timeout 60 "$@" 2>&1)
+	rb=$?
 	c=$(shim_run 43 timeout 60 "$@" 2>&1)
+	rc=$?
 	if [ -z "$a" ]; then
 		fail "$name" "no output"
+	elif [ "$ra$rb$rc" != 000 ]; then
+		fail "$name" "exit status $ra, $rb, $rc: $(printf '%s' "$a" | tail -c 300 | tr '\n' '|')"
 	elif [ "$a" != "$b" ]; then
 		fail "$name" "differs between runs with one seed: $(printf '%s' "$a" | head -c 200 | tr '\n' '|') vs $(printf '%s' "$b" | head -c 200 | tr '\n' '|')"
 	elif [ "$differ" = 1 ] && [ "$a" = "$c" ]; then
