@@ -77,6 +77,11 @@ static void export_env(struct enroll *e)
 	setenv(HM_ENV_RUN, v, 1);
 	setenv(HM_ENV_LINEAGE, "1", 1);
 	unsetenv(HM_ENV_VCLOCK);
+	/* --fs isolate: the password database's home follows HOME (passwd.c) */
+	if (e->bnd.opt.fs == HM_FS_ISOLATE && (old = getenv("HOME")) && *old)
+		setenv(HM_ENV_HOME, old, 1);
+	else
+		unsetenv(HM_ENV_HOME);
 	if (e->dns_allow[0])
 		setenv(HM_ENV_DNS_ALLOW, e->dns_allow, 1);
 	else

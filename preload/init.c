@@ -57,6 +57,7 @@ static void snapshot_env(void)
 	size_t used = 0;
 
 	hm.preload = NULL;
+	hm.home = NULL;
 	hm.dns_allow = "";
 	hm.rec_dir = hm.rep_dir = hm.rep_report = NULL;
 	for (char **e = environ; e && *e; e++) {
@@ -78,6 +79,8 @@ static void snapshot_env(void)
 			hm.preload = copy + strlen(HM_ENV_PRELOAD "=");
 		else if (starts_with(copy, HM_ENV_DNS_ALLOW "="))
 			hm.dns_allow = copy + strlen(HM_ENV_DNS_ALLOW "=");
+		else if (starts_with(copy, HM_ENV_HOME "=") && copy[strlen(HM_ENV_HOME "=")])
+			hm.home = copy + strlen(HM_ENV_HOME "=");
 		else if (starts_with(copy, HM_ENV_RECORD "="))
 			hm.rec_dir = copy + strlen(HM_ENV_RECORD "=");
 		else if (starts_with(copy, HM_ENV_REPLAY "="))

@@ -16,6 +16,7 @@
  *   files.c    stat/utime families: the file-time mapping
  *   pyc.c      Python bytecode caches: their source mtime follows the mapping
  *   uuid.c     libuuid's generators, from the virtual clock and the seeded stream
+ *   passwd.c   the password database's home directory under --fs isolate
  *   net.c      DNS refusal
  *   record.c   recording and replay of the values the wrappers return
  *   exports.c  hermetic_shim_* functions behind include/hermetic/hermetic.h
@@ -174,7 +175,11 @@
 	X(gethostbyname2_r, int,                                                                   \
 	  (const char *, int, struct hostent *, char *, size_t, struct hostent **, int *))         \
 	X(getnameinfo, int,                                                                        \
-	  (const struct sockaddr *, socklen_t, char *, socklen_t, char *, socklen_t, int))
+	  (const struct sockaddr *, socklen_t, char *, socklen_t, char *, socklen_t, int))        \
+	X(getpwuid, struct passwd *, (uid_t))                                                      \
+	X(getpwnam, struct passwd *, (const char *))                                               \
+	X(getpwuid_r, int, (uid_t, struct passwd *, char *, size_t, struct passwd **))             \
+	X(getpwnam_r, int, (const char *, struct passwd *, char *, size_t, struct passwd **))
 
 #include <stdio.h>
 #include <poll.h>
@@ -183,6 +188,7 @@
 #include <threads.h>
 #include <spawn.h>
 #include <netdb.h>
+#include <pwd.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/stat.h>
@@ -249,6 +255,7 @@ struct shim_state {
 	char env_buf[HM_ENV_BUF];
 	const char *preload; /* HERMETIC_PRELOAD's value, in env_buf */
 	const char *dns_allow; /* HERMETIC_DNS_ALLOW's value, in env_buf, or "" */
+	const char *home; /* HERMETIC_HOME's value, in env_buf, or NULL (passwd.c) */
 	/* Threads' clocks at exit, until pthread_join merges them (spawn.c). */
 	struct {
 		pthread_t t;

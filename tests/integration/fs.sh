@@ -185,6 +185,20 @@ expect "--env/--unset apply in order" \
 	'((RC == 0)) && ! grep -q "^A=" "$T/out" && grep -qx "B=back" "$T/out" && grep -qx "C=x=y" "$T/out"'
 en --env HOME=/custom --fs isolate --temp-parent "$TP" -- sh -c 'echo "$HOME $TMPDIR"'
 expect "--env wins over --fs isolate" '((RC == 0)) && [[ $OUT == "/custom $ROOT/tmp" ]]'
+# The password database's home of the user the run runs as follows HOME
+# (the JVM's user.home comes from there; preload/passwd.c); others' do not.
+other=$(getent passwd daemon | cut -d: -f6)
+if [ -e "$B/libhermetic-preload.so" ]; then
+	en --fs isolate --temp-parent "$TP" -- python3 -c '
+import os, pwd
+me = pwd.getpwuid(os.getuid())
+print(me.pw_dir, pwd.getpwnam(me.pw_name).pw_dir, pwd.getpwnam("daemon").pw_dir, me.pw_shell)'
+	expect "--fs isolate: getpwuid/getpwnam report the run's HOME for the user, not for others" \
+		'((RC == 0)) && [ "$OUT" = "$ROOT/home $ROOT/home $other $(getent passwd "$(id -un)" | cut -d: -f7)" ]'
+	en -- python3 -c 'import os, pwd; print(pwd.getpwuid(os.getuid()).pw_dir)'
+	expect "without --fs isolate the password database's home is the real one" \
+		'((RC == 0)) && [ "$OUT" = "$(getent passwd "$(id -un)" | cut -d: -f6)" ]'
+fi
 (cd "$T" && en --fs isolate --temp-parent "$TP" --no-chdir -- pwd ; declare -p RC OUT ROOT) >"$T/sub" 2>&1
 source "$T/sub"
 expect "--no-chdir keeps the cwd" '((RC == 0)) && [ "$OUT" = "$T" ]'

@@ -37,3 +37,15 @@ for k in uuid securerandom; do
 	[ -n "$va" ] && [ "$va" != "$vc" ] && pass "java $k follows the seed" ||
 		fail "java $k follows the seed" "$va / $vc"
 done
+
+# user.home comes from the password database, not HOME: --fs isolate moves
+# it into the run's root too (preload/passwd.c).
+mkdir -p "$T/tp"
+out=$("$HERMETIC" enroll $SHIM_DAEMON_OPT --fs isolate --temp-parent "$T/tp" --print-boundary -- \
+	java -XshowSettings:properties -version 2>&1)
+root=$(sed -n 's/.*"root": *"\([^"]*\)".*/\1/p' <<<"$out" | head -n 1)
+if [ -n "$root" ] && grep -q "^ *user.home = $root/home$" <<<"$out"; then
+	pass "java user.home under --fs isolate is the run's HOME"
+else
+	fail "java user.home under --fs isolate is the run's HOME" "root '$root': $(grep -m 1 'user.home' <<<"$out")"
+fi
