@@ -231,19 +231,6 @@ HM_EXPORT long syscall(long n, ...)
 
 /* ---- /dev/urandom and /dev/random ---- */
 
-void hm_randfd_set(int fd, bool on)
-{
-	uint64_t bit;
-
-	if (fd < 0 || fd >= 1024)
-		return;
-	bit = 1ULL << (fd % 64);
-	if (on)
-		atomic_fetch_or(&hm.rand_fds[fd / 64], bit);
-	else if (atomic_load_explicit(&hm.rand_fds[fd / 64], memory_order_relaxed) & bit)
-		atomic_fetch_and(&hm.rand_fds[fd / 64], ~bit);
-}
-
 static bool rand_path(const char *path)
 {
 	return path && path[0] == '/' && path[1] == 'd' &&

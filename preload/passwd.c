@@ -29,12 +29,22 @@ static struct passwd *fix(struct passwd *pw)
 	return pw;
 }
 
-/* The _r forms: the real call with room kept at the end of buf for the home. */
+/* The _r forms: the real call gets buf less the room for the home at its
+ * end (0 bytes when buf is smaller than that: ERANGE, as for any too small
+ * buffer), and the home goes into that room. */
+static size_t inner_len(size_t buflen)
+{
+	size_t len = hm.home ? strlen(hm.home) + 1 : 0;
+
+	return buflen >= len ? buflen - len : 0;
+}
+
 static int fix_r(int r, struct passwd *pw, char *buf, size_t buflen, struct passwd **result)
 {
-	size_t len = strlen(hm.home) + 1;
+	size_t len;
 
 	if (r == 0 && *result && ours(*result)) {
+		len = strlen(hm.home) + 1;
 		memcpy(buf + buflen - len, hm.home, len);
 		pw->pw_dir = buf + buflen - len;
 	}
@@ -56,33 +66,15 @@ HM_EXPORT struct passwd *getpwnam(const char *name)
 HM_EXPORT int getpwuid_r(uid_t uid, struct passwd *pw, char *buf, size_t buflen,
 			 struct passwd **result)
 {
-	size_t len;
-
 	hm_ready();
-	if (!hm.home)
-		return hm.real.getpwuid_r(uid, pw, buf, buflen, result);
-	len = strlen(hm.home) + 1;
-	if (buflen < len) {
-		*result = NULL;
-		return ERANGE;
-	}
-	return fix_r(hm.real.getpwuid_r(uid, pw, buf, buflen - len, result), pw, buf, buflen,
+	return fix_r(hm.real.getpwuid_r(uid, pw, buf, inner_len(buflen), result), pw, buf, buflen,
 		     result);
 }
 
 HM_EXPORT int getpwnam_r(const char *name, struct passwd *pw, char *buf, size_t buflen,
 			 struct passwd **result)
 {
-	size_t len;
-
 	hm_ready();
-	if (!hm.home)
-		return hm.real.getpwnam_r(name, pw, buf, buflen, result);
-	len = strlen(hm.home) + 1;
-	if (buflen < len) {
-		*result = NULL;
-		return ERANGE;
-	}
-	return fix_r(hm.real.getpwnam_r(name, pw, buf, buflen - len, result), pw, buf, buflen,
+	return fix_r(hm.real.getpwnam_r(name, pw, buf, inner_len(buflen), result), pw, buf, buflen,
 		     result);
 }

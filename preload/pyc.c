@@ -32,19 +32,6 @@
 #define HDR 12 /* magic, flags, mtime */
 #define IOV_COPY 64 /* writev with more buffers than this passes through */
 
-void hm_pycfd_set(int fd, bool on)
-{
-	uint64_t bit;
-
-	if (fd < 0 || fd >= 1024)
-		return;
-	bit = 1ULL << (fd % 64);
-	if (on)
-		atomic_fetch_or(&hm.pyc_fds[fd / 64], bit);
-	else if (atomic_load_explicit(&hm.pyc_fds[fd / 64], memory_order_relaxed) & bit)
-		atomic_fetch_and(&hm.pyc_fds[fd / 64], ~bit);
-}
-
 /* "*.pyc" or "*.pyc.<digits>". */
 bool hm_pyc_path(const char *path)
 {

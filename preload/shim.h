@@ -266,11 +266,11 @@ struct shim_state {
 	pthread_mutex_t join_lock;
 	pthread_mutex_t environ_lock; /* orders system()/popen()'s environ swaps */
 	/* fds open on /dev/urandom or /dev/random, as a bitmap. */
-	_Atomic uint64_t rand_fds[1024 / 64];
+	_Atomic uint64_t rand_fds[1024 / 64]; /* HM_FDBITS */
 	/* fds open on Python bytecode caches (pyc.c), while pyc is on: the
 	 * virtual clock shifts file times (fs_shift, whole seconds, not 0). */
 	bool pyc;
-	_Atomic uint64_t pyc_fds[1024 / 64];
+	_Atomic uint64_t pyc_fds[1024 / 64]; /* HM_FDBITS */
 	/* Sockets connected (or connecting) to an address that is not this
 	 * machine: only --allow'ed destinations or --network off can have one.
 	 * While any is open, timed waits wait for real (wait.c). */
@@ -328,23 +328,47 @@ bool hm_clock_virtual_id(clockid_t id) HM_HIDDEN; /* a clock id the shim virtual
 long hm_futex_wait(uint32_t *uaddr, int op, uint32_t val, const struct timespec *tmo,
 		   uint32_t *uaddr2, uint32_t val3) HM_HIDDEN;
 
+/* Sets of descriptors 0..1023 (HM_FDBITS words), one bit each, read and
+ * written from any thread. */
+#define HM_FDBITS (1024 / 64)
+static inline bool hm_fdbits_get(_Atomic uint64_t *bits, int fd)
+{
+	return fd >= 0 && fd < 64 * HM_FDBITS &&
+	       (atomic_load_explicit(&bits[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
+}
+static inline void hm_fdbits_set(_Atomic uint64_t *bits, int fd, bool on)
+{
+	uint64_t bit = 1ULL << (fd % 64);
+
+	if (fd < 0 || fd >= 64 * HM_FDBITS)
+		return;
+	if (on)
+		atomic_fetch_or(&bits[fd / 64], bit);
+	else if (atomic_load_explicit(&bits[fd / 64], memory_order_relaxed) & bit)
+		atomic_fetch_and(&bits[fd / 64], ~bit);
+}
+
 /* entropy.c */
 void hm_random_bytes(void *buf, size_t len) HM_HIDDEN;
 void hm_rng_reset(void) HM_HIDDEN;
-void hm_randfd_set(int fd, bool on) HM_HIDDEN;
 static inline bool hm_randfd(int fd)
 {
-	return fd >= 0 && fd < 1024 &&
-	       (atomic_load_explicit(&hm.rand_fds[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
+	return hm_fdbits_get(hm.rand_fds, fd);
+}
+static inline void hm_randfd_set(int fd, bool on)
+{
+	hm_fdbits_set(hm.rand_fds, fd, on);
 }
 
 /* pyc.c: Python bytecode caches, their source mtime translated */
-void hm_pycfd_set(int fd, bool on) HM_HIDDEN;
 bool hm_pyc_path(const char *path) HM_HIDDEN;
 static inline bool hm_pycfd(int fd)
 {
-	return fd >= 0 && fd < 1024 &&
-	       (atomic_load_explicit(&hm.pyc_fds[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
+	return hm_fdbits_get(hm.pyc_fds, fd);
+}
+static inline void hm_pycfd_set(int fd, bool on)
+{
+	hm_fdbits_set(hm.pyc_fds, fd, on);
 }
 /* read (off < 0) or pread at off, and readv, on a cache's descriptor */
 ssize_t hm_pyc_read(int fd, void *buf, size_t n, off_t off) HM_HIDDEN;
