@@ -10,6 +10,8 @@ pkgs=(
 	iproute2 curl python3 nodejs default-jdk-headless golang-go openssl sqlite3
 	perl git coreutils tar make faketime libfaketime procps util-linux libc6-dev
 	python3-pip hyperfine strace
+	# tests/bench: a real multi-file test suite, CPython's own
+	libpython3.11-testsuite
 	# tests/fuzz: libFuzzer's runtime for clang 14
 	libclang-rt-14-dev
 	# tests/vm: Debian's kernel under qemu, where BPF-LSM trampolines work

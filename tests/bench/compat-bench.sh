@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Real programs under the defaults, bare vs enrolled, side by side (issue 9;
+# printed, never asserted):
+#  1. `python3 -c pass` and `python3 -m pip --version` (target: enrolled
+#     under 1.2x of bare);
+#  2. CPU time of `hermetic enroll --clock off -- sleep 2` itself and what it
+#     reaped (target: under 20 ms);
+#  3. a real multi-file test suite, CPython's own (Debian's
+#     libpython3.11-testsuite, modules that do not sleep), bare vs enrolled,
+#     both in a network namespace with only loopback and without
+#     CAP_SYS_TIME: wall time, and CPU time, which leaves out the time the
+#     bare run spends asleep (an enrolled sleep is instant); target under 1.05x.
+# Runs alternate bare and enrolled so drift hits both alike; medians.
+# Knobs: BENCH_PY_RUNS (default 10), BENCH_SUITE_RUNS (default 3).
+source "$(dirname "$0")/../lib.sh"
+
+PY_RUNS=${BENCH_PY_RUNS:-10}
+SUITE_RUNS=${BENCH_SUITE_RUNS:-3}
+SUITE_PY=/usr/bin/python3
+SUITE="test_json test_re test_csv test_textwrap test_fractions test_string test_base64
+test_difflib test_pprint test_enum test_dataclasses test_collections test_functools test_shlex
+test_configparser test_html test_ipaddress test_heapq test_bisect test_struct test_itertools"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "compat-bench: needs root (a private hermeticd, network namespaces)" >&2
+	exit 1
+fi
+start_daemon || exit 1
+cd "$T" || exit 1
+
+# measure CMD...: "wall_ms cpu_ms rc" of one run (cpu: user+system of CMD
+# and everything it reaped).
+measure() {
+	local t rc
+	t=$({ TIMEFORMAT='%3R %3U %3S'; time "$@" >/dev/null 2>&1; } 2>&1)
+	rc=$?
+	awk -v t="$t" -v rc="$rc" 'BEGIN { split(t, a, " "); printf "%d %d %d\n", a[1] * 1000, (a[2] + a[3]) * 1000, rc }'
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.2fx", b / a; else print "-" }'; }
+
+# pair NAME RUNS CMD...: CMD bare and under enroll, alternating; prints one row.
+pair() {
+	local name=$1 runs=$2 i
+	shift 2
+	: >"$T/bare" && : >"$T/enr"
+	for ((i = 0; i < runs; i++)); do
+		measure "$@" >>"$T/bare"
+		measure "$HERMETIC" enroll --seed 1 -- "$@" >>"$T/enr"
+	done
+	local bw bc ew ec erc
+	bw=$(cut -d' ' -f1 "$T/bare" | median) bc=$(cut -d' ' -f2 "$T/bare" | median)
+	ew=$(cut -d' ' -f1 "$T/enr" | median) ec=$(cut -d' ' -f2 "$T/enr" | median)
+	erc=$(cut -d' ' -f3 "$T/enr" | sort -u | tr '\n' ' ')
+	printf '%-34s %10s %10s %8s %10s %10s %8s  %s\n' "$name" "$bw" "$ew" "$(ratio "$bw" "$ew")" \
+		"$bc" "$ec" "$(ratio "$bc" "$ec")" "exit ${erc% }"
+}
+
+printf '%-34s %10s %10s %8s %10s %10s %8s\n' "ms (median)" "wall bare" enrolled ratio \
+	"cpu bare" enrolled ratio
+pair "python3 -c pass" "$PY_RUNS" python3 -c pass
+pair "python3 -m pip --version" "$PY_RUNS" python3 -m pip --version
+
+: >"$T/cpu"
+for _ in 1 2 3; do
+	measure "$HERMETIC" enroll --clock off -- sleep 2 | cut -d' ' -f2 >>"$T/cpu"
+done
+printf '%-34s %10s\n' "enroll --clock off -- sleep 2: cpu" "$(median <"$T/cpu") ms"
+
+if [ ! -f /usr/lib/python3.11/test/test_json/__init__.py ]; then
+	echo "(CPython's test suite missing: apt-get install libpython3.11-testsuite)"
+	exit 1
+fi
+# The suite: a network namespace with loopback only, no CAP_SYS_TIME; the
+# whole namespace and both kinds of run alike. (--timeout 0: no per-test
+# watchdog; the suite's own exit watchdog still runs.)
+cat >"$T/suite.sh" <<EOF
+ip link set lo up
+export HERMETIC_SOCKET=$HERMETIC_SOCKET
+$(declare -f measure median ratio pair)
+T=$T HERMETIC=$HERMETIC
+pair "CPython suite (21 modules)" $SUITE_RUNS setpriv --bounding-set -sys_time -- \\
+	$SUITE_PY -m test --timeout 0 $(echo $SUITE)
+EOF
+unshare -n bash "$T/suite.sh"
