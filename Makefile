@@ -10,6 +10,9 @@ includedir ?= $(prefix)/include
 datadir ?= $(prefix)/share
 mandir ?= $(datadir)/man
 bashcompdir ?= $(datadir)/bash-completion/completions
+systemdunitdir ?= $(prefix)/lib/systemd/system
+sysusersdir ?= $(prefix)/lib/sysusers.d
+tmpfilesdir ?= $(prefix)/lib/tmpfiles.d
 DESTDIR ?=
 
 B := build
@@ -154,6 +157,13 @@ install: all
 	install -d $(DESTDIR)$(bashcompdir)
 	install -m 0644 packaging/bash-completion/hermetic $(DESTDIR)$(bashcompdir)/hermetic
 	install -m 0644 packaging/bash-completion/hermetic $(DESTDIR)$(bashcompdir)/hermeticd
+	install -d $(DESTDIR)$(systemdunitdir) $(DESTDIR)$(sysusersdir) $(DESTDIR)$(tmpfilesdir)
+	install -m 0644 packaging/systemd/hermeticd.socket $(DESTDIR)$(systemdunitdir)/hermeticd.socket
+	sed 's|/usr/sbin/hermeticd|$(sbindir)/hermeticd|' packaging/systemd/hermeticd.service \
+		> $(DESTDIR)$(systemdunitdir)/hermeticd.service
+	chmod 0644 $(DESTDIR)$(systemdunitdir)/hermeticd.service
+	install -m 0644 packaging/sysusers.d/hermetic.conf $(DESTDIR)$(sysusersdir)/hermetic.conf
+	install -m 0644 packaging/tmpfiles.d/hermetic.conf $(DESTDIR)$(tmpfilesdir)/hermetic.conf
 
 .PHONY: clean
 clean:

@@ -50,9 +50,9 @@ int cli_connect(void)
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		die(EXIT_NODAEMON,
 		    "cannot reach hermeticd at %s: %s\n"
-		    "  Start it with 'sudo hermeticd' (or 'systemctl start hermeticd'), point\n"
-		    "  HERMETIC_SOCKET at a running one, or use 'enroll --no-daemon' to run\n"
-		    "  shim-only without the kernel's network refusal.",
+		    "  Start it with 'sudo systemctl enable --now hermeticd.socket' (or by hand,\n"
+		    "  'sudo hermeticd'), point HERMETIC_SOCKET at a running one, or use\n"
+		    "  'enroll --no-daemon' to run shim-only without the kernel's network refusal.",
 		    path, strerror(errno));
 	return fd;
 }

@@ -40,12 +40,60 @@ static int find_cgroup2(char *ret, size_t size)
 	return -ENOENT;
 }
 
-int hmd_cgroup_setup(struct hmd_cgroup *cg, const char *name, const char *runtime_dir)
+/* Delegate=yes: systemd hands us the unit's cgroup, and its rules (and the
+ * kernel's, once a controller is enabled) allow processes only in leaves.
+ * Move the daemon into <own>/daemon and put the subtree beside it. A
+ * restarted daemon starts in <own> again (systemd puts it there) and moves
+ * into the same leaf; the runs in <own>/<subtree> were never the unit's
+ * processes to kill (KillMode=process in hermeticd.service). */
+static int delegate(struct hmd_cgroup *cg)
+{
+	char own[1024], *p, path[1536];
+	ssize_t n = hm_read_file_at(AT_FDCWD, "/proc/self/cgroup", own, sizeof(own));
+	int r;
+
+	if (n < 0)
+		return n;
+	p = strstr(own, "0::/");
+	if (!p || (p != own && p[-1] != '\n'))
+		return -ENOENT;
+	p += 4;
+	p[strcspn(p, "\n")] = 0;
+	/* Already in our leaf (started twice in one unit, or by hand): the
+	 * delegated cgroup is the leaf's parent. */
+	{
+		char *slash = strrchr(p, '/');
+
+		if (!strcmp(slash ? slash + 1 : p, "daemon"))
+			*(slash ? slash : p) = 0;
+	}
+	if (!*p) {
+		hmd_err("--delegated: hermeticd runs in the root cgroup, which is not delegated "
+			"to it (start it from a unit with Delegate=yes)");
+		return -EPERM;
+	}
+	if (strlen(p) >= sizeof(cg->parent))
+		return -ENAMETOOLONG;
+	snprintf(path, sizeof(path), "%s/%s/daemon", cg->mount, p);
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	/* "0": this process, with all its threads (there are none yet). */
+	snprintf(path, sizeof(path), "%s/%s/daemon/cgroup.procs", cg->mount, p);
+	r = hm_write_file_at(AT_FDCWD, path, "0");
+	if (r < 0)
+		return r;
+	snprintf(cg->parent, sizeof(cg->parent), "%s", p);
+	return 0;
+}
+
+int hmd_cgroup_setup(struct hmd_cgroup *cg, const char *name, const char *runtime_dir,
+		     bool delegated)
 {
 	int r;
 
 	cg->subtree_fd = -1;
 	cg->mounted_by_us = false;
+	cg->parent[0] = 0;
 	r = find_cgroup2(cg->mount, sizeof(cg->mount));
 	if (r == -ENOENT) {
 		/* No cgroup v2 anywhere: mount one of our own. */
@@ -58,10 +106,16 @@ int hmd_cgroup_setup(struct hmd_cgroup *cg, const char *name, const char *runtim
 	} else if (r < 0) {
 		return r;
 	}
-	if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..") || !*name)
+	if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..") ||
+	    !strcmp(name, "daemon") || !*name)
 		return -EINVAL;
-	if ((size_t)snprintf(cg->subtree, sizeof(cg->subtree), "%s/%s", cg->mount, name) >=
-	    sizeof(cg->subtree))
+	if (delegated) {
+		r = delegate(cg);
+		if (r < 0)
+			return r;
+	}
+	if ((size_t)snprintf(cg->subtree, sizeof(cg->subtree), "%s%s%s/%s", cg->mount,
+			     *cg->parent ? "/" : "", cg->parent, name) >= sizeof(cg->subtree))
 		return -ENAMETOOLONG;
 	if (mkdir(cg->subtree, 0755) < 0 && errno != EEXIST)
 		return -errno;
@@ -102,7 +156,7 @@ void hmd_cgroup_teardown(struct hmd_cgroup *cg)
 		close(cg->subtree_fd);
 		cg->subtree_fd = -1;
 		if (rmdir(cg->subtree) < 0)
-			hmd_log("Failed to remove cgroup '%s': %s", cg->subtree, strerror(errno));
+			hmd_warn("Failed to remove cgroup '%s': %s", cg->subtree, strerror(errno));
 	}
 	if (cg->mounted_by_us && umount2(cg->mount, MNT_DETACH) == 0)
 		rmdir(cg->mount);

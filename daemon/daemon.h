@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <syslog.h>
 #include <sys/types.h>
 #include <linux/types.h>
 #include "hermetic/net.h"
@@ -25,7 +26,12 @@
 #define HMD_STORE_MAX_JOURNALS_DEFAULT 100
 #define HMD_STORE_MAX_BYTES_DEFAULT (1ULL << 30)
 
-void hmd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Log one line with a syslog priority (service.c: "<N>" prefixes for the
+ * journal, "hermeticd: " by hand). */
+void hmd_log_at(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define hmd_log(...) hmd_log_at(LOG_INFO, __VA_ARGS__)
+#define hmd_warn(...) hmd_log_at(LOG_WARNING, __VA_ARGS__)
+#define hmd_err(...) hmd_log_at(LOG_ERR, __VA_ARGS__)
 extern bool hmd_verbose;
 #define hmd_debug(...)                                                                            \
 	do {                                                                                       \
@@ -36,13 +42,18 @@ extern bool hmd_verbose;
 /* ---- cgroup.c ---- */
 struct hmd_cgroup {
 	char mount[256]; /* cgroup2 mount point */
+	char parent[256]; /* where the subtree is, relative to mount ("" = root) */
 	char subtree[512]; /* absolute path of our subtree */
 	int subtree_fd;
 	bool mounted_by_us;
 };
 
-/* Find (or mount under runtime_dir) cgroup v2 and create the subtree. */
-int hmd_cgroup_setup(struct hmd_cgroup *cg, const char *name, const char *runtime_dir);
+/* Find (or mount under runtime_dir) cgroup v2 and create the subtree: at
+ * the cgroup2 root, or with delegated inside hermeticd's own cgroup (a
+ * systemd unit with Delegate=yes), after moving the daemon into the leaf
+ * <own cgroup>/daemon so that no process lives in an inner cgroup. */
+int hmd_cgroup_setup(struct hmd_cgroup *cg, const char *name, const char *runtime_dir,
+		     bool delegated);
 void hmd_cgroup_teardown(struct hmd_cgroup *cg);
 /* Create <subtree>/run-<id>; returns a directory fd, its id and path. */
 int hmd_cgroup_create_run(struct hmd_cgroup *cg, uint64_t run_id, int *ret_fd, uint64_t *ret_cgid,
@@ -186,6 +197,18 @@ void hmd_server_accept(struct hmd *d);
 void hmd_server_handle(struct hmd *d, int conn_id);
 void hmd_server_close_all(struct hmd *d);
 
+/* ---- service.c: systemd ---- */
+struct hmd;
+/* The listening socket: systemd's (socket activation) or our own at path. */
+int hmd_service_listen(struct hmd *d, const char *path);
+int hmd_service_probe_start(struct hmd *d);
+int hmd_service_probe_done(struct hmd *d);
+void hmd_service_status(struct hmd *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void hmd_service_update(struct hmd *d);
+int hmd_service_watchdog_start(struct hmd *d);
+void hmd_service_watchdog(struct hmd *d);
+void hmd_service_stopping(struct hmd *d, const char *why);
+
 /* ---- the daemon ---- */
 struct hmd_conn {
 	int fd; /* -1 when the slot is free */
@@ -199,6 +222,12 @@ struct hmd {
 	int epfd;
 	int listen_fd;
 	const char *socket_path;
+	bool activated; /* the socket came from systemd: not ours to remove */
+	char activated_path[108];
+	int probe_fd; /* readiness probe connection, -1 once answered */
+	bool ready;
+	int status_runs; /* n_runs when STATUS= was last sent */
+	int watchdog_fd; /* WatchdogSec= timer, -1 without */
 	struct hmd_cgroup cg;
 	struct hmd_bpf *bpf;
 	struct hmd_attach attach[HMD_ATTACH_MAX];
@@ -230,6 +259,8 @@ struct hmd {
 #define HMD_EP_SIGNAL 4ULL
 #define HMD_EP_RUN 5ULL
 #define HMD_EP_TIMER 6ULL
+#define HMD_EP_PROBE 7ULL
+#define HMD_EP_WATCHDOG 8ULL
 #define HMD_EP(kind, idx) (((kind) << 32) | (uint32_t)(idx))
 
 #endif

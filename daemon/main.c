@@ -13,22 +13,10 @@
 #include <sys/stat.h>
 #include <sys/file.h>
 #include <fcntl.h>
-#include <systemd/sd-daemon.h>
 #include "util.h"
 #include "daemon.h"
 
 bool hmd_verbose;
-
-void hmd_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("hermeticd: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static void usage(FILE *f)
 {
@@ -37,13 +25,19 @@ static void usage(FILE *f)
 		"\n"
 		"The hermetic daemon: loads the BPF programs, owns a cgroup subtree, creates\n"
 		"one cgroup per run and enforces each run's network policy in the kernel.\n"
-		"Runs in the foreground as root; stops cleanly on SIGTERM or SIGINT.\n"
+		"Runs in the foreground as root; stops cleanly on SIGTERM or SIGINT. Under\n"
+		"systemd it takes the socket from socket activation and reports readiness,\n"
+		"status and watchdog pings (packaging/systemd/hermeticd.service).\n"
 		"\n"
 		"  -s, --socket PATH       listen here (default %s;\n"
 		"                          HERMETIC_SOCKET overrides the default)\n"
 		"  -t, --subtree NAME      cgroup subtree under the cgroup2 root (default hermetic)\n"
 		"  -r, --runtime-dir DIR   where to mount cgroup2 if none is mounted\n"
 		"                          (default /run/hermetic)\n"
+		"      --delegated         put the subtree inside hermeticd's own cgroup, which\n"
+		"                          a service manager delegated to it (systemd's\n"
+		"                          Delegate=yes), and move hermeticd into its leaf\n"
+		"                          'daemon'\n"
 		"  -v, --verbose           log every run and libbpf warnings\n"
 		"      --store DIR         the journal store (default %s)\n"
 		"      --store-max-journals N  journals kept per user, oldest removed first\n"
@@ -126,6 +120,7 @@ int main(int argc, char **argv)
 		{ "runtime-dir", required_argument, NULL, 'r' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "no-cgroup-hooks", no_argument, NULL, 'L' },
+		{ "delegated", no_argument, NULL, 'D' },
 		{ "store", required_argument, NULL, 'S' },
 		{ "store-max-journals", required_argument, NULL, 'J' },
 		{ "store-max-bytes", required_argument, NULL, 'B' },
@@ -143,7 +138,8 @@ int main(int argc, char **argv)
 	sigset_t mask;
 	int c, r, sfd = -1, tfd = -1, lock_fd = -1, rc = 1;
 	static char lock_path[4096];
-	bool running = true, lsm_only = false;
+	bool running = true, lsm_only = false, delegated = false;
+	const char *stop_why = "start-up failed";
 	uint64_t ringbuf_size = HMD_RINGBUF_SIZE_DEFAULT, v;
 
 	d.kstream_max = HMD_KSTREAM_MAX_DEFAULT;
@@ -172,16 +168,19 @@ int main(int argc, char **argv)
 		case 'L':
 			lsm_only = true;
 			break;
+		case 'D':
+			delegated = true;
+			break;
 		case 'S':
 			if (optarg[0] != '/') {
-				hmd_log("--store needs an absolute path: '%s'", optarg);
+				hmd_err("--store needs an absolute path: '%s'", optarg);
 				return 2;
 			}
 			d.store.path = optarg;
 			break;
 		case 'J':
 			if (hm_parse_u64(optarg, &v) < 0 || v == 0 || v > 1000000) {
-				hmd_log("--store-max-journals: not a number in 1..1000000: '%s'", optarg);
+				hmd_err("--store-max-journals: not a number in 1..1000000: '%s'", optarg);
 				return 2;
 			}
 			d.store.max_journals = v;
@@ -191,7 +190,7 @@ int main(int argc, char **argv)
 		case 'K':
 		case 'T':
 			if (parse_size(optarg, &v) < 0 || v == 0) {
-				hmd_log("not a size: '%s' (e.g. 64M, 1G, 4096)", optarg);
+				hmd_err("not a size: '%s' (e.g. 64M, 1G, 4096)", optarg);
 				return 2;
 			}
 			if (c == 'B')
@@ -202,7 +201,7 @@ int main(int argc, char **argv)
 				d.kstream_total_max = v;
 			else if (v < 4096 || v > (1ULL << 30) || (v & (v - 1))) {
 				/* The kernel wants a power-of-two number of pages. */
-				hmd_log("--ringbuf-size must be a power of two from 4K to 1G: '%s'",
+				hmd_err("--ringbuf-size must be a power of two from 4K to 1G: '%s'",
 					optarg);
 				return 2;
 			} else
@@ -224,12 +223,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (geteuid() != 0) {
-		hmd_log("must run as root (it loads BPF programs and manages cgroups)");
+		hmd_err("must run as root (it loads BPF programs and manages cgroups)");
 		return 1;
 	}
 
 	/* ---- start-up ---- */
-	d.listen_fd = d.epfd = -1;
+	d.listen_fd = d.epfd = d.probe_fd = d.watchdog_fd = -1;
 	d.cg.subtree_fd = -1;
 	d.next_run_id = 1;
 	d.socket_path = socket_path;
@@ -252,51 +251,54 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (mkdir(runtime_dir, 0755) < 0 && errno != EEXIST) {
-		hmd_log("Failed to create '%s': %s", runtime_dir, strerror(errno));
+		hmd_err("Failed to create '%s': %s", runtime_dir, strerror(errno));
 		return 1;
 	}
 	/* One daemon per subtree: a second one (or one started while the last
 	 * is still shutting down) would remove what the other uses. */
 	if (strchr(subtree, '/') || !*subtree) {
-		hmd_log("--subtree must be a single name, not '%s'", subtree);
+		hmd_err("--subtree must be a single name, not '%s'", subtree);
 		goto out;
 	}
 	snprintf(lock_path, sizeof(lock_path), "%s/%s.lock", runtime_dir, subtree);
 	lock_fd = take_lock(lock_path);
 	if (lock_fd < 0) {
-		hmd_log("another hermeticd is using cgroup subtree '%s' (lock in %s)", subtree,
+		hmd_err("another hermeticd is using cgroup subtree '%s' (lock in %s)", subtree,
 			runtime_dir);
 		goto out;
 	}
-	r = hmd_cgroup_setup(&d.cg, subtree, runtime_dir);
+	hmd_service_status(&d, "Setting up cgroup subtree %s", subtree);
+	r = hmd_cgroup_setup(&d.cg, subtree, runtime_dir, delegated);
 	if (r < 0) {
-		hmd_log("Failed to set up cgroup subtree '%s': %s", subtree, strerror(-r));
+		hmd_err("Failed to set up cgroup subtree '%s': %s", subtree, strerror(-r));
 		goto out;
 	}
+	hmd_service_status(&d, "Loading and attaching BPF programs");
 	r = hmd_bpf_load(&d.bpf, d.cg.subtree_fd, lsm_only, (uint32_t)ringbuf_size, d.attach,
 			 &d.n_attach);
 	for (int i = 0; i < d.n_attach; i++)
 		if (!d.attach[i].attached && d.attach[i].err != EAGAIN)
-			hmd_log("%s %s: %s", d.attach[i].required ? "required" : "optional",
+			hmd_log_at(d.attach[i].required ? LOG_ERR : LOG_NOTICE, "%s %s: %s",
+				   d.attach[i].required ? "required" : "optional",
 				d.attach[i].name, d.attach[i].why);
 	if (r < 0) {
-		hmd_log("Failed to load BPF programs: %s", strerror(-r));
+		hmd_err("Failed to load BPF programs: %s", strerror(-r));
 		goto out;
 	}
 	r = hmd_bpf_open_events(d.bpf, &d);
 	if (r < 0) {
-		hmd_log("Failed to open the event ring buffer: %s", strerror(-r));
+		hmd_err("Failed to open the event ring buffer: %s", strerror(-r));
 		goto out;
 	}
 	/* A store that cannot be used is no reason to refuse runs: store
 	 * requests answer with the reason, and it is logged once here. */
 	r = hmd_store_open(&d.store);
 	if (r < 0)
-		hmd_log("journal store '%s' unavailable: %s", d.store.path, d.store.why);
-	d.listen_fd = hmd_server_listen(socket_path);
+		hmd_warn("journal store '%s' unavailable: %s", d.store.path, d.store.why);
+	d.listen_fd = hmd_service_listen(&d, socket_path);
 	if (d.listen_fd < 0) {
 		r = d.listen_fd;
-		hmd_log("Failed to listen on '%s': %s%s", socket_path, strerror(-r),
+		hmd_err("Failed to listen on '%s': %s%s", socket_path, strerror(-r),
 			r == -EADDRINUSE ? " (another hermeticd is running there)" : "");
 		goto out;
 	}
@@ -305,7 +307,7 @@ int main(int argc, char **argv)
 	/* A slow tick reaps runs whose cgroup.events change we might miss. */
 	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (d.epfd < 0 || sfd < 0 || tfd < 0) {
-		hmd_log("Failed to set up the event loop: %s", strerror(errno));
+		hmd_err("Failed to set up the event loop: %s", strerror(errno));
 		goto out;
 	}
 	timerfd_settime(tfd, 0,
@@ -319,9 +321,18 @@ int main(int argc, char **argv)
 	ev = (struct epoll_event){ .events = EPOLLIN, .data.u64 = HMD_EP(HMD_EP_EVENTS, 0) };
 	epoll_ctl(d.epfd, EPOLL_CTL_ADD, hmd_bpf_events_fd(d.bpf), &ev);
 
-	/* ---- ready ---- */
-	hmd_log("ready: socket %s, cgroup subtree %s", socket_path, d.cg.subtree);
-	sd_notify(0, "READY=1");
+	/* ---- ready: once our own request through the socket is answered ---- */
+	hmd_service_status(&d, "Checking that %s answers", d.socket_path);
+	r = hmd_service_probe_start(&d);
+	if (r < 0) {
+		hmd_err("Failed to connect to '%s': %s", d.socket_path, strerror(-r));
+		goto out;
+	}
+	r = hmd_service_watchdog_start(&d);
+	if (r < 0) {
+		hmd_err("Failed to set up the watchdog: %s", strerror(-r));
+		goto out;
+	}
 
 	/* ---- event loop ---- */
 	while (running) {
@@ -331,7 +342,7 @@ int main(int argc, char **argv)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			hmd_log("epoll_wait: %s", strerror(errno));
+			hmd_err("epoll_wait: %s", strerror(errno));
 			break;
 		}
 		for (int i = 0; i < n; i++) {
@@ -365,23 +376,36 @@ int main(int argc, char **argv)
 					hmd_bpf_trace_lazy(d.bpf, false);
 				break;
 			}
+			case HMD_EP_PROBE:
+				r = hmd_service_probe_done(&d);
+				if (r < 0) {
+					hmd_err("Failed to get an answer through '%s': %s",
+						d.socket_path, strerror(-r));
+					goto out;
+				}
+				break;
+			case HMD_EP_WATCHDOG:
+				hmd_service_watchdog(&d);
+				break;
 			case HMD_EP_SIGNAL: {
 				struct signalfd_siginfo si;
 
 				if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 					hmd_log("received %s, shutting down", strsignal(si.ssi_signo));
+					stop_why = strsignal(si.ssi_signo);
 					running = false;
 				}
 				break;
 			}
 			}
 		}
+		hmd_service_update(&d);
 	}
 	rc = 0;
 
 	/* ---- shutdown: undo everything start-up did, in reverse ---- */
 out:
-	sd_notify(0, "STOPPING=1");
+	hmd_service_stopping(&d, stop_why);
 	if (d.epfd >= 0)
 		hmd_server_close_all(&d);
 	hmd_runs_shutdown(&d);
@@ -390,8 +414,10 @@ out:
 	hmd_bpf_unload(d.bpf);
 	hmd_store_close(&d.store);
 	hmd_cgroup_teardown(&d.cg);
-	/* Last: a socket that is gone means a daemon that is gone. */
-	if (d.listen_fd >= 0)
+	/* Last: a socket that is gone means a daemon that is gone. One that
+	 * systemd passed stays: systemd holds it and queues clients for the
+	 * next start. */
+	if (d.listen_fd >= 0 && !d.activated)
 		unlink(socket_path);
 	if (sfd >= 0)
 		close(sfd);

@@ -258,7 +258,7 @@ static void run_free(struct hmd *d, struct hmd_run *run)
 		close(run->fd);
 	int err = hmd_cgroup_remove_run(&d->cg, run->id);
 	if (err < 0)
-		hmd_log("Failed to remove cgroup '%s': %s", run->path, strerror(-err));
+		hmd_warn("Failed to remove cgroup '%s': %s", run->path, strerror(-err));
 	hmd_bpf_clear_policy(d->bpf, run->cgid, run->allow, run->n_allow);
 	hmd_debug("run %" PRIu64 " removed", run->id);
 	free(run->allow);
@@ -276,7 +276,7 @@ void hmd_runs_end(struct hmd *d, struct hmd_run *r, bool keep)
 	if (!keep) {
 		err = hmd_cgroup_kill(r->fd);
 		if (err < 0 && err != -ENOENT)
-			hmd_log("Failed to kill run %" PRIu64 ": %s", r->id, strerror(-err));
+			hmd_err("Failed to kill run %" PRIu64 ": %s", r->id, strerror(-err));
 	}
 	/* cgroup.events signals EPOLLPRI when "populated" changes. */
 	r->events_fd = openat(r->fd, "cgroup.events", O_RDONLY | O_CLOEXEC);

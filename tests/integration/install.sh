@@ -11,7 +11,9 @@ pass "make install DESTDIR prefix=/usr"
 for f in usr/bin/hermetic usr/sbin/hermeticd usr/lib/hermetic/libhermetic-preload.so \
 	usr/lib/libhermetic.so usr/include/hermetic/hermetic.h usr/share/man/man1/hermetic.1 \
 	usr/share/man/man8/hermeticd.8 usr/share/bash-completion/completions/hermetic \
-	usr/share/bash-completion/completions/hermeticd; do
+	usr/share/bash-completion/completions/hermeticd usr/lib/systemd/system/hermeticd.socket \
+	usr/lib/systemd/system/hermeticd.service usr/lib/sysusers.d/hermetic.conf \
+	usr/lib/tmpfiles.d/hermetic.conf; do
 	if [ -e "$D/$f" ]; then pass "installed $f"; else fail "installed $f" "missing"; fi
 done
 check "nothing installed outside DESTDIR/prefix" test -z "$(find "$D" -mindepth 1 -maxdepth 1 ! -name usr)"
