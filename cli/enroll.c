@@ -391,6 +391,7 @@ int enroll_run(struct enroll *e)
 		    "  processes belong to one policy; run the command directly)",
 		    inside);
 	e->sock = e->cgroup_fd = e->events_fd = -1;
+	enroll_json_open(e);
 	if (e->record)
 		record_setup(e);
 	if (e->no_daemon)
@@ -494,8 +495,11 @@ int enroll_run(struct enroll *e)
 		record_cleanup(e);
 	close(sfd);
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	enroll_build_repro(e);
 	if (code != 0 && !e->quiet_repro)
-		enroll_print_repro(e, code);
+		warnx_("command exited with status %d; reproduce with:\n  %s", code,
+		       e->repro ? e->repro : "(out of memory)");
+	enroll_json_write(e, code);
 	return code;
 }
 

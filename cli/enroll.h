@@ -73,6 +73,15 @@ struct enroll {
 	uint32_t killed; /* stragglers killed after CMD exited */
 	bool have_audit;
 	struct hm_audit audit;
+	bool have_report;
+	struct hm_report report; /* refusals, as hermeticd counted them */
+	char *repro; /* the command line that repeats the run */
+	/* --report FILE (report.c): opened before the run, appended after */
+	const char *report_path;
+	int report_fd;
+	/* the journal kept, if any (record.c) */
+	char journal_id[32];
+	char journal_file[4352];
 };
 
 /* Parse enroll's options and CMD from argv (argv[0] is the verb). Dies with
@@ -83,6 +92,15 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix);
  * CMD's exit status (128+N for a signal); dies on hermetic's own failures. */
 int enroll_run(struct enroll *e);
 
+/* enroll_json.c: open --report FILE (dies on failure, before the run), and
+ * append the run's JSON document to it. */
+void enroll_json_open(struct enroll *e);
+void enroll_json_write(struct enroll *e, int code);
+
+/* Time and entropy syscalls of a process with the shim that reached the
+ * kernel although the run meant to control them. */
+uint64_t enroll_uncontrolled_calls(const struct enroll *e, const struct hm_audit_proc *p);
+
 /* The child's wait status as an exit code. */
 int enroll_status_code(int st);
 
@@ -92,6 +110,6 @@ int enroll_status_code(int st);
 void enroll_print_refusals(struct enroll *e);
 void enroll_fetch_audit(struct enroll *e);
 void enroll_print_audit(struct enroll *e);
-void enroll_print_repro(struct enroll *e, int code);
+void enroll_build_repro(struct enroll *e);
 
 #endif

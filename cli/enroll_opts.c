@@ -44,6 +44,9 @@ static void usage(FILE *f)
 		"                          '--record DIR' works when CMD follows '--'\n"
 		"  --keep-passing          keep the journal when CMD exits 0 too (default:\n"
 		"                          only failing runs keep one)\n"
+		"  --report FILE           append one line of JSON about the run to FILE:\n"
+		"                          exit status, seed, now, refusals, coverage,\n"
+		"                          journal, the command that repeats it (for CI)\n"
 		"\n"
 		"Clock and entropy (the shim):\n"
 		"  --seed N                seed of every random byte (default: generated, printed)\n"
@@ -209,7 +212,7 @@ static bool dashdash_follows(int argc, char **argv, int from)
 void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 {
 	enum {
-		O_RECORD = 240, O_KEEP_PASSING,
+		O_RECORD = 240, O_KEEP_PASSING, O_REPORT,
 		O_NETWORK = 256, O_NO_LOOPBACK, O_NO_UNIX, O_ALLOW, O_NO_DAEMON, O_GRACE, O_SEED,
 		O_NOW, O_TICK, O_CLOCK, O_RNG, O_SPIN, O_ASLR,
 		/* boundary options (hm_boundary_set) from here on */
@@ -242,6 +245,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 		{ "keep-root", no_argument, NULL, O_KEEP_ROOT },
 		{ "record", optional_argument, NULL, O_RECORD },
 		{ "keep-passing", no_argument, NULL, O_KEEP_PASSING },
+		{ "report", required_argument, NULL, O_REPORT },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -273,6 +277,11 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 			break;
 		case O_KEEP_PASSING:
 			e->keep_passing = true;
+			break;
+		case O_REPORT:
+			if (!*optarg)
+				bad_usage("--report FILE: empty file name");
+			e->report_path = optarg;
 			break;
 		case O_NO_LOOPBACK:
 			e->cfg.loopback = false;

@@ -22,6 +22,8 @@ void enroll_print_refusals(struct enroll *e)
 		warnx_("cannot read the run's report: %s", msg);
 		return;
 	}
+	e->report = rep;
+	e->have_report = true;
 	if (!rep.refused)
 		return;
 	for (uint32_t i = 0; i < rep.n && i < HM_REPORT_MAX && i < 4; i++) {
@@ -80,6 +82,12 @@ void enroll_fetch_audit(struct enroll *e)
 	e->have_audit = true;
 }
 
+uint64_t enroll_uncontrolled_calls(const struct enroll *e, const struct hm_audit_proc *p)
+{
+	return (e->cfg.rng ? p->getrandom + p->random_reads : 0) +
+	       (e->cfg.clock_virtual ? p->clock : 0);
+}
+
 void enroll_print_audit(struct enroll *e)
 {
 	const struct hm_audit *ap = &e->audit;
@@ -93,8 +101,7 @@ void enroll_print_audit(struct enroll *e)
 		return;
 	for (uint32_t i = 0; i < ap->n && i < HM_AUDIT_MAX; i++) {
 		const struct hm_audit_proc *p = &ap->procs[i];
-		uint64_t calls = (e->cfg.rng ? p->getrandom + p->random_reads : 0) +
-				 (e->cfg.clock_virtual ? p->clock : 0);
+		uint64_t calls = enroll_uncontrolled_calls(e, p);
 		char comm[17];
 
 		memcpy(comm, p->comm, 16);
@@ -124,8 +131,8 @@ void enroll_print_audit(struct enroll *e)
 }
 
 /* The command line that repeats this run: every option that is not the
- * default, with the seed and start time made explicit. */
-void enroll_print_repro(struct enroll *e, int code)
+ * default, with the seed and start time made explicit, in e->repro. */
+void enroll_build_repro(struct enroll *e)
 {
 	const struct hm_boundary *b = &e->bnd.opt;
 	struct hm_config def;
@@ -191,7 +198,9 @@ void enroll_print_repro(struct enroll *e, int code)
 	APPEND(" --");
 	for (char **a = e->argv; *a; a++)
 		APPEND_ARG(*a);
-	warnx_("command exited with status %d; reproduce with:\n  %s", code, line);
+	e->repro = strdup(line);
+	if (!e->repro)
+		die(EXIT_INTERNAL, "out of memory");
 }
 #undef APPEND
 #undef APPEND_ARG

@@ -496,6 +496,8 @@ void record_finish(struct enroll *e, int code)
 		else
 			snprintf(stored, sizeof(stored), "%" PRIu64, e->run.run_id);
 	}
+	snprintf(e->journal_id, sizeof(e->journal_id), "%s", stored);
+	snprintf(e->journal_file, sizeof(e->journal_file), "%s", path);
 	if (!stored[0] && !path[0]) {
 		/* Nothing kept a journal: the spool's raw streams are the only
 		 * copy of what the run saw. Keep them rather than lose them. */

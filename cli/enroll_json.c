@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+/*
+ * enroll --report FILE: one JSON document per run, appended to FILE as one
+ * line (JSON Lines), for CI annotations and dashboards. The file is opened
+ * before the run, so a path that cannot be written fails before any test
+ * runs; the document is one write(2) with O_APPEND, so concurrent runs
+ * reporting to one file never interleave.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sys/wait.h>
+#include <json-c/json.h>
+#include "util.h"
+#include "cli.h"
+#include "enroll.h"
+
+#define EXIT_CANTCREAT 73 /* sysexits EX_CANTCREAT */
+
+void enroll_json_open(struct enroll *e)
+{
+	e->report_fd = -1;
+	if (!e->report_path)
+		return;
+	e->report_fd = open(e->report_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+	if (e->report_fd < 0)
+		die(EXIT_CANTCREAT, "--report: cannot open '%s' for appending: %s", e->report_path,
+		    strerror(errno));
+}
+
+static json_object *str_or_null(const char *s)
+{
+	return s && *s ? json_object_new_string(s) : NULL;
+}
+
+static json_object *refusals(const struct enroll *e)
+{
+	json_object *o = json_object_new_object(), *first = json_object_new_array();
+	const struct hm_report *rep = &e->report;
+
+	json_object_object_add(o, "count", e->have_report ? json_object_new_uint64(rep->refused) : NULL);
+	for (uint32_t i = 0; e->have_report && i < rep->n && i < HM_REPORT_MAX; i++) {
+		const struct hm_refusal *r = &rep->first[i];
+		json_object *j = json_object_new_object();
+		char a[64], comm[17];
+
+		memcpy(comm, r->comm, 16);
+		comm[16] = 0;
+		if (r->family == 1)
+			snprintf(a, sizeof(a), "unix socket");
+		else
+			hm_addr_str(r->addr, r->port, a, sizeof(a));
+		json_object_object_add(j, "destination", json_object_new_string(a));
+		json_object_object_add(j, "op", json_object_new_string(r->op == 2   ? "sendto"
+									: r->op == 3 ? "packet"
+										     : "connect"));
+		json_object_object_add(j, "process", str_or_null(comm));
+		json_object_object_add(j, "count", json_object_new_uint64(r->count));
+		json_object_array_add(first, j);
+	}
+	json_object_object_add(o, "first", first);
+	return o;
+}
+
+static json_object *coverage(const struct enroll *e)
+{
+	json_object *o = json_object_new_object(), *escaped = json_object_new_array();
+	const struct hm_audit *ap = &e->audit;
+	uint64_t bypass = 0;
+
+	if (!e->have_audit) {
+		json_object_put(escaped);
+		json_object_put(o);
+		return NULL; /* --no-daemon: the kernel's view is not there */
+	}
+	for (uint32_t i = 0; i < ap->n && i < HM_AUDIT_MAX; i++) {
+		const struct hm_audit_proc *p = &ap->procs[i];
+		json_object *j;
+		char comm[17];
+
+		if (p->shim) {
+			bypass += enroll_uncontrolled_calls(e, p);
+			continue;
+		}
+		memcpy(comm, p->comm, 16);
+		comm[16] = 0;
+		j = json_object_new_object();
+		json_object_object_add(j, "path", json_object_new_string(p->path[0] ? p->path : comm));
+		json_object_object_add(j, "pid", json_object_new_uint64(p->pid));
+		json_object_object_add(j, "getrandom",
+				       json_object_new_uint64((uint64_t)p->getrandom + p->random_reads));
+		json_object_object_add(j, "clock_syscalls", json_object_new_uint64(p->clock));
+		json_object_array_add(escaped, j);
+	}
+	json_object_object_add(o, "processes", json_object_new_uint64(ap->processes));
+	json_object_object_add(o, "without_shim", json_object_new_uint64(ap->without_shim));
+	json_object_object_add(o, "bypassed_syscalls", json_object_new_uint64(bypass));
+	json_object_object_add(o, "dropped_events", json_object_new_uint64(ap->dropped));
+	json_object_object_add(o, "complete", json_object_new_boolean(!ap->without_shim && !bypass &&
+								      !ap->dropped));
+	json_object_object_add(o, "escaped", escaped);
+	return o;
+}
+
+void enroll_json_write(struct enroll *e, int code)
+{
+	json_object *o, *cmd, *j;
+	const char *text;
+	char now[64];
+	size_t len;
+
+	if (e->report_fd < 0)
+		return;
+	o = json_object_new_object();
+	cmd = json_object_new_array();
+	for (char **a = e->argv; *a; a++)
+		json_object_array_add(cmd, json_object_new_string(*a));
+	hm_format_time(e->cfg.now_ns, now, sizeof(now));
+	json_object_object_add(o, "hermetic", json_object_new_string(HERMETIC_VERSION));
+	json_object_object_add(o, "command", cmd);
+	json_object_object_add(o, "run_id", e->no_daemon ? NULL : json_object_new_uint64(e->run.run_id));
+	json_object_object_add(o, "exit_status", json_object_new_int(code));
+	json_object_object_add(o, "signal", WIFSIGNALED(e->child_status)
+						    ? json_object_new_int(WTERMSIG(e->child_status))
+						    : NULL);
+	json_object_object_add(o, "passed", json_object_new_boolean(code == 0));
+	json_object_object_add(o, "seed", json_object_new_uint64(e->cfg.seed));
+	json_object_object_add(o, "now", json_object_new_string(now));
+	json_object_object_add(o, "network", json_object_new_string(
+						     e->no_daemon ? "unenforced"
+						     : e->cfg.network == HM_NETWORK_OFF ? "off"
+											 : "block"));
+	json_object_object_add(o, "refusals", e->no_daemon ? NULL : refusals(e));
+	json_object_object_add(o, "coverage", coverage(e));
+	j = json_object_new_object();
+	json_object_object_add(j, "id", str_or_null(e->journal_id));
+	json_object_object_add(j, "file", str_or_null(e->journal_file));
+	json_object_object_add(o, "journal", e->record ? j : (json_object_put(j), NULL));
+	json_object_object_add(o, "stragglers_killed", json_object_new_uint64(e->killed));
+	json_object_object_add(o, "duration_ms", json_object_new_uint64(e->wall_ns / 1000000));
+	json_object_object_add(o, "repro", str_or_null(e->repro));
+	text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+	{
+		/* One write, newline included: a line is a whole document. */
+		_cleanup_free_ char *line = malloc(len + 1);
+
+		if (!line)
+			die(EXIT_INTERNAL, "out of memory");
+		memcpy(line, text, len);
+		line[len] = '\n';
+		if (write(e->report_fd, line, len + 1) != (ssize_t)(len + 1))
+			warnx_("--report: Failed to write '%s': %s", e->report_path,
+			       strerror(errno ? errno : EIO));
+	}
+	json_object_put(o);
+	close(e->report_fd);
+	e->report_fd = -1;
+}
