@@ -6,6 +6,9 @@ prefix ?= /usr/local
 bindir ?= $(prefix)/bin
 sbindir ?= $(prefix)/sbin
 libdir ?= $(prefix)/lib
+# The shim's directory; the CLI also looks next to itself and in
+# ../lib/hermetic, so a tree installed under DESTDIR works where it lands.
+shimdir ?= $(libdir)/hermetic
 includedir ?= $(prefix)/include
 datadir ?= $(prefix)/share
 mandir ?= $(datadir)/man
@@ -32,7 +35,8 @@ endif
 
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS ?= -O2 -g
-CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ilib -I$(B) -DHERMETIC_VERSION='"$(VERSION)"'
+CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ilib -I$(B) -DHERMETIC_VERSION='"$(VERSION)"' \
+	-DHERMETIC_SHIMDIR='"$(shimdir)"'
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Iinclude -Ibpf/vmlinux/$(ARCH) -I$(B)
 
@@ -99,9 +103,13 @@ $(PRELOAD): $(PRELOAD_OBJS) $(LIB_PIC_OBJS) preload/preload.map
 
 # libhermetic.so: the public handle (include/hermetic/hermetic.h) for tests
 # that link it; it forwards to the shim when the shim is loaded.
-$(B)/libhermetic.so: $(B)/pic/lib/handle.o
+# SONAME libhermetic.so.0; libhermetic.so is the link-time name.
+$(B)/libhermetic.so.0: $(B)/pic/lib/handle.o
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -shared -o $@ $^ -ldl
+	$(Q)$(CC) $(CFLAGS) -shared -Wl,-soname,libhermetic.so.0 -o $@ $^ -ldl
+
+$(B)/libhermetic.so: $(B)/libhermetic.so.0
+	$(Q)ln -sf libhermetic.so.0 $@
 
 $(B)/tests/%: tests/unit/%.c $(B)/libhermetic.a
 	$(call msg,CC,$@)
@@ -111,7 +119,7 @@ $(B)/tests/%: tests/unit/%.c $(B)/libhermetic.a
 $(B):
 	$(Q)mkdir -p $(B)
 
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+-include $(shell find $(B) -path $(B)/deb -prune -o -name '*.d' -type f -print 2>/dev/null)
 
 # --- maintenance --------------------------------------------------------------
 .PHONY: vmlinux
@@ -145,12 +153,14 @@ demo: deps all
 
 .PHONY: install
 install: all
-	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(sbindir) $(DESTDIR)$(libdir)/hermetic \
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(sbindir) $(DESTDIR)$(libdir) \
 		$(DESTDIR)$(includedir)/hermetic $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man8
 	install -m 0755 $(B)/hermetic $(DESTDIR)$(bindir)/hermetic
 	install -m 0755 $(B)/hermeticd $(DESTDIR)$(sbindir)/hermeticd
-	install -m 0755 $(PRELOAD) $(DESTDIR)$(libdir)/hermetic/libhermetic-preload.so
-	install -m 0755 $(B)/libhermetic.so $(DESTDIR)$(libdir)/libhermetic.so
+	install -d $(DESTDIR)$(shimdir)
+	install -m 0755 $(PRELOAD) $(DESTDIR)$(shimdir)/libhermetic-preload.so
+	install -m 0644 $(B)/libhermetic.so.0 $(DESTDIR)$(libdir)/libhermetic.so.0
+	ln -sf libhermetic.so.0 $(DESTDIR)$(libdir)/libhermetic.so
 	install -m 0644 include/hermetic/hermetic.h $(DESTDIR)$(includedir)/hermetic/hermetic.h
 	install -m 0644 docs/hermetic.1 $(DESTDIR)$(mandir)/man1/hermetic.1
 	install -m 0644 docs/hermeticd.8 $(DESTDIR)$(mandir)/man8/hermeticd.8
@@ -164,6 +174,21 @@ install: all
 	chmod 0644 $(DESTDIR)$(systemdunitdir)/hermeticd.service
 	install -m 0644 packaging/sysusers.d/hermetic.conf $(DESTDIR)$(sysusersdir)/hermetic.conf
 	install -m 0644 packaging/tmpfiles.d/hermetic.conf $(DESTDIR)$(tmpfilesdir)/hermetic.conf
+
+# make deb: a .deb from packaging/debian with dpkg-buildpackage, built in a
+# copy of the tree under build/deb; the package lands in build/.
+DEB := $(B)/hermetic_$(VERSION)_amd64.deb
+.PHONY: deb
+deb:
+	$(Q)rm -rf $(B)/deb && mkdir -p $(B)/deb/hermetic-$(VERSION)
+	$(Q)tar -c --exclude=./build --exclude=./.git . | tar -x -C $(B)/deb/hermetic-$(VERSION)
+	$(Q)cd $(B)/deb/hermetic-$(VERSION) && rm -rf debian && cp -a packaging/debian debian && \
+		cp packaging/sysusers.d/hermetic.conf debian/hermetic.sysusers
+	$(call msg,DPKG,$(DEB))
+	$(Q)cd $(B)/deb/hermetic-$(VERSION) && dpkg-buildpackage -us -uc -b >../build.log 2>&1 || \
+		{ tail -n 30 ../build.log; exit 1; }
+	$(Q)cp $(B)/deb/hermetic_$(VERSION)_amd64.deb $(DEB)
+	@echo "$(DEB)"
 
 .PHONY: clean
 clean:

@@ -26,10 +26,14 @@
 
 #define KILL_WAIT_MS 5000
 
-/* The shim next to this binary (build tree) or in ../lib/hermetic (installed). */
+/* The shim next to this binary (build tree), in ../lib/hermetic (installed
+ * anywhere), or in the directory it was built for (HERMETIC_SHIMDIR, the
+ * multiarch one of the Debian package). All are paths in the filesystem
+ * this process sees: inside a container, the container's. */
 static int find_shim(char *buf, size_t size)
 {
-	static const char *rel[] = { "libhermetic-preload.so", "../lib/hermetic/libhermetic-preload.so" };
+	static const char *rel[] = { "libhermetic-preload.so", "../lib/hermetic/libhermetic-preload.so",
+				     HERMETIC_SHIMDIR "/libhermetic-preload.so" };
 	char exe[4096], *slash;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
@@ -43,7 +47,8 @@ static int find_shim(char *buf, size_t size)
 	for (size_t i = 0; i < ARRAY_SIZE(rel); i++) {
 		char path[4096 + 64];
 
-		snprintf(path, sizeof(path), "%s/%s", exe, rel[i]);
+		snprintf(path, sizeof(path), "%s%s%s", rel[i][0] == '/' ? "" : exe,
+			 rel[i][0] == '/' ? "" : "/", rel[i]);
 		if (access(path, R_OK) == 0 && realpath(path, buf) && strlen(buf) < size)
 			return 0;
 	}
@@ -98,8 +103,9 @@ static void export_env(struct enroll *e)
 	if (find_shim(shim, sizeof(shim)) < 0) {
 		if (e->cfg.clock_virtual || e->cfg.rng)
 			die(EXIT_INTERNAL,
-			    "cannot find libhermetic-preload.so next to %s or in ../lib/hermetic;\n"
-			    "  reinstall hermetic, or pass --clock off --rng off to run without it",
+			    "cannot find libhermetic-preload.so next to %s, in ../lib/hermetic or\n"
+			    "  in " HERMETIC_SHIMDIR "; reinstall hermetic, or pass --clock off\n"
+			    "  --rng off to run without it",
 			    program_name);
 		return;
 	}
