@@ -178,8 +178,13 @@ install: all
 # make deb: a .deb from packaging/debian with dpkg-buildpackage, built in a
 # copy of the tree under build/deb; the package lands in build/.
 DEB := $(B)/hermetic_$(VERSION)_amd64.deb
+DEB_SRCS := $(shell find Makefile VERSION LICENSE bpf cli daemon docs include lib packaging preload \
+	-type f 2>/dev/null)
 .PHONY: deb
-deb:
+deb: $(DEB)
+	@echo "$(DEB)"
+
+$(DEB): $(DEB_SRCS)
 	$(Q)rm -rf $(B)/deb && mkdir -p $(B)/deb/hermetic-$(VERSION)
 	$(Q)tar -c --exclude=./build --exclude=./.git . | tar -x -C $(B)/deb/hermetic-$(VERSION)
 	$(Q)cd $(B)/deb/hermetic-$(VERSION) && rm -rf debian && cp -a packaging/debian debian && \
@@ -188,7 +193,6 @@ deb:
 	$(Q)cd $(B)/deb/hermetic-$(VERSION) && dpkg-buildpackage -us -uc -b >../build.log 2>&1 || \
 		{ tail -n 30 ../build.log; exit 1; }
 	$(Q)cp $(B)/deb/hermetic_$(VERSION)_amd64.deb $(DEB)
-	@echo "$(DEB)"
 
 .PHONY: clean
 clean:

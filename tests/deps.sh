@@ -16,6 +16,10 @@ pkgs=(
 	libclang-rt-14-dev
 	# tests/vm: Debian's kernel under qemu, where BPF-LSM trampolines work
 	qemu-system-x86 linux-image-amd64 busybox-static cpio
+	# packaging: make deb, lintian, the units checked and run (service.sh,
+	# deb.sh, container.sh, systemd_vm.sh: a Debian root from mmdebstrap,
+	# booted under qemu and run by podman)
+	systemd dpkg-dev debhelper build-essential lintian mmdebstrap e2fsprogs podman
 )
 missing=()
 for p in "${pkgs[@]}"; do

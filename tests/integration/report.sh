@@ -38,7 +38,8 @@ check(len(lines) == 2, "one line per run", "%d lines" % len(lines))
 a, b = (json.loads(l) for l in lines[:2])
 check(a["exit_status"] == 3 and a["passed"] is False and a["signal"] is None,
       "exit status of the failing run", a["exit_status"])
-check(isinstance(a["seed"], int) and a["now"] == "2020-01-01T00:00:00Z", "seed and now", (a["seed"], a["now"]))
+check(isinstance(a["seed"], int) and a["now"].endswith("Z") and "--now " + a["now"] in a["repro"],
+      "seed and now", (a["seed"], a["now"]))
 check(a["command"][0] == "sh" and a["command"][1].endswith("job.sh"), "command as an array", a["command"])
 r = a["refusals"]
 check(r["count"] == 1 and r["first"][0]["destination"] == dest and r["first"][0]["op"] == "connect",
@@ -50,7 +51,7 @@ check(c["without_shim"] >= 1 and esc and esc[0]["getrandom"] >= 1 and c["complet
 j = a["journal"]
 check(j["id"] == str(a["run_id"]) and j["file"] and os.path.dirname(j["file"]) == jdir
       and os.path.exists(j["file"]), "journal id and file", j)
-check(a["repro"].startswith("hermetic enroll --seed %d --now 2020-01-01T00:00:00Z" % a["seed"]),
+check(a["repro"].startswith("hermetic enroll --seed %d --now " % a["seed"]),
       "repro command", a["repro"])
 check(b["exit_status"] == 0 and b["passed"] and b["seed"] == 77 and b["journal"] is None
       and b["refusals"]["count"] == 0 and b["coverage"]["complete"] is True,
