@@ -119,7 +119,7 @@ $(B)/tests/%: tests/unit/%.c $(B)/libhermetic.a
 $(B):
 	$(Q)mkdir -p $(B)
 
--include $(shell find $(B) -path $(B)/deb -prune -o -name '*.d' -type f -print 2>/dev/null)
+-include $(shell find $(B) \( -path $(B)/deb -o -path $(B)/debroot \) -prune -o -name '*.d' -type f -print 2>/dev/null)
 
 # --- maintenance --------------------------------------------------------------
 .PHONY: vmlinux

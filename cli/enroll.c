@@ -205,7 +205,9 @@ static void spawn(struct enroll *e, const sigset_t *oldmask)
 	e->child = -1;
 	if (!e->no_daemon) {
 		/* Preferred: the child is born inside the run's cgroup. This needs
-		 * write access to cgroup.procs of the common ancestor (root). */
+		 * write access to cgroup.procs of the common ancestor (root), and
+		 * both cgroups inside our cgroup namespace: in a container the
+		 * run's cgroup is outside it (ENOENT), and the daemon moves us. */
 		struct clone_args args = {
 			.flags = CLONE_INTO_CGROUP,
 			.exit_signal = SIGCHLD,
@@ -217,7 +219,8 @@ static void spawn(struct enroll *e, const sigset_t *oldmask)
 			child_exec(e, oldmask, -1, errp[1]);
 		if (pid > 0)
 			e->child = pid;
-		else if (errno != EACCES && errno != EPERM && errno != ENOSYS && errno != EBUSY)
+		else if (errno != EACCES && errno != EPERM && errno != ENOSYS && errno != EBUSY &&
+			 errno != ENOENT)
 			die(EXIT_INTERNAL, "clone3 into '%s': %s", e->run.cgroup_path, strerror(errno));
 	}
 	if (e->child < 0) {
