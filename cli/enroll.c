@@ -87,6 +87,10 @@ static void export_env(struct enroll *e)
 		setenv(HM_ENV_HOME, old, 1);
 	else
 		unsetenv(HM_ENV_HOME);
+	if (e->clock_path[0])
+		setenv(HM_ENV_CLOCK_PAGE, e->clock_path, 1);
+	else
+		unsetenv(HM_ENV_CLOCK_PAGE);
 	if (e->dns_allow[0])
 		setenv(HM_ENV_DNS_ALLOW, e->dns_allow, 1);
 	else
@@ -140,6 +144,8 @@ static void create_run(struct enroll *e)
 		req.c.flags |= HM_RUN_NET_UNIX;
 	if (e->record)
 		req.c.flags |= HM_RUN_RECORD;
+	if (e->cfg.clock_virtual)
+		req.c.flags |= HM_RUN_CLOCK;
 	req.c.n_allow = e->n_allow;
 	memcpy(req.a, e->allow, e->n_allow * sizeof(struct hm_allow));
 	snprintf(req.c.label, sizeof(req.c.label), "%s", e->argv[0]);
@@ -408,6 +414,7 @@ int enroll_run(struct enroll *e)
 		       "  network traffic, and static binaries and raw syscalls are not seen");
 	else
 		create_run(e);
+	cli_vclock_setup(e);
 	boundary_setup(&e->bnd, e->argv);
 	export_env(e);
 	boundary_print(&e->bnd);
@@ -500,6 +507,7 @@ int enroll_run(struct enroll *e)
 			warnx_("hermeticd could not end the run: %s", msg);
 	}
 	boundary_finish(&e->bnd, empty);
+	cli_vclock_finish(e);
 	if (e->rec)
 		record_cleanup(e);
 	close(sfd);

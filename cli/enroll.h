@@ -19,6 +19,7 @@
 #define DEFAULT_GRACE_NS 2000000000ULL
 
 struct record;
+struct hm_vclock;
 
 /* An option as given, for the journal: name without dashes, value NULL for
  * a flag. The run's clock/entropy/network settings are in cfg instead. */
@@ -82,7 +83,15 @@ struct enroll {
 	/* the journal kept, if any (record.c) */
 	char journal_id[32];
 	char journal_file[4352];
+	/* the run's clock page (vclock.c) */
+	char clock_path[256];
+	bool clock_owned; /* --no-daemon: ours to remove */
+	struct hm_vclock *vc;
 };
+
+/* vclock.c: the run's clock page; setup before CMD starts, finish after. */
+void cli_vclock_setup(struct enroll *e);
+void cli_vclock_finish(struct enroll *e);
 
 /* Parse enroll's options and CMD from argv (argv[0] is the verb). Dies with
  * EXIT_USAGE on bad usage; prefix names the verb in messages. */

@@ -10,6 +10,8 @@
 #include <linux/types.h>
 #include "hermetic/net.h"
 #include "hermetic/trace.h"
+#include "hermetic/sched.h"
+#include "hermetic/vclock.h"
 #include "proto.h"
 #include "audit.h"
 
@@ -93,6 +95,38 @@ int hmd_bpf_events_fd(struct hmd_bpf *b);
 /* Drain the ring buffer; calls hmd_runs_event() for each event. */
 int hmd_bpf_drain(struct hmd_bpf *b);
 
+/* ---- sched.c: the scheduler's count of runnable tasks per clock domain ---- */
+struct hmd_sched;
+int hmd_sched_load(struct hmd_sched **ret, int min_level);
+void hmd_sched_unload(struct hmd_sched *s);
+/* Give cgroup cgid a domain slot (the programs attach with the first). */
+int hmd_sched_add(struct hmd_sched *s, uint64_t cgid, uint32_t *ret_dom);
+void hmd_sched_remove(struct hmd_sched *s, uint32_t dom, uint64_t cgid);
+int hmd_sched_read(struct hmd_sched *s, uint32_t dom, struct hm_sched_dom *ret);
+int hmd_sched_tid(struct hmd_sched *s, uint32_t dom, uint32_t nstid, struct hm_sched_tid *ret);
+int hmd_sched_quiet_fd(struct hmd_sched *s);
+
+/* ---- clockpage.c: a run's clock page file ---- */
+int hmd_clockpage_init(const char *runtime_dir, char *ret_dir, size_t size);
+int hmd_clockpage_create(const char *dir, uint64_t run_id, uid_t uid, gid_t gid,
+			 struct hm_vclock **ret, char *ret_path, size_t path_size);
+bool hmd_clockpage_broken(const struct hm_vclock *vc);
+void hmd_clockpage_destroy(struct hm_vclock *vc, const char *path);
+
+/* ---- quiesce.c: the clock keeper thread ---- */
+struct hmd_keeper;
+struct hmd_clock_stats {
+	uint64_t advances, wakes, idle_nothing, external;
+	int64_t mono;
+	bool broken;
+};
+int hmd_keeper_start(struct hmd_keeper **ret, struct hmd_sched *s, const char *runtime_dir);
+void hmd_keeper_stop(struct hmd_keeper *k);
+int hmd_keeper_add(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, uid_t uid, gid_t gid,
+		   uint32_t *ret_dom, char *ret_path, size_t path_size);
+void hmd_keeper_remove(struct hmd_keeper *k, uint32_t dom);
+void hmd_keeper_stats(struct hmd_keeper *k, uint32_t dom, struct hmd_clock_stats *ret);
+
 /* ---- runs.c ---- */
 struct hmd_refusal_kind {
 	struct hm_refusal r; /* count aggregated */
@@ -145,6 +179,9 @@ struct hmd_run {
 	struct hm_audit_acc audit;
 	struct hm_audit_proc audit_procs[HMD_MAX_PROCS];
 	struct hmd_kstream ks; /* HM_RUN_RECORD runs only */
+	bool has_clock; /* HM_RUN_CLOCK: a clock page and domain */
+	uint32_t clock_dom;
+	char clock_path[256];
 	struct hmd_run *next;
 };
 
@@ -152,7 +189,8 @@ struct hmd;
 struct hmd_run *hmd_runs_find(struct hmd *d, uint64_t id);
 struct hmd_run *hmd_runs_find_cgid(struct hmd *d, uint64_t cgid);
 int hmd_runs_count_uid(struct hmd *d, uid_t uid);
-int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, pid_t pid, const struct hm_run_create *req,
+int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
+		    const struct hm_run_create *req,
 		    const struct hm_allow *allow, struct hmd_run **ret);
 /* Begin the end of a run: kill what is left (unless keep), remove when empty. */
 void hmd_runs_end(struct hmd *d, struct hmd_run *r, bool keep);
@@ -230,6 +268,9 @@ struct hmd {
 	int watchdog_fd; /* WatchdogSec= timer, -1 without */
 	struct hmd_cgroup cg;
 	struct hmd_bpf *bpf;
+	struct hmd_sched *sched; /* NULL where the kernel lacks what it needs */
+	struct hmd_keeper *keeper;
+	char sched_why[128]; /* why there is no keeper */
 	struct hmd_attach attach[HMD_ATTACH_MAX];
 	int n_attach;
 	struct hmd_run *runs;

@@ -112,6 +112,18 @@ static int take_lock(const char *path)
 	return -EBUSY;
 }
 
+/* How deep the subtree lies below the cgroup2 root (the root is level 0). */
+static int cgroup_level(const struct hmd_cgroup *cg)
+{
+	const char *p = cg->subtree + strlen(cg->mount);
+	int level = 0;
+
+	for (; *p; p++)
+		if (*p == '/' && p[1] && p[1] != '/')
+			level++;
+	return level;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -290,6 +302,16 @@ int main(int argc, char **argv)
 		hmd_err("Failed to open the event ring buffer: %s", strerror(-r));
 		goto out;
 	}
+	/* The virtual clock's keeper: runs asking for a clock (--clock virtual,
+	 * the default) need it; without it they are refused with the reason. */
+	r = hmd_sched_load(&d.sched, cgroup_level(&d.cg) + 1);
+	if (r == 0)
+		r = hmd_keeper_start(&d.keeper, d.sched, runtime_dir);
+	if (r < 0) {
+		snprintf(d.sched_why, sizeof(d.sched_why), "scheduler tracepoints unavailable: %s",
+			 strerror(-r));
+		hmd_log("no virtual clock keeper: %s", d.sched_why);
+	}
 	/* A store that cannot be used is no reason to refuse runs: store
 	 * requests answer with the reason, and it is logged once here. */
 	r = hmd_store_open(&d.store);
@@ -409,6 +431,8 @@ out:
 	if (d.epfd >= 0)
 		hmd_server_close_all(&d);
 	hmd_runs_shutdown(&d);
+	hmd_keeper_stop(d.keeper);
+	hmd_sched_unload(d.sched);
 	if (d.listen_fd >= 0)
 		close(d.listen_fd);
 	hmd_bpf_unload(d.bpf);

@@ -48,8 +48,9 @@ static uint32_t net_flags(uint32_t run_flags)
 	return f;
 }
 
-int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, pid_t pid, const struct hm_run_create *req,
-		    const struct hm_allow *allow, struct hmd_run **ret)
+int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
+		    const struct hm_run_create *req, const struct hm_allow *allow,
+		    struct hmd_run **ret)
 {
 	struct hmd_run *r;
 	int err;
@@ -88,6 +89,21 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, pid_t pid, const stru
 	if (err < 0) {
 		hmd_cgroup_remove_run(&d->cg, r->id);
 		goto fail;
+	}
+	/* Its clock too, before any process can enter: the first task is
+	 * counted from its first instruction. */
+	if (r->flags & HM_RUN_CLOCK) {
+		if (!d->keeper)
+			err = -EOPNOTSUPP;
+		else
+			err = hmd_keeper_add(d->keeper, r->id, r->cgid, uid, gid, &r->clock_dom,
+					     r->clock_path, sizeof(r->clock_path));
+		if (err < 0) {
+			hmd_bpf_clear_policy(d->bpf, r->cgid, r->allow, r->n_allow);
+			hmd_cgroup_remove_run(&d->cg, r->id);
+			goto fail;
+		}
+		r->has_clock = true;
 	}
 	r->next = d->runs;
 	d->runs = r;
@@ -260,6 +276,9 @@ static void run_free(struct hmd *d, struct hmd_run *run)
 	if (err < 0)
 		hmd_warn("Failed to remove cgroup '%s': %s", run->path, strerror(-err));
 	hmd_bpf_clear_policy(d->bpf, run->cgid, run->allow, run->n_allow);
+	/* The cgroup is empty: no task's scheduler entry names the domain. */
+	if (run->has_clock)
+		hmd_keeper_remove(d->keeper, run->clock_dom);
 	hmd_debug("run %" PRIu64 " removed", run->id);
 	free(run->allow);
 	free(run);

@@ -243,7 +243,8 @@ static void handle_create(struct hmd *d, int id, uint32_t seq, const void *p, ui
 					 HM_RUN_MAX_ALLOW);
 	if (len != sizeof(req) + req.n_allow * sizeof(struct hm_allow))
 		return (void)reply_error(c, seq, EBADMSG, "RUN_CREATE length does not match n_allow");
-	if (req.flags & ~(HM_RUN_NET_ENFORCE | HM_RUN_NET_LOOPBACK | HM_RUN_NET_UNIX | HM_RUN_RECORD))
+	if (req.flags & ~(HM_RUN_NET_ENFORCE | HM_RUN_NET_LOOPBACK | HM_RUN_NET_UNIX | HM_RUN_RECORD |
+			  HM_RUN_CLOCK))
 		return (void)reply_error(c, seq, EINVAL, "unknown run flags 0x%x", req.flags);
 	if (c->n_runs >= HMD_MAX_RUNS_PER_CONN)
 		return (void)reply_error(c, seq, EUSERS, "too many runs on one connection");
@@ -255,7 +256,12 @@ static void handle_create(struct hmd *d, int id, uint32_t seq, const void *p, ui
 		return (void)reply_error(c, seq, EPERM,
 					 "the caller is already inside a hermetic run (%s)", cgpath);
 
-	err = hmd_runs_create(d, id, c->uid, c->pid, &req,
+	if ((req.flags & HM_RUN_CLOCK) && !d->keeper)
+		return (void)reply_error(c, seq, EOPNOTSUPP,
+					 "this hermeticd has no virtual clock keeper: %s "
+					 "(use --clock off, or --no-daemon for an approximate clock)",
+					 d->sched_why);
+	err = hmd_runs_create(d, id, c->uid, c->gid, c->pid, &req,
 			      (const struct hm_allow *)((const char *)p + sizeof(req)), &r);
 	if (err < 0)
 		return (void)reply_error(c, seq, -err, "cannot create run: %s", strerror(-err));
@@ -263,6 +269,7 @@ static void handle_create(struct hmd *d, int id, uint32_t seq, const void *p, ui
 	rep.run_id = r->id;
 	rep.cgroup_id = r->cgid;
 	snprintf(rep.cgroup_path, sizeof(rep.cgroup_path), "%s", r->path);
+	snprintf(rep.clock_path, sizeof(rep.clock_path), "%s", r->clock_path);
 	/* The directory fd lets a root client clone3(CLONE_INTO_CGROUP) and any
 	 * client read cgroup.events; writing cgroup.procs still needs the
 	 * permissions the kernel checks, which an unprivileged client lacks. */

@@ -35,6 +35,8 @@
 /* Maintained by the shim itself, per process: */
 #define HM_ENV_LINEAGE "HERMETIC_LINEAGE" /* "1", "1.3", "1.3.1" */
 #define HM_ENV_VCLOCK "HERMETIC_VCLOCK" /* virtual state handed across exec */
+/* The run's clock page (include/hermetic/vclock.h), a file every process maps. */
+#define HM_ENV_CLOCK_PAGE "HERMETIC_CLOCK_PAGE"
 
 #define HM_DEFAULT_NOW_NS 1577836800000000000LL /* 2020-01-01T00:00:00Z */
 #define HM_DEFAULT_TICK_NS 1000ULL

@@ -77,6 +77,7 @@ struct hm_hello {
 #define HM_RUN_NET_LOOPBACK 0x2u /* loopback allowed (not --no-loopback) */
 #define HM_RUN_NET_UNIX 0x4u /* unix sockets allowed (not --no-unix) */
 #define HM_RUN_RECORD 0x8u /* keep the run's kernel stream (HM_REQ_RUN_KSTREAM) */
+#define HM_RUN_CLOCK 0x10u /* a virtual clock page and keeper for the run */
 
 /* One --allow destination, already resolved by the client. */
 struct hm_allow {
@@ -109,6 +110,7 @@ struct hm_run {
 	uint64_t run_id;
 	uint64_t cgroup_id;
 	char cgroup_path[256]; /* absolute path of the run's cgroup directory */
+	char clock_path[256]; /* the run's clock page (HM_RUN_CLOCK), else "" */
 };
 
 #define HM_REPORT_MAX 8

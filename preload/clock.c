@@ -1,25 +1,40 @@
 // SPDX-License-Identifier: MIT
 /*
- * Clock reads. Each thread keeps its own view of the virtual clocks
- * (hm_t.wall, hm_t.mono, hm_t.cpu): a new thread starts at its creator's
- * view, a child process at its parent's, and only the thread's own sleeps and
- * waits (and the Lamport merges of pthread_join and wait(2)) move it. That
- * keeps a thread's readings independent of what other threads do - a JVM's
- * or libuv's helper threads waking up cannot change what the main thread sees.
+ * Clock reads, and setting the clock.
  *
- *   realtime (+coarse, alarm)  frozen; moves by sleeps/waits/advance
+ * Every thread of every process of a run reads one clock: the run's page
+ * (vclock.c), whose monotonic time moves only when the whole run is idle
+ * (docs/virtual-time.md). A thread's reading is
+ *
+ *   page's mono + this thread's ticks
+ *
+ * where the ticks are --tick per reading, counted only once the thread has
+ * read the clock HM_TICK_AFTER times without waiting (a loop polling the
+ * clock makes progress), and started again from zero at each of its waits
+ * and each time the page's clock moves. They are the thread's own: how often
+ * another thread (a JIT, a GC, a runtime's helper) reads the clock changes
+ * nothing this thread sees, and a thread that reads the clock a few times
+ * between waits sees exactly the page's time. A thread never sees its own
+ * readings go back: after the page moves, ticks beyond it are carried over.
+ *
+ *   realtime (+coarse, alarm)  monotonic + the run's wall offset
  *   TAI                        realtime + 37 s
- *   monotonic (+raw, coarse,   the reading, then +tick: consecutive readings
- *   boottime, boottime alarm)  differ by exactly the tick
- *   process/thread CPU time    starts at 0, +tick per reading
+ *   monotonic (+raw, coarse,   as above
+ *   boottime, boottime alarm)
+ *   process/thread CPU time    starts at 0, +tick per reading, per thread
  *   anything else              (negative ids: other processes' CPU clocks,
  *                              fd clocks) passes through
  *
- * A frozen clock (realtime always, the others when the tick is 0) read more
- * than --spin-limit times without a sleep or wait in between ends the process:
- * such a loop waits for time to pass, which never happens.
+ * With --tick 0 the clock is frozen between the run's idle moments; a thread
+ * reading it more than --spin-limit times without a wait is busy-waiting
+ * for time that cannot pass, and the process ends with a message (86).
+ *
+ * clock_settime(CLOCK_REALTIME) and settimeofday move the run's wall offset:
+ * every process of the run sees the new time, the host's clock is not
+ * touched (and the kernel refuses the raw syscall to enrolled processes).
  */
 #include <string.h>
+#include <linux/capability.h>
 #include "shim.h"
 
 bool hm_clock_virtual_id(clockid_t id)
@@ -38,114 +53,182 @@ static bool is_wall_id(clockid_t id)
 	       id == CLOCK_TAI;
 }
 
-__attribute__((noinline, cold)) static void spin_exceeded(bool wall)
+__attribute__((noinline, cold)) static void spin_exceeded(void)
 {
 	char num[24];
 
 	hm_fmt_u64(num, sizeof(num), hm.spin_limit);
 	hm_warn("process with lineage key ", hm.lineage, " ended by --spin-limit:");
-	hm_warn(wall ? "  it read the frozen wall clock (time, gettimeofday, CLOCK_REALTIME) more than "
-		     : "  it read a frozen clock (--tick 0) more than ",
-		num, " times without sleeping or waiting in between.");
+	hm_warn("  it read the frozen clock (--tick 0) more than ", num,
+		" times without sleeping or waiting in between.");
 	hm_warn("  It is busy-waiting for time to pass, which never happens under a frozen clock.",
 		NULL, NULL);
-	hm_warn(wall ? "  Fix: let the loop sleep or wait (virtual sleeps return at once), or "
-		       "disable the check with --spin-limit 0. Exit status 86."
-		     : "  Fix: let monotonic clocks advance per reading (--tick 1us), or disable the "
-		       "check with --spin-limit 0. Exit status 86.",
+	hm_warn("  Fix: let the loop sleep or wait (virtual sleeps return at once), let readings "
+		"advance (--tick 1us, the default), or disable the check with --spin-limit 0. "
+		"Exit status 86.",
 		NULL, NULL);
 	hm_sys(SYS_exit_group, HM_EXIT_SPIN, 0, 0);
 }
 
-static inline void frozen_read(bool wall)
+static inline int64_t wall_off(void)
 {
-	if (unlikely(hm.spin_limit && ++hm_t.spins > hm.spin_limit))
-		spin_exceeded(wall);
+	return __atomic_load_n(&hm.vc->wall_off, __ATOMIC_ACQUIRE);
 }
 
-/* One reading of a virtual clock id, ticking where the id ticks. */
+/* This thread's monotonic view; tick: this is a reading (may tick). */
+static inline int64_t view(bool tick)
+{
+	int64_t m = __atomic_load_n(&hm.vc->mono, __ATOMIC_ACQUIRE), v;
+
+	if (unlikely(m != hm_t.base)) {
+		/* The run's clock moved: this thread starts from it again,
+		 * keeping what it has already seen. */
+		hm_t.off = hm_t.last > m ? hm_t.last - m : 0;
+		hm_t.base = m;
+		hm_t.reads = 0;
+	}
+	if (!tick)
+		return m + hm_t.off;
+	hm_t.reads++;
+	if (likely(hm.tick)) {
+		if (hm_t.reads > HM_TICK_AFTER)
+			hm_t.off += hm.tick;
+	} else if (unlikely(hm.spin_limit && hm_t.reads > hm.spin_limit)) {
+		spin_exceeded();
+	}
+	v = m + hm_t.off;
+	hm_t.last = v;
+	return v;
+}
+
+/* One reading of a virtual clock id. */
 static inline int64_t read_clock(clockid_t id)
 {
 	int64_t v;
 
 	if (likely(is_wall_id(id))) {
-		frozen_read(true);
-		return id == CLOCK_TAI ? hm_t.wall + HM_TAI_OFFSET : hm_t.wall;
+		v = view(true) + wall_off();
+		return id == CLOCK_TAI ? v + HM_TAI_OFFSET : v;
 	}
-	if (hm.tick == 0)
-		frozen_read(false);
 	if (is_cpu_id(id)) {
 		v = hm_t.cpu;
 		hm_t.cpu += hm.tick;
 		return v;
 	}
-	v = hm_t.mono;
-	hm_t.mono += hm.tick;
-	hm_t.mono_ticked = true;
-	return v;
+	return view(true);
 }
 
 int64_t hm_clock_now(clockid_t id)
 {
-	if (is_wall_id(id))
-		return id == CLOCK_TAI ? hm_t.wall + HM_TAI_OFFSET : hm_t.wall;
 	if (is_cpu_id(id))
 		return hm_t.cpu;
-	/* "Now" is the last reading: a deadline of last reading + 5 s is 5 s away. */
-	return hm_t.mono_ticked ? hm_t.mono - (int64_t)hm.tick : hm_t.mono;
+	if (is_wall_id(id))
+		return view(false) + wall_off() + (id == CLOCK_TAI ? HM_TAI_OFFSET : 0);
+	return view(false);
+}
+
+int64_t hm_clock_to_mono(clockid_t id, int64_t t)
+{
+	if (is_wall_id(id))
+		return t - wall_off() - (id == CLOCK_TAI ? HM_TAI_OFFSET : 0);
+	return t;
 }
 
 void hm_clock_waited(void)
 {
-	hm_t.spins = 0;
+	hm_t.reads = 0;
 }
 
-void hm_clock_advance(int64_t ns)
-{
-	hm_t.spins = 0;
-	if (ns <= 0)
-		return;
-	hm_t.wall += ns;
-	hm_t.mono += ns;
-}
-
-void hm_clock_merge(int64_t wall, int64_t mono)
-{
-	if (wall > hm_t.wall)
-		hm_t.wall = wall;
-	if (mono > hm_t.mono) {
-		hm_t.mono = mono;
-		hm_t.mono_ticked = false;
-	}
-}
-
-/* Replay: the recorded reading of id is the thread's view of that clock
- * now, so that deadlines computed from it (wait.c) and children's clocks
- * continue from what the program saw. */
+/* Replay: the recorded reading of id is what this thread saw, so that
+ * deadlines computed from it (wait.c) continue from there. */
 void hm_clock_follow(clockid_t id, int64_t ns)
 {
-	if (is_wall_id(id)) {
-		hm_t.wall = id == CLOCK_TAI ? ns - HM_TAI_OFFSET : ns;
-	} else if (is_cpu_id(id)) {
+	int64_t m;
+
+	if (is_cpu_id(id)) {
 		hm_t.cpu = ns;
-	} else if (hm_clock_virtual_id(id)) {
-		hm_t.mono = ns;
-		hm_t.mono_ticked = false;
+		return;
 	}
+	if (!hm_clock_virtual_id(id))
+		return;
+	if (is_wall_id(id))
+		ns = hm_clock_to_mono(id, ns);
+	m = view(false) - hm_t.off;
+	hm_t.off = ns - m;
+	hm_t.last = ns;
 }
 
-/* Replay: a wait ended at monotonic time mono (never backwards); the wall
- * clock moves with it. */
+/* Replay: a wait ended at monotonic time mono: the run's clock is there. */
 void hm_clock_jump(int64_t mono)
 {
-	int64_t now = hm_clock_now(CLOCK_MONOTONIC);
+	hm_t.reads = 0;
+	hm_vc_cas_max(mono);
+}
 
-	hm_t.spins = 0;
-	if (mono > now) {
-		hm_t.wall += mono - now;
-		hm_t.mono = mono;
-		hm_t.mono_ticked = false;
+/* Does this process hold CAP_SYS_TIME (as the kernel would ask)? */
+static bool may_set_time(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	if (hm_sys(SYS_capget, &h, d, 0) < 0)
+		return false;
+	return d[CAP_SYS_TIME / 32].effective & (1U << (CAP_SYS_TIME % 32));
+}
+
+static int set_wall(int64_t ns)
+{
+	if (!may_set_time()) {
+		errno = EPERM;
+		return -1;
 	}
+	__atomic_store_n(&hm.vc->wall_off, ns - view(false), __ATOMIC_RELEASE);
+	return 0;
+}
+
+HM_EXPORT int clock_settime(clockid_t id, const struct timespec *ts)
+{
+	hm_ready();
+	if (!hm.clock)
+		return hm.real.clock_settime ? hm.real.clock_settime(id, ts)
+					     : hm_sys_errno(hm_sys(SYS_clock_settime, id, ts, 0));
+	__asm__("" : "+r"(ts)); /* declared nonnull; callers still pass NULL */
+	if (!ts) {
+		errno = EFAULT;
+		return -1;
+	}
+	if (id != CLOCK_REALTIME || ts->tv_nsec < 0 || ts->tv_nsec >= NSEC_PER_SEC ||
+	    ts->tv_sec < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return set_wall(ts_to_ns(ts));
+}
+
+HM_EXPORT int settimeofday(const struct timeval *tv, const struct timezone *tz)
+{
+	hm_ready();
+	if (!hm.clock)
+		return hm.real.settimeofday ? hm.real.settimeofday(tv, tz)
+					    : hm_sys_errno(hm_sys(SYS_settimeofday, tv, tz, 0));
+	if (!tv)
+		return 0; /* only the (obsolete) time zone: nothing of ours */
+	if (tv->tv_usec < 0 || tv->tv_usec >= 1000000 || tv->tv_sec < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return set_wall((int64_t)tv->tv_sec * NSEC_PER_SEC + tv->tv_usec * 1000);
+}
+
+HM_EXPORT int stime(const time_t *t)
+{
+	struct timeval tv = { .tv_sec = t ? *t : 0 };
+
+	if (!t) {
+		errno = EFAULT;
+		return -1;
+	}
+	return settimeofday(&tv, NULL);
 }
 
 /*

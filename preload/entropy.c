@@ -365,6 +365,8 @@ HM_EXPORT int close(int fd)
 		hm_pycfd_set(fd, false);
 	if (hm_remotefd(fd))
 		hm_remotefd_set(fd, false);
+	if (unlikely(hm_timerfd(fd)))
+		hm_timerfd_closed(fd);
 	return hm.real.close(fd);
 }
 
@@ -408,6 +410,8 @@ HM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 		return rand_read(fd, m, buf, n);
 	if (unlikely(hm_pycfd(fd)))
 		return hm_pyc_read(fd, buf, n, -1);
+	if (unlikely(hm_timerfd(fd)))
+		return hm_timerfd_read(fd, buf, n);
 	return hm.real.read(fd, buf, n);
 }
 

@@ -29,7 +29,7 @@ HM_EXPORT uint32_t hermetic_shim_thread_index(void)
 HM_EXPORT int64_t hermetic_shim_now_ns(void)
 {
 	if (hm_ready() && hm.clock)
-		return hm_t.wall;
+		return hm_clock_now(CLOCK_REALTIME);
 	return hm_real_ns(CLOCK_REALTIME);
 }
 
@@ -39,7 +39,9 @@ HM_EXPORT int hermetic_shim_advance_ns(int64_t ns)
 		return -ENOTSUP;
 	if (ns < 0)
 		return -EINVAL;
-	hm_clock_advance(ns);
+	/* The run's clock, for every process of the run. */
+	hm_vc_cas_max(hm_clock_now(CLOCK_MONOTONIC) + ns);
+	hm_clock_waited();
 	return 0;
 }
 
@@ -47,9 +49,13 @@ HM_EXPORT int hermetic_shim_set_now_ns(int64_t ns)
 {
 	if (!hm_ready() || !hm.clock)
 		return -ENOTSUP;
-	if (ns > hm_t.wall)
-		hm_t.mono += ns - hm_t.wall;
-	hm_t.wall = ns;
+	/* Forward: the monotonic clock moves with it. Back: only the wall
+	 * clock does (monotonic time never goes back). */
+	int64_t now = hm_clock_now(CLOCK_REALTIME), mono = hm_clock_now(CLOCK_MONOTONIC);
+
+	if (ns > now)
+		hm_vc_cas_max(mono + (ns - now));
+	__atomic_store_n(&hm.vc->wall_off, ns - hm_clock_now(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
 	hm_clock_waited();
 	return 0;
 }

@@ -16,7 +16,6 @@
 #include "hermetic/trace.h"
 
 struct shim_state hm = {
-	.join_lock = PTHREAD_MUTEX_INITIALIZER,
 	.environ_lock = PTHREAD_MUTEX_INITIALIZER,
 	.jr_lock = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -107,24 +106,19 @@ static bool env_is(const char *name, const char *value, bool dflt)
 	return v ? !strcmp(v, value) : dflt;
 }
 
-/* HERMETIC_VCLOCK: "wall:mono:children:gen:fs_shift:publish", written by spawn.c. */
+/* HERMETIC_VCLOCK: "children:gen:fs_shift", written by spawn.c. */
 static bool parse_vclock(const char *s)
 {
-	int64_t wall, mono, shift;
-	uint64_t children, gen, publish;
+	int64_t shift;
+	uint64_t children, gen;
 
-	if (!s || !(s = hm_parse_dec_i64(s, &wall)) || *s++ != ':' ||
-	    !(s = hm_parse_dec_i64(s, &mono)) || *s++ != ':' ||
-	    !(s = hm_parse_dec_u64(s, &children)) || *s++ != ':' ||
+	if (!s || !(s = hm_parse_dec_u64(s, &children)) || *s++ != ':' ||
 	    !(s = hm_parse_dec_u64(s, &gen)) || *s++ != ':' || !(s = hm_parse_dec_i64(s, &shift)) ||
-	    *s++ != ':' || !(s = hm_parse_dec_u64(s, &publish)) || *s)
+	    *s)
 		return false;
-	hm.start_wall = wall;
-	hm.start_mono = mono;
 	atomic_store(&hm.children, children);
 	hm.gen = gen;
 	hm.fs_shift = shift;
-	hm.publish_exit = publish != 0;
 	return true;
 }
 
@@ -166,20 +160,20 @@ static void init(void)
 	memcpy(hm.lineage, lineage, strlen(lineage) + 1);
 	if (!parse_vclock(getenv(HM_ENV_VCLOCK))) {
 		/* The run's first process. */
-		hm.start_wall = hm.now0;
-		hm.start_mono = HM_MONO_BASE;
 		hm.gen = 0;
 		atomic_store(&hm.children, 0);
-		/* Our parent is the CLI, which has no use for our exit time. */
-		hm.publish_exit = false;
 		hm_fs_init_shift(true);
 	} else {
 		hm_fs_init_shift(false);
 	}
+	/* The run's clock (replay keeps virtual time whatever the mode). */
+	if (hm.clock || getenv(HM_ENV_REPLAY))
+		hm_vc_init(getenv(HM_ENV_CLOCK_PAGE));
 	snapshot_env();
 	hm.jr_strict = !env_is(HM_ENV_REPLAY_STRICT, "0", false);
 	hm_jr_init();
 	pthread_atfork(hm_fork_prepare, hm_fork_parent, hm_fork_child);
+	hm_signals_init();
 	hm.active = true;
 done:
 	__atomic_store_n(&hm.ready, true, __ATOMIC_RELEASE);
@@ -202,10 +196,7 @@ void hm_thread_init(void)
 
 	hm_t.inited = true;
 	hm_t.index = tid == hm.pid ? 0 : atomic_fetch_add(&hm.threads, 1) + 1;
-	hm_t.wall = hm.start_wall;
-	hm_t.mono = hm.start_mono;
 	hm_t.cpu = 0;
-	hm_t.spins = 0;
 	hm_t.rng_ready = false;
 }
 
@@ -228,14 +219,14 @@ __attribute__((constructor)) static void hm_constructor(void)
 	errno = saved;
 }
 
-/* Publish our exit time for a shim-running parent (spawn.c). */
+/* The streams end, and this process's slots in the clock page go. */
 __attribute__((destructor)) static void hm_destructor(void)
 {
 	int saved = errno;
 
 	if (hm.active) {
 		hm_jr_exit();
-		hm_publish_exit();
+		hm_vc_process_exit();
 	}
 	errno = saved;
 }

@@ -9,8 +9,11 @@
  *
  * One file per concern:
  *   init.c     state, environment snapshot, real symbols, thread bookkeeping
- *   clock.c    clock reads (clock_gettime & co), spin limit
+ *   vclock.c   the run's shared clock page, this thread's slot, virtual waits
+ *   clock.c    clock reads (clock_gettime & co), setting the clock, spin limit
  *   wait.c     sleeps and timed waits
+ *   timers.c   alarm, interval timers, POSIX timers, timerfd on the run's clock
+ *   signals.c  SIGURG (the keeper's wake-up) kept for us, masks without it
  *   entropy.c  getrandom & co, /dev/urandom fds, syscall()
  *   spawn.c    fork/vfork/exec/posix_spawn/system/popen, lineage, wait(2) merge
  *   files.c    stat/utime families: the file-time mapping
@@ -43,16 +46,11 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 #define NSEC_PER_SEC 1000000000LL
-/* Virtual CLOCK_MONOTONIC at the start of a run: non-zero, and small, so that a
- * virtual deadline that reaches the kernel unconverted (a raw syscall) lies in
- * the real past and times out rather than hangs. */
-#define HM_MONO_BASE (10LL * NSEC_PER_SEC)
 /* TAI - UTC since 2017. */
 #define HM_TAI_OFFSET (37LL * NSEC_PER_SEC)
-/* How long a timed wait waits for real before its deadline is taken as reached. */
-#define HM_WAIT_GRACE_NS (3LL * 1000 * 1000)
-/* While a child runs, waits are real (wait.c), re-checking the child this often. */
-#define HM_CHILD_SLICE_NS (20LL * 1000 * 1000)
+/* A thread's clock readings tick (--tick each) only after this many readings
+ * without a wait in between (clock.c). */
+#define HM_TICK_AFTER 1000
 #define HM_REMOTE_FDS 4096
 /* Exit status of a process ended by the spin limit (also in hermetic.h). */
 #define HM_EXIT_SPIN 86
@@ -99,7 +97,26 @@
 	X(sem_clockwait, int, (sem_t *, clockid_t, const struct timespec *))                       \
 	X(pthread_create, int,                                                                     \
 	  (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))                        \
-	X(pthread_join, int, (pthread_t, void **))                                                 \
+	X(sigaction, int, (int, const struct sigaction *, struct sigaction *))                     \
+	X(signal, sighandler_t, (int, sighandler_t))                                               \
+	X(sigprocmask, int, (int, const sigset_t *, sigset_t *))                                   \
+	X(pthread_sigmask, int, (int, const sigset_t *, sigset_t *))                               \
+	X(sigsuspend, int, (const sigset_t *))                                                     \
+	X(sigwaitinfo, int, (const sigset_t *, siginfo_t *))                                       \
+	X(sigwait, int, (const sigset_t *, int *))                                                 \
+	X(clock_settime, int, (clockid_t, const struct timespec *))                                \
+	X(settimeofday, int, (const struct timeval *, const struct timezone *))                               \
+	X(alarm, unsigned, (unsigned))                                                             \
+	X(setitimer, int, (__itimer_which_t, const struct itimerval *, struct itimerval *))                     \
+	X(getitimer, int, (__itimer_which_t, struct itimerval *))                                               \
+	X(timer_create, int, (clockid_t, struct sigevent *, timer_t *))                            \
+	X(timer_settime, int, (timer_t, int, const struct itimerspec *, struct itimerspec *))      \
+	X(timer_gettime, int, (timer_t, struct itimerspec *))                                      \
+	X(timer_getoverrun, int, (timer_t))                                                        \
+	X(timer_delete, int, (timer_t))                                                            \
+	X(timerfd_create, int, (int, int))                                                         \
+	X(timerfd_settime, int, (int, int, const struct itimerspec *, struct itimerspec *))        \
+	X(timerfd_gettime, int, (int, struct itimerspec *))                                        \
 	X(getrandom, ssize_t, (void *, size_t, unsigned))                                          \
 	X(getentropy, int, (void *, size_t))                                                       \
 	X(arc4random, uint32_t, (void))                                                            \
@@ -234,7 +251,6 @@ struct shim_state {
 	pid_t jr_closer; /* tid ending every stream (exit, exec), else 0 */
 	struct hm_jr_thread *jr_list; /* every thread's streams, under jr_lock */
 	pthread_mutex_t jr_lock;
-	bool publish_exit; /* our parent runs the shim: leave our exit time for it */
 	uint64_t seed;
 	int64_t now0; /* HERMETIC_NOW */
 	uint64_t tick;
@@ -246,9 +262,7 @@ struct shim_state {
 	char lineage[HM_LINEAGE_MAX];
 	_Atomic uint64_t children; /* children created so far */
 	_Atomic uint32_t threads; /* threads created so far (main thread is 0) */
-	/* Clocks this process started at (from HERMETIC_VCLOCK or HERMETIC_NOW). */
-	int64_t start_wall;
-	int64_t start_mono;
+	struct hm_vclock *vc; /* the run's clock page (vclock.c); NULL: clock off */
 	/* HERMETIC_* (except LINEAGE/VCLOCK) as "NAME=value" strings in env_buf. */
 	const char *env[HM_ENV_MAX];
 	int nenv;
@@ -256,14 +270,6 @@ struct shim_state {
 	const char *preload; /* HERMETIC_PRELOAD's value, in env_buf */
 	const char *dns_allow; /* HERMETIC_DNS_ALLOW's value, in env_buf, or "" */
 	const char *home; /* HERMETIC_HOME's value, in env_buf, or NULL (passwd.c) */
-	/* Threads' clocks at exit, until pthread_join merges them (spawn.c). */
-	struct {
-		pthread_t t;
-		int64_t wall, mono;
-		bool used;
-	} join[64];
-	unsigned join_next;
-	pthread_mutex_t join_lock;
 	pthread_mutex_t environ_lock; /* orders system()/popen()'s environ swaps */
 	/* fds open on /dev/urandom or /dev/random, as a bitmap. */
 	_Atomic uint64_t rand_fds[1024 / 64]; /* HM_FDBITS */
@@ -283,14 +289,21 @@ struct shim_thread {
 	bool inited;
 	bool in_init; /* this thread runs the initialisation */
 	bool rng_ready;
-	bool mono_ticked; /* hm_t.mono is one tick past the last reading */
 	uint32_t index; /* thread index within the process, creation order */
 	uint64_t pending_child; /* number of the child being forked/vforked from this thread */
 	int depth; /* re-entry guard */
-	int64_t wall; /* virtual CLOCK_REALTIME, ns */
-	int64_t mono; /* virtual CLOCK_MONOTONIC, ns */
+	/* This thread's view of the run's clock (clock.c): the page's mono when
+	 * last read, the ticks added since, the last value handed out, readings
+	 * since the last wait. */
+	int64_t base, off, last;
+	uint64_t reads;
 	int64_t cpu; /* virtual CPU time, ns */
-	uint64_t spins; /* frozen clock reads since the last sleep/wait */
+	uint32_t tid; /* gettid(), cached */
+	int32_t slot; /* 1 + this thread's slot in the page, 0: none yet */
+	struct hm_vwait *vw; /* the virtual wait in progress, for the SIGURG handler */
+	uint32_t wakes; /* our SIGURGs received */
+	struct timespec dl; /* the absolute real deadline a primitive is waiting for */
+	struct timespec rel; /* the relative timeout a raw syscall is waiting for */
 	struct hm_chacha_stream rng;
 	struct hm_jr_thread *jr; /* this thread's streams, NULL until first used */
 	bool jr_done; /* this thread's streams are closed (it is exiting) */
@@ -315,11 +328,48 @@ static inline bool hm_ready(void)
 	return hm_init_slow();
 }
 
+/* vclock.c */
+#include <linux/types.h>
+#include "hermetic/vclock.h"
+struct hm_vwait {
+	int64_t deadline; /* virtual monotonic ns */
+	struct hm_vslot *s; /* NULL: no slot (no page, page full) */
+	bool external; /* on the real world: keeps the run busy, real deadline */
+	uint32_t wakes; /* hm_t.wakes when it began */
+	struct hm_vwait *prev; /* a wait this one interrupted (a signal handler's) */
+};
+void hm_vc_init(const char *path) HM_HIDDEN;
+bool hm_vc_cas_max(int64_t mono) HM_HIDDEN; /* move the clock to mono if later */
+void hm_vc_thread_exit(void) HM_HIDDEN;
+void hm_vc_process_exit(void) HM_HIDDEN; /* exit or exec: every slot of ours */
+void hm_vc_fork_child(void) HM_HIDDEN;
+bool hm_vw_begin(struct hm_vwait *w, int64_t deadline, uint32_t wake, bool external) HM_HIDDEN;
+void hm_vw_end(struct hm_vwait *w) HM_HIDDEN;
+bool hm_vw_due(const struct hm_vwait *w) HM_HIDDEN;
+bool hm_vw_woken(const struct hm_vwait *w) HM_HIDDEN;
+int64_t hm_vw_real_ns(const struct hm_vwait *w) HM_HIDDEN;
+void hm_vw_real_timeout(struct hm_vwait *w) HM_HIDDEN;
+bool hm_vw_arm_rel(struct hm_vwait *w) HM_HIDDEN;
+bool hm_vw_arm_abs(struct hm_vwait *w, clockid_t real_id) HM_HIDDEN;
+int hm_vw_sleep(struct hm_vwait *w) HM_HIDDEN;
+void hm_vw_on_wake(void) HM_HIDDEN;
+
+/* signals.c */
+void hm_signals_init(void) HM_HIDDEN;
+const sigset_t *hm_sig_strip(const sigset_t *set, sigset_t *buf) HM_HIDDEN;
+
+/* timers.c */
+void hm_timers_fork_child(void) HM_HIDDEN;
+bool hm_timerfd(int fd) HM_HIDDEN; /* one of our virtual timerfds */
+ssize_t hm_timerfd_read(int fd, void *buf, size_t len) HM_HIDDEN;
+void hm_timerfd_closed(int fd) HM_HIDDEN;
+
+
 /* clock.c */
 int64_t hm_clock_now(clockid_t id) HM_HIDDEN; /* virtual reading without ticking */
-void hm_clock_advance(int64_t ns) HM_HIDDEN; /* sleeps: wall and monotonic move by ns */
-void hm_clock_merge(int64_t wall, int64_t mono) HM_HIDDEN; /* Lamport: at least these */
 void hm_clock_waited(void) HM_HIDDEN; /* a sleep/wait happened: reset the spin count */
+/* A virtual absolute time on clock id as a deadline on the run's monotonic clock. */
+int64_t hm_clock_to_mono(clockid_t id, int64_t t) HM_HIDDEN;
 void hm_clock_follow(clockid_t id, int64_t ns) HM_HIDDEN; /* replay: a reading was id = ns */
 void hm_clock_jump(int64_t mono) HM_HIDDEN; /* replay: a wait ended at virtual mono */
 bool hm_clock_virtual_id(clockid_t id) HM_HIDDEN; /* a clock id the shim virtualises */
@@ -391,7 +441,6 @@ static inline bool hm_remote_open(void)
 void hm_fork_prepare(void) HM_HIDDEN;
 void hm_fork_parent(void) HM_HIDDEN;
 void hm_fork_child(void) HM_HIDDEN;
-void hm_publish_exit(void) HM_HIDDEN;
 
 /* record.c. Recording appends to the calling thread's stream; replay takes
  * the thread's next recorded value if it is of the kind asked (true), else

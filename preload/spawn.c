@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Processes and threads: lineage keys, the environment handed to every exec,
- * and the clock handed back when a child is reaped.
+ * Processes and threads: lineage keys and the environment handed to every
+ * exec. (The clock needs nothing here: every process maps the run's one
+ * clock page, vclock.c.)
  *
  * Lineage. A process with key K numbers the children it creates 1, 2, ... in
  * creation order (fork, vfork, posix_spawn, system, popen all count) and the
- * n-th child gets "K.n". The counter and the clocks survive exec through
+ * n-th child gets "K.n". The counter survives exec through
  * HERMETIC_VCLOCK; the exec generation (also in HERMETIC_VCLOCK) keeps an
  * exec'd image from replaying its predecessor's random stream.
  *   fork        pthread_atfork handlers: prepare numbers the child, child sets
@@ -27,16 +28,7 @@
  * is built in one buffer - on the stack (alloca) when small, else an
  * anonymous mapping - never with malloc, so it works in vfork children.
  *
- * HERMETIC_VCLOCK = "wall:mono:children:gen:fs_shift:publish", decimal.
- *
- * Reaping. A child whose parent runs the shim (publish = 1) leaves its exit
- * clock in /dev/shm/hermetic-exit-<pid> ("seed lineage wall mono") from a
- * destructor, _exit or _Exit; the parent's wait/waitpid/wait3/wait4/waitid
- * reads and unlinks it and merges (max) into the reaping thread's clocks,
- * after checking that seed and lineage make it its own child's file. A child
- * killed by a signal leaves nothing, and the parent's clock stays. Children of
- * system() and popen() are reaped inside glibc, so they are told not to
- * publish (publish = 0) and their time is not merged back.
+ * HERMETIC_VCLOCK = "children:gen:fs_shift", decimal.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -48,15 +40,12 @@
 
 extern char **environ;
 
-#define EXIT_DIR "/dev/shm/hermetic-exit-"
-
 /* ---- the environment ---- */
 
 struct env_spec {
 	const char *lineage;
 	uint64_t children;
 	uint32_t gen;
-	bool publish;
 };
 
 static bool has_prefix(const char *s, const char *p)
@@ -103,7 +92,7 @@ static size_t env_size(char *const envp[])
 	const char *pre = find_preload(envp);
 
 	return (count_env(envp) + hm.nenv + 4) * sizeof(char *) + strlen("HERMETIC_LINEAGE=") +
-	       HM_LINEAGE_MAX + strlen("HERMETIC_VCLOCK=") + 6 * 22 + strlen("LD_PRELOAD=") +
+	       HM_LINEAGE_MAX + strlen("HERMETIC_VCLOCK=") + 3 * 22 + strlen("LD_PRELOAD=") +
 	       (hm.preload ? strlen(hm.preload) : 0) + 1 + (pre ? strlen(pre) : 0) + 16;
 }
 
@@ -160,12 +149,9 @@ static char **env_fill(void *buf, char *const envp[], const struct env_spec *spe
 	s++;
 	*o++ = s;
 	s = append(s, HM_ENV_VCLOCK "=");
-	s = append_num(s, hm_t.wall, true);
-	s = append_num(s, hm_t.mono, true);
 	s = append_num(s, spec->children, true);
 	s = append_num(s, spec->gen, true);
-	s = append_num(s, hm.fs_shift, true);
-	s = append_num(s, spec->publish, false);
+	s = append_num(s, hm.fs_shift, false);
 	*o = NULL;
 	return out;
 }
@@ -203,17 +189,15 @@ static void exec_spec(struct env_spec *spec, char *key_buf)
 		spec->lineage = key_buf;
 		spec->children = 0;
 		spec->gen = 1;
-		spec->publish = true;
 		return;
 	}
 	spec->lineage = hm.lineage;
 	spec->children = atomic_load(&hm.children);
 	spec->gen = hm.gen + 1;
-	spec->publish = hm.publish_exit;
 }
 
 /* The spec for a new child (posix_spawn, system, popen): numbers it. */
-static void child_spec(struct env_spec *spec, char *key_buf, bool publish)
+static void child_spec(struct env_spec *spec, char *key_buf)
 {
 	uint64_t n = atomic_fetch_add(&hm.children, 1) + 1;
 
@@ -222,7 +206,6 @@ static void child_spec(struct env_spec *spec, char *key_buf, bool publish)
 	spec->lineage = key_buf;
 	spec->children = 0;
 	spec->gen = 1;
-	spec->publish = publish;
 }
 
 /* ---- exec ---- */
@@ -254,6 +237,10 @@ static int do_exec(enum exec_kind kind, int fd, const char *path, char *const ar
 		streams = hm.jr && hm_sys(SYS_getpid, 0, 0, 0) == hm.pid;
 		if (streams)
 			hm_jr_exec_begin();
+		/* The new image claims slots of its own (not a vfork child's:
+		 * those are its parent's). */
+		if (hm_sys(SYS_getpid, 0, 0, 0) == hm.pid)
+			hm_vc_process_exit();
 	}
 	switch (kind) {
 	case EXEC_VE:
@@ -375,7 +362,7 @@ static int do_spawn(bool p, pid_t *pid, const char *file, const posix_spawn_file
 									  envp);
 	if (!envp)
 		envp = environ;
-	child_spec(&spec, key, true);
+	child_spec(&spec, key);
 	size = env_size(envp);
 	buf = ENV_ALLOC(size);
 	env = buf ? env_fill(buf, envp, &spec) : (char **)envp;
@@ -415,7 +402,7 @@ HM_EXPORT int system(const char *cmd)
 	if (!hm.active || !cmd)
 		return hm.real.system(cmd);
 	pthread_mutex_lock(&hm.environ_lock);
-	child_spec(&spec, key, false);
+	child_spec(&spec, key);
 	size = env_size(environ);
 	buf = ENV_ALLOC(size);
 	saved = environ;
@@ -444,7 +431,7 @@ HM_EXPORT FILE *popen(const char *cmd, const char *mode)
 	if (!hm.active)
 		return hm.real.popen(cmd, mode);
 	pthread_mutex_lock(&hm.environ_lock);
-	child_spec(&spec, key, false);
+	child_spec(&spec, key);
 	size = env_size(environ);
 	buf = ENV_ALLOC(size);
 	saved = environ;
@@ -469,7 +456,6 @@ void hm_fork_prepare(void)
 		return;
 	hm_t.pending_child = atomic_fetch_add(&hm.children, 1) + 1;
 	pthread_mutex_lock(&hm.environ_lock);
-	pthread_mutex_lock(&hm.join_lock);
 	hm_jr_fork_prepare();
 }
 
@@ -478,7 +464,6 @@ void hm_fork_parent(void)
 	if (!hm.active)
 		return;
 	hm_jr_fork_parent();
-	pthread_mutex_unlock(&hm.join_lock);
 	pthread_mutex_unlock(&hm.environ_lock);
 }
 
@@ -488,7 +473,6 @@ void hm_fork_child(void)
 
 	if (!hm.active)
 		return;
-	pthread_mutex_unlock(&hm.join_lock);
 	pthread_mutex_unlock(&hm.environ_lock);
 	hm.ppid = hm.pid;
 	hm.pid = hm_sys(SYS_getpid, 0, 0, 0);
@@ -497,12 +481,11 @@ void hm_fork_child(void)
 	atomic_store(&hm.children, 0);
 	atomic_store(&hm.threads, 0);
 	hm.gen = 0;
-	hm.publish_exit = true;
-	hm.start_wall = hm_t.wall;
-	hm.start_mono = hm_t.mono;
 	hm_t.index = 0;
 	hm_t.pending_child = 0;
 	hm_rng_reset();
+	hm_vc_fork_child();
+	hm_timers_fork_child();
 	hm_jr_fork_child(); /* (after the key and index: new streams use them) */
 }
 
@@ -550,34 +533,13 @@ struct hm_start {
 	void *(*fn)(void *);
 	void *arg;
 	uint32_t index;
-	int64_t wall, mono;
 };
-
-/*
- * pthread_join is a Lamport merge too: a thread's clocks at exit wait in a
- * small table keyed by pthread_t until it is joined. Detached threads are
- * never joined; the table is a fixed ring, and the oldest entry gives way.
- */
-#define JOIN_SLOTS ((unsigned)(sizeof(hm.join) / sizeof(hm.join[0])))
 
 static void thread_exited(void *unused)
 {
-	pthread_t self = pthread_self();
-	unsigned i;
-
 	if (hm.jr)
 		hm_jr_thread_exit();
-
-	pthread_mutex_lock(&hm.join_lock);
-	for (i = 0; i < JOIN_SLOTS && !(hm.join[i].used && pthread_equal(hm.join[i].t, self)); i++)
-		;
-	if (i == JOIN_SLOTS)
-		i = hm.join_next++ % JOIN_SLOTS;
-	hm.join[i].t = self;
-	hm.join[i].wall = hm_t.wall;
-	hm.join[i].mono = hm_t.mono;
-	hm.join[i].used = true;
-	pthread_mutex_unlock(&hm.join_lock);
+	hm_vc_thread_exit();
 }
 
 static void *trampoline(void *p)
@@ -588,35 +550,12 @@ static void *trampoline(void *p)
 	free(p);
 	hm_t.inited = true;
 	hm_t.index = s.index;
-	hm_t.wall = s.wall;
-	hm_t.mono = s.mono;
 	hm_t.cpu = 0;
-	hm_t.spins = 0;
 	hm_t.rng_ready = false;
 	pthread_cleanup_push(thread_exited, NULL);
 	ret = s.fn(s.arg);
 	pthread_cleanup_pop(1);
 	return ret;
-}
-
-HM_EXPORT int pthread_join(pthread_t t, void **ret)
-{
-	int r;
-
-	hm_ready();
-	r = hm.real.pthread_join(t, ret);
-	if (r == 0 && hm.active) {
-		pthread_mutex_lock(&hm.join_lock);
-		for (unsigned i = 0; i < JOIN_SLOTS; i++)
-			if (hm.join[i].used && pthread_equal(hm.join[i].t, t)) {
-				hm.join[i].used = false;
-				if (hm.clock)
-					hm_clock_merge(hm.join[i].wall, hm.join[i].mono);
-				break;
-			}
-		pthread_mutex_unlock(&hm.join_lock);
-	}
-	return r;
 }
 
 HM_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
@@ -631,162 +570,23 @@ HM_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*f
 	s->fn = fn;
 	s->arg = arg;
 	s->index = atomic_fetch_add(&hm.threads, 1) + 1;
-	s->wall = hm_t.wall;
-	s->mono = hm_t.mono;
 	r = hm.real.pthread_create(t, attr, trampoline, s);
 	if (r)
 		free(s);
 	return r;
 }
 
-/* ---- exit time, and reaping ---- */
-
-static char *exit_path(char *buf, pid_t pid)
-{
-	char *p = append(buf, EXIT_DIR);
-
-	hm_fmt_u64(p, 22, (uint64_t)pid);
-	return buf;
-}
-
-void hm_publish_exit(void)
-{
-	char path[64], line[HM_LINEAGE_MAX + 96], *p = line;
-	pid_t me = hm_sys(SYS_getpid, 0, 0, 0);
-	long fd;
-
-	if (!hm.active || !hm.publish_exit || !hm.clock || !hm_t.inited)
-		return;
-	/* An orphan's new parent (init, a subreaper) would never collect the file. A
-	 * vfork child (me != hm.pid) that failed to exec is its parent's child. */
-	if (me == hm.pid && hm_sys(SYS_getppid, 0, 0, 0) != hm.ppid)
-		return;
-	exit_path(path, me);
-	p += hm_fmt_u64(p, 22, hm.seed);
-	*p++ = ' ';
-	p = append(p, hm.lineage);
-	*p++ = ' ';
-	p += hm_fmt_i64(p, 22, hm_t.wall);
-	*p++ = ' ';
-	p += hm_fmt_i64(p, 22, hm_t.mono);
-	*p++ = '\n';
-	fd = hm_sys6(SYS_openat, AT_FDCWD, (long)path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-		     0600, 0, 0);
-	if (fd < 0)
-		return;
-	hm_sys(SYS_write, fd, line, p - line);
-	hm_sys(SYS_close, fd, 0, 0);
-}
-
-/* A child we reaped: merge its exit clock if it left one for us. */
-static void reaped(pid_t pid)
-{
-	char path[64], buf[HM_LINEAGE_MAX + 96], *key;
-	const char *p;
-	uint64_t seed;
-	int64_t wall, mono;
-	size_t plen = strlen(hm.lineage);
-	long fd, n;
-
-	if (!hm.active || !hm.clock || pid <= 0)
-		return;
-	exit_path(path, pid);
-	fd = hm_sys6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
-	if (fd < 0)
-		return;
-	n = hm_sys(SYS_read, fd, buf, sizeof(buf) - 1);
-	hm_sys(SYS_close, fd, 0, 0);
-	hm_sys(SYS_unlink, path, 0, 0);
-	if (n <= 0)
-		return;
-	buf[n] = 0;
-	/* "seed lineage wall mono": ours only if same seed and a child of our key */
-	if (!(p = hm_parse_dec_u64(buf, &seed)) || seed != hm.seed || *p++ != ' ')
-		return;
-	key = (char *)p;
-	if (strncmp(key, hm.lineage, plen) || key[plen] != '.')
-		return;
-	p = key + plen + 1;
-	if (!(p = hm_parse_dec_u64(p, &seed)) || *p++ != ' ' || !(p = hm_parse_dec_i64(p, &wall)) ||
-	    *p++ != ' ' || !(p = hm_parse_dec_i64(p, &mono)))
-		return;
-	hm_clock_merge(wall, mono);
-}
-
-static bool terminated(int status)
-{
-	return WIFEXITED(status) || WIFSIGNALED(status);
-}
-
-HM_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
-{
-	int st, e;
-	pid_t r;
-
-	hm_ready();
-	r = hm.real.waitpid(pid, &st, options);
-	if (r > 0) {
-		e = errno;
-		if (status)
-			*status = st;
-		if (terminated(st))
-			reaped(r);
-		errno = e;
-	}
-	return r;
-}
-
-HM_EXPORT pid_t wait(int *status)
-{
-	return waitpid(-1, status, 0);
-}
-
-HM_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
-{
-	int st, e;
-	pid_t r;
-
-	hm_ready();
-	r = hm.real.wait4(pid, &st, options, ru);
-	if (r > 0) {
-		e = errno;
-		if (status)
-			*status = st;
-		if (terminated(st))
-			reaped(r);
-		errno = e;
-	}
-	return r;
-}
-
-HM_EXPORT pid_t wait3(int *status, int options, struct rusage *ru)
-{
-	return wait4(-1, status, options, ru);
-}
-
-HM_EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
-{
-	int r, e;
-
-	hm_ready();
-	r = hm.real.waitid(type, id, info, options);
-	if (r == 0 && info && info->si_pid > 0 && !(options & WNOWAIT) &&
-	    (info->si_code == CLD_EXITED || info->si_code == CLD_KILLED ||
-	     info->si_code == CLD_DUMPED)) {
-		e = errno;
-		reaped(info->si_pid);
-		errno = e;
-	}
-	return r;
-}
+/* ---- exit ---- */
 
 HM_EXPORT void _exit(int status)
 {
 	if (hm.ready && hm.active) {
 		/* (a vfork child's streams are its parent's) */
-		if (hm.jr && hm_sys(SYS_getpid, 0, 0, 0) == hm.pid)
-			hm_jr_exit();
-		hm_publish_exit();
+		if (hm_sys(SYS_getpid, 0, 0, 0) == hm.pid) {
+			if (hm.jr)
+				hm_jr_exit();
+			hm_vc_process_exit();
+		}
 	}
 	if (hm.real._exit)
 		hm.real._exit(status);

@@ -1,93 +1,36 @@
 // SPDX-License-Identifier: MIT
 /*
- * Sleeps and timed waits.
+ * Sleeps and timed waits on the run's clock (vclock.c; docs/virtual-time.md).
  *
- * A sleep advances the calling thread's virtual clocks by its duration (or
- * up to its absolute deadline) and returns at once. A timed wait waits for
- * real for at most HM_WAIT_GRACE_NS; if it times out for real, the virtual
- * clocks jump to its deadline and it reports a timeout. If it returns for any
- * other reason (an event, a signal, a spurious wake-up), virtual time does not
- * move: how long the event took in real time is not something a deterministic
- * run can observe. Infinite waits stay real. Absolute deadlines are virtual
- * times on the clock the wait uses.
+ * Every timed wait has a deadline on the run's virtual monotonic clock and
+ * ends in one of two ways: what it waits for happens (however long that
+ * takes in real time: the clock cannot move while any thread of the run is
+ * runnable), or the whole run is idle, its deadline is the earliest, and the
+ * keeper moves the clock there and wakes it (a timeout). A sleep is a wait
+ * for nothing. Waits without a timeout are real, and the thread is simply
+ * blocked. Waits on the real world (a socket to a peer outside the run) are
+ * EXTERNAL: they keep real deadlines and hold the run's clock meanwhile.
  *
- * One exception: while the process has a child that is still running, a
- * sleep or timed wait also waits for real, up to its own duration, in slices
- * (HM_CHILD_SLICE_NS), until the child exits or the wait is satisfied. Virtual
- * time still moves by exactly the requested amount. Without it, a program
- * that waits for a real process with a timeout - subprocess.run(timeout=),
- * Process.waitFor(timeout), "start a server, sleep 1, connect" - would see
- * its timeout expire in microseconds while the child is still working. Such a
- * program races a real process against time, so how many times it polls is
- * not deterministic; everything else stays so.
- *
- * The same holds while the process has a socket connected to the real
- * network (an --allow'ed host, or any under --network off; see net.c): a
- * server out there answers in real time, so a 5 s timeout waits up to 5 s.
+ * Signals interrupt these waits as the kernel would: sleeps, poll, select,
+ * epoll, sigtimedwait and sem_*wait return EINTR (nanosleep with the
+ * virtual time left); condition variables, mutexes and rwlocks keep waiting;
+ * SA_RESTART does what the kernel does with these calls, which is to not
+ * restart them. Our own SIGURG never shows.
  *
  * Recording and replay (record.c): every sleep and every wait with a finite
  * timeout is one value of the thread's stream - its outcome (timed out or
  * not), its result and the virtual monotonic time after it. In replay a sleep
  * or a wait that timed out returns at once, as it did, and the clock jumps
  * where the recording's did, whatever the clock mode; a wait that saw an
- * event waits for one for real, up to its whole timeout. The JW macro below
- * wraps each wrapper's virtual path (or the real call, clock off) in that.
+ * event waits for one for real, up to its whole timeout (an EXTERNAL wait:
+ * the run's clock waits with it). The JW macro below wraps each wrapper's
+ * virtual path (or the real call, clock off) in that.
  */
 #include <string.h>
+#include <linux/futex.h>
 #include "shim.h"
 
-/* Real relative timeout for a virtual one: at most the grace. */
-static inline int64_t grace(int64_t rel)
-{
-	return rel < HM_WAIT_GRACE_NS ? rel : HM_WAIT_GRACE_NS;
-}
-
-static inline int grace_ms(int ms)
-{
-	int g = HM_WAIT_GRACE_NS / 1000000;
-
-	return ms < g ? ms : g;
-}
-
-static void sched_yield_raw(void)
-{
-	hm_sys(SYS_sched_yield, 0, 0, 0);
-}
-
-/* Does this process have a child that has not exited yet? (Exited but
- * unreaped children do not count: whoever reaps them is about to run.) */
-static bool child_running(void)
-{
-	siginfo_t si;
-
-	si.si_pid = 0;
-	return hm_sys6(SYS_waitid, P_ALL, 0, (long)&si, WEXITED | WNOHANG | WNOWAIT, 0, 0) == 0 &&
-	       si.si_pid == 0;
-}
-
-static int64_t real_mono(void)
-{
-	return hm_real_ns(CLOCK_MONOTONIC);
-}
-
-/*
- * A wait that started at real time t0 for rel ns has timed out for real:
- * how long to wait for real next, because a child is still running or a
- * socket to the real network is open (0: stop, take the timeout as reached).
- */
-static int64_t more_real(int64_t t0, int64_t rel)
-{
-	int64_t done = real_mono() - t0;
-
-	if (done >= rel || !(hm_t.jw_event || hm_remote_open() || child_running()))
-		return 0;
-	return rel - done < HM_CHILD_SLICE_NS ? rel - done : HM_CHILD_SLICE_NS;
-}
-
-static int ms_ceil(int64_t ns)
-{
-	return (ns + 999999) / 1000000;
-}
+#define SIGSETSIZE 8
 
 /*
  * One wait through the journal: r = a timeout made by REPLAYED (the
@@ -121,28 +64,71 @@ static int ms_ceil(int64_t ns)
 
 #define IS_ZERO(r) ((r) == 0)
 
-/* A sleep of ns: real while a child runs, then the virtual clocks move. */
-static void virtual_sleep(int64_t ns)
+static inline int64_t mono_now(void)
 {
-	if (ns > 0 && child_running()) {
-		int64_t t0 = real_mono(), next = ns < HM_CHILD_SLICE_NS ? ns : HM_CHILD_SLICE_NS;
+	return hm_clock_now(CLOCK_MONOTONIC);
+}
 
-		do {
-			struct timespec ts = ns_to_ts(next);
+/* Replaying a wait that saw an event: wait for it for real. */
+static inline bool replay_event(void)
+{
+	return hm_t.jw_event;
+}
 
-			hm_sys(SYS_nanosleep, &ts, NULL, 0);
-		} while ((next = more_real(t0, ns)));
-	} else {
-		sched_yield_raw();
+/* After EINTR from a wait's real call: 1 = our wake-up came, the deadline is
+ * not due (wait on), 0 = the deadline is due (time out), -1 = a signal of
+ * the program's (return EINTR). */
+static int after_eintr(struct hm_vwait *w)
+{
+	if (hm_vw_due(w))
+		return 0;
+	if (hm_vw_woken(w)) {
+		w->wakes = hm_t.wakes;
+		return 1;
 	}
-	hm_clock_advance(ns);
+	return -1;
 }
 
 /* ---- sleeps ---- */
 
+/* Sleep until virtual monotonic time deadline: 0, or -EINTR with *left. */
+static int vsleep_until(int64_t deadline, int64_t *left)
+{
+	struct hm_vwait w;
+	int r;
+
+	*left = 0;
+	if (deadline <= mono_now()) {
+		hm_sys(SYS_sched_yield, 0, 0, 0);
+		hm_clock_waited();
+		return 0;
+	}
+	if (!hm_vw_begin(&w, deadline, HM_VW_FUTEX, false)) {
+		/* No slot in the page: sleep for real. */
+		struct timespec ts = ns_to_ts(deadline - mono_now());
+
+		r = (int)hm_sys(SYS_nanosleep, &ts, &ts, 0);
+		hm_vc_cas_max(deadline);
+		hm_clock_waited();
+		return r < 0 ? r : 0;
+	}
+	r = hm_vw_sleep(&w);
+	if (r < 0)
+		*left = deadline - mono_now();
+	hm_vw_end(&w);
+	return r;
+}
+
 static int nanosleep_v(const struct timespec *req, struct timespec *rem)
 {
-	virtual_sleep(ts_to_ns(req));
+	int64_t left;
+
+	if (vsleep_until(mono_now() + ts_to_ns(req), &left) < 0) {
+		if (rem)
+			*rem = ns_to_ts(left > 0 ? left : 0);
+		errno = EINTR;
+		return -1;
+	}
 	if (rem)
 		memset(rem, 0, sizeof(*rem));
 	return 0;
@@ -171,16 +157,21 @@ HM_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 	return r;
 }
 
+/* Returns an error number, as clock_nanosleep does. */
 static int clock_nanosleep_v(clockid_t id, int flags, const struct timespec *req,
 			     struct timespec *rem)
 {
-	int64_t d = ts_to_ns(req);
+	int64_t dl = flags & TIMER_ABSTIME ? hm_clock_to_mono(id, ts_to_ns(req))
+					   : mono_now() + ts_to_ns(req);
+	int64_t left;
 
-	if (flags & TIMER_ABSTIME)
-		d -= hm_clock_now(id);
-	else if (rem)
+	if (vsleep_until(dl, &left) < 0) {
+		if (rem && !(flags & TIMER_ABSTIME))
+			*rem = ns_to_ts(left > 0 ? left : 0);
+		return EINTR;
+	}
+	if (rem && !(flags & TIMER_ABSTIME))
 		memset(rem, 0, sizeof(*rem));
-	virtual_sleep(d);
 	return 0;
 }
 
@@ -208,6 +199,16 @@ HM_EXPORT int clock_nanosleep(clockid_t id, int flags, const struct timespec *re
 	return r;
 }
 
+/* sleep(): the seconds left when a signal interrupted it. */
+static unsigned sleep_v(unsigned s)
+{
+	int64_t left;
+
+	if (vsleep_until(mono_now() + (int64_t)s * NSEC_PER_SEC, &left) < 0)
+		return (unsigned)((left + NSEC_PER_SEC - 1) / NSEC_PER_SEC);
+	return 0;
+}
+
 HM_EXPORT unsigned sleep(unsigned s)
 {
 	int r;
@@ -215,53 +216,110 @@ HM_EXPORT unsigned sleep(unsigned s)
 	if (unlikely(!hm_ready()) || !hm.clock_hook) {
 		struct timespec ts = { s, 0 };
 
-		return nanosleep(&ts, NULL) ? s : 0;
+		return nanosleep(&ts, &ts) ? (unsigned)ts.tv_sec : 0;
 	}
-	if (likely(!hm.jr)) {
-		virtual_sleep((int64_t)s * NSEC_PER_SEC);
-		return 0;
-	}
+	if (likely(!hm.jr))
+		return sleep_v(s);
 	/* returns the seconds left */
-	JW(HM_JW_SLEEP, true, r, IS_ZERO, r = (int)w_.result,
-	   ({
-		   virtual_sleep((int64_t)s * NSEC_PER_SEC);
-		   0;
-	   }),
+	JW(HM_JW_SLEEP, true, r, IS_ZERO, r = (int)w_.result, (int)sleep_v(s),
 	   (int)hm.real.sleep(s));
 	return (unsigned)r;
 }
 
 HM_EXPORT int usleep(useconds_t us)
 {
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
 	int r;
 
-	if (unlikely(!hm_ready()) || !hm.clock_hook) {
-		struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-
+	if (unlikely(!hm_ready()) || !hm.clock_hook)
 		return nanosleep(&ts, NULL);
-	}
-	if (likely(!hm.jr)) {
-		virtual_sleep((int64_t)us * 1000);
-		return 0;
-	}
-	JW(HM_JW_USLEEP, true, r, IS_ZERO, JW_SLEEP_RESULT(r),
-	   ({
-		   virtual_sleep((int64_t)us * 1000);
-		   0;
-	   }),
+	if (likely(!hm.jr))
+		return nanosleep_v(&ts, NULL);
+	JW(HM_JW_USLEEP, true, r, IS_ZERO, JW_SLEEP_RESULT(r), nanosleep_v(&ts, NULL),
 	   hm.real.usleep(us));
 	return r;
 }
 
-/* ---- relative timeouts: poll, select, epoll ---- */
+/* ---- relative timeouts: poll, select, epoll, sigtimedwait ---- */
 
-/* After a real wait of at most the grace: r == 0 means it timed out. */
-static inline void after_rel(int r, int64_t rel_ns)
+static bool fds_remote(const struct pollfd *fds, nfds_t n)
 {
+	if (!hm_remote_open())
+		return false;
+	for (nfds_t i = 0; i < n; i++)
+		if (hm_remotefd(fds[i].fd))
+			return true;
+	return false;
+}
+
+static bool sets_remote(int nfds, const fd_set *r, const fd_set *w, const fd_set *e)
+{
+	if (!hm_remote_open())
+		return false;
+	for (int fd = 0; fd < nfds && fd < FD_SETSIZE; fd++)
+		if (((r && FD_ISSET(fd, r)) || (w && FD_ISSET(fd, w)) || (e && FD_ISSET(fd, e))) &&
+		    hm_remotefd(fd))
+			return true;
+	return false;
+}
+
+/*
+ * A wait whose real call takes a relative timeout from hm_t.rel (raw
+ * syscalls, so the kernel reads exactly the variable the SIGURG handler
+ * zeroes). CALL makes the call and returns a result or -errno; TIMEOUT is its
+ * result for "timed out", or RESTORE restores what a timed-out call changed.
+ * Evaluates to the result, -errno on error or EINTR.
+ */
+#define REL_WAIT(w, CALL, TIMEOUT, RESTORE)                                                       \
+	({                                                                                         \
+		long r_;                                                                           \
+		for (;;) {                                                                         \
+			if (!hm_vw_arm_rel(w)) {                                                   \
+				r_ = (TIMEOUT);                                                    \
+				break;                                                             \
+			}                                                                          \
+			r_ = (CALL);                                                               \
+			if (r_ == (TIMEOUT)) {                                                     \
+				if (hm_vw_due(w))                                                  \
+					break;                                                     \
+				hm_vw_real_timeout(w);                                             \
+			} else if (r_ == -EINTR) {                                                 \
+				int a_ = after_eintr(w);                                           \
+				if (a_ < 0)                                                        \
+					break;                                                     \
+				if (a_ == 0) {                                                     \
+					r_ = (TIMEOUT);                                            \
+					break;                                                     \
+				}                                                                  \
+			} else {                                                                   \
+				break;                                                             \
+			}                                                                          \
+			RESTORE;                                                                   \
+		}                                                                                  \
+		r_;                                                                                \
+	})
+
+static int ppoll_v(struct pollfd *fds, nfds_t n, int64_t rel, const sigset_t *mask)
+{
+	struct hm_vwait w;
+	sigset_t buf;
+	long r;
+
+	mask = hm_sig_strip(mask, &buf);
+	if (!hm_vw_begin(&w, mono_now() + rel, HM_VW_SIGNAL, fds_remote(fds, n) || replay_event())) {
+		struct timespec ts = ns_to_ts(rel);
+
+		return hm_sys_errno(hm_sys6(SYS_ppoll, (long)fds, n, (long)&ts, (long)mask,
+					    SIGSETSIZE, 0));
+	}
+	r = REL_WAIT(&w,
+		     hm_sys6(SYS_ppoll, (long)fds, n, (long)&hm_t.rel, (long)mask, SIGSETSIZE, 0),
+		     0, (void)0);
 	if (r == 0)
-		hm_clock_advance(rel_ns);
-	else
-		hm_clock_waited();
+		for (nfds_t i = 0; i < n; i++)
+			fds[i].revents = 0;
+	hm_vw_end(&w);
+	return hm_sys_errno(r);
 }
 
 static void no_revents(struct pollfd *fds, nfds_t n)
@@ -270,36 +328,25 @@ static void no_revents(struct pollfd *fds, nfds_t n)
 		fds[i].revents = 0;
 }
 
-static int poll_v(struct pollfd *fds, nfds_t n, int timeout)
-{
-	int64_t t0, more;
-	int r;
-
-	t0 = real_mono();
-	r = hm.real.poll(fds, n, grace_ms(timeout));
-	while (r == 0 && (more = more_real(t0, (int64_t)timeout * 1000000)))
-		r = hm.real.poll(fds, n, ms_ceil(more));
-	after_rel(r, (int64_t)timeout * 1000000);
-	return r;
-}
-
 HM_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
 	int r;
 
-	if (unlikely(!hm_ready()))
-		return hm_sys_errno(hm_sys6(SYS_ppoll, (long)fds, n,
-					    timeout < 0 ? 0 : (long)&(struct timespec){ timeout / 1000, (timeout % 1000) * 1000000 },
-					    0, 8, 0));
+	if (unlikely(!hm_ready())) {
+		struct timespec ts = { timeout / 1000, (timeout % 1000) * 1000000 };
+
+		return hm_sys_errno(
+			hm_sys6(SYS_ppoll, (long)fds, n, timeout < 0 ? 0 : (long)&ts, 0, 8, 0));
+	}
 	if (!hm.clock_hook || timeout <= 0) {
 		if (hm.clock && timeout < 0)
 			hm_clock_waited();
 		return hm.real.poll(fds, n, timeout);
 	}
 	if (likely(!hm.jr))
-		return poll_v(fds, n, timeout);
-	JW(HM_JW_POLL, false, r, IS_ZERO, (no_revents(fds, n), r = 0), poll_v(fds, n, timeout),
-	   hm.real.poll(fds, n, timeout));
+		return ppoll_v(fds, n, (int64_t)timeout * 1000000, NULL);
+	JW(HM_JW_POLL, false, r, IS_ZERO, (no_revents(fds, n), r = 0),
+	   ppoll_v(fds, n, (int64_t)timeout * 1000000, NULL), hm.real.poll(fds, n, timeout));
 	return r;
 }
 
@@ -308,26 +355,10 @@ HM_EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdsle
 	return poll(fds, n, timeout);
 }
 
-static int ppoll_v(struct pollfd *fds, nfds_t n, int64_t rel, const sigset_t *mask)
-{
-	struct timespec g;
-	int64_t t0, more;
-	int r;
-
-	t0 = real_mono();
-	g = ns_to_ts(grace(rel));
-	r = hm.real.ppoll(fds, n, &g, mask);
-	while (r == 0 && (more = more_real(t0, rel))) {
-		g = ns_to_ts(more);
-		r = hm.real.ppoll(fds, n, &g, mask);
-	}
-	after_rel(r, rel);
-	return r;
-}
-
 HM_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 		    const sigset_t *mask)
 {
+	sigset_t buf;
 	int64_t rel;
 	int r;
 
@@ -336,12 +367,12 @@ HM_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 	if (!hm.clock_hook || !tmo || (rel = ts_to_ns(tmo)) <= 0) {
 		if (hm.clock && !tmo)
 			hm_clock_waited();
-		return hm.real.ppoll(fds, n, tmo, mask);
+		return hm.real.ppoll(fds, n, tmo, hm_sig_strip(mask, &buf));
 	}
 	if (likely(!hm.jr))
 		return ppoll_v(fds, n, rel, mask);
 	JW(HM_JW_PPOLL, false, r, IS_ZERO, (no_revents(fds, n), r = 0), ppoll_v(fds, n, rel, mask),
-	   hm.real.ppoll(fds, n, tmo, mask));
+	   hm.real.ppoll(fds, n, tmo, hm_sig_strip(mask, &buf)));
 	return r;
 }
 
@@ -356,32 +387,24 @@ struct fd_sets {
 	fd_set r, w, e;
 };
 
-static void sets_save(struct fd_sets *s, int nfds, fd_set *r, fd_set *w, fd_set *e)
+static size_t set_bytes(int nfds)
 {
 	size_t n = nfds <= 0 ? 0 : ((size_t)nfds + 7) / 8;
 
-	if (n > sizeof(fd_set))
-		n = sizeof(fd_set);
-	if (r)
-		memcpy(&s->r, r, n);
-	if (w)
-		memcpy(&s->w, w, n);
-	if (e)
-		memcpy(&s->e, e, n);
+	return n > sizeof(fd_set) ? sizeof(fd_set) : n;
 }
 
-static void sets_restore(struct fd_sets *s, int nfds, fd_set *r, fd_set *w, fd_set *e)
+static void sets_copy(fd_set *dr, fd_set *dw, fd_set *de, const fd_set *r, const fd_set *w,
+		      const fd_set *e, int nfds)
 {
-	size_t n = nfds <= 0 ? 0 : ((size_t)nfds + 7) / 8;
+	size_t n = set_bytes(nfds);
 
-	if (n > sizeof(fd_set))
-		n = sizeof(fd_set);
-	if (r)
-		memcpy(r, &s->r, n);
-	if (w)
-		memcpy(w, &s->w, n);
-	if (e)
-		memcpy(e, &s->e, n);
+	if (dr && r)
+		memcpy(dr, r, n);
+	if (dw && w)
+		memcpy(dw, w, n);
+	if (de && e)
+		memcpy(de, e, n);
 }
 
 static void sets_clear(int nfds, fd_set *r, fd_set *w, fd_set *e)
@@ -389,31 +412,43 @@ static void sets_clear(int nfds, fd_set *r, fd_set *w, fd_set *e)
 	struct fd_sets zero;
 
 	memset(&zero, 0, sizeof(zero));
-	sets_restore(&zero, nfds, r, w, e);
+	sets_copy(r, w, e, &zero.r, &zero.w, &zero.e, nfds);
 }
 
-static int select_v(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv, int64_t rel)
+/* pselect6's last argument: the mask and its size. */
+struct sigmask6 {
+	const sigset_t *ss;
+	size_t len;
+};
+
+static int pselect_v(int nfds, fd_set *r, fd_set *w, fd_set *e, int64_t rel, const sigset_t *mask)
 {
 	struct fd_sets saved;
-	struct timeval g;
-	int64_t t0, more;
-	int ret;
+	struct hm_vwait vw;
+	struct sigmask6 sm;
+	sigset_t buf;
+	long ret;
 
-	t0 = real_mono();
-	sets_save(&saved, nfds, r, w, e);
-	g.tv_sec = 0;
-	g.tv_usec = grace(rel) / 1000;
-	ret = hm.real.select(nfds, r, w, e, &g);
-	while (ret == 0 && (more = more_real(t0, rel))) {
-		sets_restore(&saved, nfds, r, w, e);
-		g.tv_sec = more / NSEC_PER_SEC;
-		g.tv_usec = more % NSEC_PER_SEC / 1000 + 1;
-		ret = hm.real.select(nfds, r, w, e, &g);
+	sm.ss = hm_sig_strip(mask, &buf);
+	sm.len = SIGSETSIZE;
+	if (!hm_vw_begin(&vw, mono_now() + rel, HM_VW_SIGNAL,
+			 sets_remote(nfds, r, w, e) || replay_event())) {
+		struct timespec ts = ns_to_ts(rel);
+
+		return hm_sys_errno(hm_sys6(SYS_pselect6, nfds, (long)r, (long)w, (long)e, (long)&ts,
+					    (long)&sm));
 	}
-	after_rel(ret, rel);
+	sets_copy(&saved.r, &saved.w, &saved.e, r, w, e, nfds);
+	ret = REL_WAIT(&vw,
+		       hm_sys6(SYS_pselect6, nfds, (long)r, (long)w, (long)e, (long)&hm_t.rel,
+			       (long)&sm),
+		       0, sets_copy(r, w, e, &saved.r, &saved.w, &saved.e, nfds));
 	if (ret == 0)
-		tv->tv_sec = tv->tv_usec = 0; /* Linux reports the time left */
-	return ret;
+		sets_clear(nfds, r, w, e);
+	else if (ret == -EINTR)
+		sets_copy(r, w, e, &saved.r, &saved.w, &saved.e, nfds);
+	hm_vw_end(&vw);
+	return hm_sys_errno(ret);
 }
 
 HM_EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
@@ -429,38 +464,21 @@ HM_EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *
 			hm_clock_waited();
 		return hm.real.select(nfds, r, w, e, tv);
 	}
-	if (likely(!hm.jr))
-		return select_v(nfds, r, w, e, tv, rel);
-	JW(HM_JW_SELECT, false, ret, IS_ZERO,
-	   (sets_clear(nfds, r, w, e), tv->tv_sec = tv->tv_usec = 0, ret = 0),
-	   select_v(nfds, r, w, e, tv, rel), hm.real.select(nfds, r, w, e, tv));
-	return ret;
-}
-
-static int pselect_v(int nfds, fd_set *r, fd_set *w, fd_set *e, int64_t rel,
-		     const sigset_t *mask)
-{
-	struct fd_sets saved;
-	struct timespec g;
-	int64_t t0, more;
-	int ret;
-
-	t0 = real_mono();
-	sets_save(&saved, nfds, r, w, e);
-	g = ns_to_ts(grace(rel));
-	ret = hm.real.pselect(nfds, r, w, e, &g, mask);
-	while (ret == 0 && (more = more_real(t0, rel))) {
-		sets_restore(&saved, nfds, r, w, e);
-		g = ns_to_ts(more);
-		ret = hm.real.pselect(nfds, r, w, e, &g, mask);
+	if (likely(!hm.jr)) {
+		ret = pselect_v(nfds, r, w, e, rel, NULL);
+	} else {
+		JW(HM_JW_SELECT, false, ret, IS_ZERO, (sets_clear(nfds, r, w, e), ret = 0),
+		   pselect_v(nfds, r, w, e, rel, NULL), hm.real.select(nfds, r, w, e, tv));
 	}
-	after_rel(ret, rel);
+	if (ret == 0)
+		tv->tv_sec = tv->tv_usec = 0; /* Linux reports the time left */
 	return ret;
 }
 
 HM_EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *tmo,
 		      const sigset_t *mask)
 {
+	sigset_t buf;
 	int64_t rel;
 	int ret;
 
@@ -470,27 +488,51 @@ HM_EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct ti
 		if (!hm.real.pselect)
 			return hm_sys_errno(hm_sys6(SYS_pselect6, nfds, (long)r, (long)w, (long)e,
 						    (long)tmo, 0));
-		return hm.real.pselect(nfds, r, w, e, tmo, mask);
+		return hm.real.pselect(nfds, r, w, e, tmo, hm_sig_strip(mask, &buf));
 	}
 	if (likely(!hm.jr))
 		return pselect_v(nfds, r, w, e, rel, mask);
 	JW(HM_JW_PSELECT, false, ret, IS_ZERO, (sets_clear(nfds, r, w, e), ret = 0),
-	   pselect_v(nfds, r, w, e, rel, mask), hm.real.pselect(nfds, r, w, e, tmo, mask));
+	   pselect_v(nfds, r, w, e, rel, mask),
+	   hm.real.pselect(nfds, r, w, e, tmo, hm_sig_strip(mask, &buf)));
 	return ret;
 }
 
-static int epoll_pwait_v(int epfd, struct epoll_event *ev, int max, int timeout,
-			 const sigset_t *mask)
+/* epoll: epoll_pwait2 takes a timespec the handler can zero; before 5.11,
+ * epoll_pwait's milliseconds (a wake-up racing with the call then waits for
+ * the safety net). */
+static long epoll_call(int epfd, struct epoll_event *ev, int max, const sigset_t *mask)
 {
-	int64_t t0, more;
-	int r;
+	static bool no_pwait2;
+	long r;
 
-	t0 = real_mono();
-	r = hm.real.epoll_pwait(epfd, ev, max, grace_ms(timeout), mask);
-	while (r == 0 && (more = more_real(t0, (int64_t)timeout * 1000000)))
-		r = hm.real.epoll_pwait(epfd, ev, max, ms_ceil(more), mask);
-	after_rel(r, (int64_t)timeout * 1000000);
-	return r;
+	if (!no_pwait2) {
+		r = hm_sys6(SYS_epoll_pwait2, epfd, (long)ev, max, (long)&hm_t.rel, (long)mask,
+			    SIGSETSIZE);
+		if (r != -ENOSYS)
+			return r;
+		no_pwait2 = true;
+	}
+	return hm_sys6(SYS_epoll_pwait, epfd, (long)ev, max,
+		       (long)((ts_to_ns(&hm_t.rel) + 999999) / 1000000), (long)mask, SIGSETSIZE);
+}
+
+static int epoll_v(int epfd, struct epoll_event *ev, int max, int64_t rel, const sigset_t *mask)
+{
+	struct hm_vwait w;
+	sigset_t buf;
+	long r;
+
+	mask = hm_sig_strip(mask, &buf);
+	/* (which descriptors the set holds is the kernel's: any socket of ours
+	 * to the real world makes an epoll wait one on the real world) */
+	if (!hm_vw_begin(&w, mono_now() + rel, HM_VW_SIGNAL, hm_remote_open() || replay_event())) {
+		hm_t.rel = ns_to_ts(rel);
+		return hm_sys_errno(epoll_call(epfd, ev, max, mask));
+	}
+	r = REL_WAIT(&w, epoll_call(epfd, ev, max, mask), 0, (void)0);
+	hm_vw_end(&w);
+	return hm_sys_errno(r);
 }
 
 HM_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
@@ -505,8 +547,9 @@ HM_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 		return hm.real.epoll_wait(epfd, ev, max, timeout);
 	}
 	if (likely(!hm.jr))
-		return epoll_pwait_v(epfd, ev, max, timeout, NULL);
-	JW(HM_JW_EPOLL_WAIT, false, r, IS_ZERO, r = 0, epoll_pwait_v(epfd, ev, max, timeout, NULL),
+		return epoll_v(epfd, ev, max, (int64_t)timeout * 1000000, NULL);
+	JW(HM_JW_EPOLL_WAIT, false, r, IS_ZERO, r = 0,
+	   epoll_v(epfd, ev, max, (int64_t)timeout * 1000000, NULL),
 	   hm.real.epoll_wait(epfd, ev, max, timeout));
 	return r;
 }
@@ -514,6 +557,7 @@ HM_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 HM_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout,
 			  const sigset_t *mask)
 {
+	sigset_t buf;
 	int r;
 
 	if (unlikely(!hm_ready()))
@@ -521,36 +565,20 @@ HM_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout
 	if (!hm.clock_hook || timeout <= 0) {
 		if (hm.clock && timeout < 0)
 			hm_clock_waited();
-		return hm.real.epoll_pwait(epfd, ev, max, timeout, mask);
+		return hm.real.epoll_pwait(epfd, ev, max, timeout, hm_sig_strip(mask, &buf));
 	}
 	if (likely(!hm.jr))
-		return epoll_pwait_v(epfd, ev, max, timeout, mask);
-	JW(HM_JW_EPOLL_PWAIT, false, r, IS_ZERO, r = 0, epoll_pwait_v(epfd, ev, max, timeout, mask),
-	   hm.real.epoll_pwait(epfd, ev, max, timeout, mask));
-	return r;
-}
-
-static int epoll_pwait2_v(int epfd, struct epoll_event *ev, int max, int64_t rel,
-			  const sigset_t *mask)
-{
-	struct timespec g;
-	int64_t t0, more;
-	int r;
-
-	t0 = real_mono();
-	g = ns_to_ts(grace(rel));
-	r = hm.real.epoll_pwait2(epfd, ev, max, &g, mask);
-	while (r == 0 && (more = more_real(t0, rel))) {
-		g = ns_to_ts(more);
-		r = hm.real.epoll_pwait2(epfd, ev, max, &g, mask);
-	}
-	after_rel(r, rel);
+		return epoll_v(epfd, ev, max, (int64_t)timeout * 1000000, mask);
+	JW(HM_JW_EPOLL_PWAIT, false, r, IS_ZERO, r = 0,
+	   epoll_v(epfd, ev, max, (int64_t)timeout * 1000000, mask),
+	   hm.real.epoll_pwait(epfd, ev, max, timeout, hm_sig_strip(mask, &buf)));
 	return r;
 }
 
 HM_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo,
 			   const sigset_t *mask)
 {
+	sigset_t buf;
 	int64_t rel;
 	int r;
 
@@ -559,12 +587,50 @@ HM_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const stru
 	if (!hm.clock_hook || !tmo || (rel = ts_to_ns(tmo)) <= 0) {
 		if (hm.clock && !tmo)
 			hm_clock_waited();
-		return hm.real.epoll_pwait2(epfd, ev, max, tmo, mask);
+		return hm.real.epoll_pwait2(epfd, ev, max, tmo, hm_sig_strip(mask, &buf));
 	}
 	if (likely(!hm.jr))
-		return epoll_pwait2_v(epfd, ev, max, rel, mask);
-	JW(HM_JW_EPOLL_PWAIT2, false, r, IS_ZERO, r = 0, epoll_pwait2_v(epfd, ev, max, rel, mask),
-	   hm.real.epoll_pwait2(epfd, ev, max, tmo, mask));
+		return epoll_v(epfd, ev, max, rel, mask);
+	JW(HM_JW_EPOLL_PWAIT2, false, r, IS_ZERO, r = 0, epoll_v(epfd, ev, max, rel, mask),
+	   hm.real.epoll_pwait2(epfd, ev, max, tmo, hm_sig_strip(mask, &buf)));
+	return r;
+}
+
+static int sigtimedwait_v(const sigset_t *set, siginfo_t *info, int64_t rel)
+{
+	struct hm_vwait w;
+	sigset_t buf;
+	long r;
+
+	set = hm_sig_strip(set, &buf);
+	if (!hm_vw_begin(&w, mono_now() + rel, HM_VW_SIGNAL, replay_event())) {
+		struct timespec ts = ns_to_ts(rel);
+
+		return hm_sys_errno(hm_sys6(SYS_rt_sigtimedwait, (long)set, (long)info, (long)&ts,
+					    SIGSETSIZE, 0, 0));
+	}
+	r = REL_WAIT(&w,
+		     hm_sys6(SYS_rt_sigtimedwait, (long)set, (long)info, (long)&hm_t.rel,
+			     SIGSETSIZE, 0, 0),
+		     -EAGAIN, (void)0);
+	hm_vw_end(&w);
+	return hm_sys_errno(r);
+}
+
+#define EAGAIN_TIMEDOUT(r) ((r) < 0 && errno == EAGAIN)
+
+HM_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *tmo)
+{
+	sigset_t buf;
+	int64_t rel;
+	int r;
+
+	if (unlikely(!hm_ready()) || !hm.clock_hook || !tmo || (rel = ts_to_ns(tmo)) <= 0)
+		return hm.real.sigtimedwait(hm_ready() ? hm_sig_strip(set, &buf) : set, info, tmo);
+	if (likely(!hm.jr))
+		return sigtimedwait_v(set, info, rel);
+	JW(HM_JW_OTHER, false, r, EAGAIN_TIMEDOUT, (errno = EAGAIN, r = -1),
+	   sigtimedwait_v(set, info, rel), hm.real.sigtimedwait(hm_sig_strip(set, &buf), info, tmo));
 	return r;
 }
 
@@ -575,64 +641,72 @@ static clockid_t real_clock_for(clockid_t id)
 	return id == CLOCK_MONOTONIC ? CLOCK_MONOTONIC : CLOCK_REALTIME;
 }
 
-/*
- * Turn a virtual absolute deadline on clock id into a real one at most the
- * grace away; *ret_rel is how far the virtual deadline is (<= 0: already
- * passed, then the real deadline is now and the call only polls).
- */
-static struct timespec real_deadline(clockid_t id, const struct timespec *abstime, int64_t *ret_rel)
-{
-	int64_t rel = ts_to_ns(abstime) - hm_clock_now(id);
-
-	*ret_rel = rel;
-	return ns_to_ts(hm_real_ns(real_clock_for(id)) + (rel > 0 ? grace(rel) : 0));
-}
+enum abs_kind {
+	ABS_COND, /* returns an error number; a timeout we cannot confirm is a spurious wake-up */
+	ABS_LOCK, /* returns an error number (mutex, rwlock) */
+	ABS_SEM, /* returns -1 and errno, EINTR on signals */
+};
 
 /*
- * Run CALL (an expression using the struct timespec dl) against a virtual
- * absolute deadline on clock ID: first for at most the grace, then, while
- * TIMED_OUT(r) and a child is still running, slice by slice up to the full
- * wait; finally the virtual clocks move to the deadline if it timed out.
+ * Wait for a virtual absolute deadline abstime on clock id with a glibc
+ * primitive that reads its (real) deadline from hm_t.dl, again after each
+ * EINTR inside glibc's loops. CALL makes the call with &hm_t.dl.
  */
-#define ABS_WAIT(r, id, abstime, CALL, TIMED_OUT)                                                 \
-	do {                                                                                       \
-		int64_t rel_, t0_ = real_mono(), more_;                                            \
-		struct timespec dl = real_deadline((id), (abstime), &rel_);                        \
-		int e_;                                                                            \
-		r = (CALL);                                                                        \
-		while (rel_ > 0 && TIMED_OUT(r) && (more_ = more_real(t0_, rel_))) {               \
-			dl = ns_to_ts(hm_real_ns(real_clock_for(id)) + more_);                     \
-			r = (CALL);                                                                \
+#define ABS_WAIT(kind, id, abstime, CALL)                                                         \
+	({                                                                                         \
+		struct hm_vwait w_;                                                                \
+		clockid_t rid_ = real_clock_for(id);                                               \
+		int r_, e_;                                                                        \
+		if (!hm_vw_begin(&w_, hm_clock_to_mono((id), ts_to_ns(abstime)), HM_VW_SIGNAL,    \
+				 replay_event())) {                                                \
+			hm_t.dl = ns_to_ts(hm_real_ns(rid_) + hm_clock_to_mono((id), ts_to_ns(abstime)) - \
+					   mono_now());                                            \
+			r_ = (CALL);                                                               \
+		} else {                                                                           \
+			for (;;) {                                                                 \
+				bool due_ = !hm_vw_arm_abs(&w_, rid_);                             \
+				if (due_)                                                          \
+					hm_t.dl.tv_sec = hm_t.dl.tv_nsec = 0; /* one try */        \
+				r_ = (CALL);                                                       \
+				e_ = (kind) == ABS_SEM && r_ < 0 ? errno : r_;                     \
+				if (e_ == ETIMEDOUT) {                                             \
+					if (due_ || hm_vw_due(&w_))                                \
+						break;                                             \
+					hm_vw_real_timeout(&w_);                                   \
+					if (hm_vw_due(&w_))                                        \
+						continue;                                          \
+					if ((kind) == ABS_COND) {                                  \
+						r_ = 0; /* a spurious wake-up */                   \
+						break;                                             \
+					}                                                          \
+				} else if (e_ == EINTR && (kind) == ABS_SEM) {                     \
+					int a_ = after_eintr(&w_);                                 \
+					if (a_ < 0)                                                \
+						break;                                             \
+				} else {                                                           \
+					break;                                                     \
+				}                                                                  \
+			}                                                                          \
+			e_ = errno;                                                                \
+			hm_vw_end(&w_);                                                            \
+			errno = e_;                                                                \
 		}                                                                                  \
-		e_ = errno;                                                                        \
-		if (TIMED_OUT(r))                                                                  \
-			hm_clock_advance(rel_);                                                    \
-		else                                                                               \
-			hm_clock_waited();                                                         \
-		errno = e_;                                                                        \
-	} while (0)
+		r_;                                                                                \
+	})
 
 #define ERRNUM_TIMEDOUT(r) ((r) == ETIMEDOUT) /* pthread_*: an error number */
 #define ERRNO_TIMEDOUT(r) ((r) < 0 && errno == ETIMEDOUT) /* sem_*: -1 and errno */
 #define ERRNUM_SET_TIMEDOUT(r) (r = ETIMEDOUT)
 #define ERRNO_SET_TIMEDOUT(r) (errno = ETIMEDOUT, r = -1)
 
-/* ABS_WAIT through the journal (JW); REAL_CALL is the call with clock off. */
-#define JW_ABS(kind, r, id, abstime, CALL, REAL_CALL, TIMED_OUT, SET_TIMEDOUT)                    \
-	JW(kind, false, r, TIMED_OUT, SET_TIMEDOUT(r), ({                                          \
-		   int rv_;                                                                        \
-		   ABS_WAIT(rv_, id, abstime, CALL, TIMED_OUT);                                    \
-		   rv_;                                                                            \
-	   }),                                                                                     \
-	   REAL_CALL)
-
-/* An absolute wait: the journal's way when recording or replaying, else ABS_WAIT. */
-#define ABS_WAIT_JR(kind, r, id, abstime, CALL, REAL_CALL, TIMED_OUT, SET_TIMEDOUT)               \
+/* An absolute wait: through the journal when recording or replaying. */
+#define ABS_WAIT_JR(jkind, r, kind, id, abstime, CALL, REAL_CALL, TIMED_OUT, SET_TIMEDOUT)        \
 	do {                                                                                       \
 		if (likely(!hm.jr))                                                                \
-			ABS_WAIT(r, id, abstime, CALL, TIMED_OUT);                                 \
+			r = ABS_WAIT(kind, id, abstime, CALL);                                     \
 		else                                                                               \
-			JW_ABS(kind, r, id, abstime, CALL, REAL_CALL, TIMED_OUT, SET_TIMEDOUT);    \
+			JW(jkind, false, r, TIMED_OUT, SET_TIMEDOUT(r),                            \
+			   ABS_WAIT(kind, id, abstime, CALL), REAL_CALL);                          \
 	} while (0)
 
 static bool valid_abstime(const struct timespec *t)
@@ -660,8 +734,8 @@ HM_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 	hm_ready();
 	if (!hm.clock_hook || !valid_abstime(abstime))
 		return hm.real.pthread_cond_timedwait(c, m, abstime);
-	ABS_WAIT_JR(HM_JW_COND_TIMEDWAIT, r, cond_clock(c), abstime,
-		    hm.real.pthread_cond_timedwait(c, m, &dl),
+	ABS_WAIT_JR(HM_JW_COND_TIMEDWAIT, r, ABS_COND, cond_clock(c), abstime,
+		    hm.real.pthread_cond_timedwait(c, m, &hm_t.dl),
 		    hm.real.pthread_cond_timedwait(c, m, abstime), ERRNUM_TIMEDOUT,
 		    ERRNUM_SET_TIMEDOUT);
 	return r;
@@ -675,8 +749,8 @@ HM_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
 	hm_ready();
 	if (!hm.clock_hook || !valid_abstime(abstime) || !wait_clock_ok(id))
 		return hm.real.pthread_cond_clockwait(c, m, id, abstime);
-	ABS_WAIT_JR(HM_JW_COND_CLOCKWAIT, r, id, abstime,
-		    hm.real.pthread_cond_clockwait(c, m, id, &dl),
+	ABS_WAIT_JR(HM_JW_COND_CLOCKWAIT, r, ABS_COND, id, abstime,
+		    hm.real.pthread_cond_clockwait(c, m, real_clock_for(id), &hm_t.dl),
 		    hm.real.pthread_cond_clockwait(c, m, id, abstime), ERRNUM_TIMEDOUT,
 		    ERRNUM_SET_TIMEDOUT);
 	return r;
@@ -689,9 +763,10 @@ HM_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec 
 	hm_ready();
 	if (!hm.clock_hook || !valid_abstime(abstime))
 		return hm.real.pthread_mutex_timedlock(m, abstime);
-	ABS_WAIT_JR(HM_JW_MUTEX_TIMEDLOCK, r, CLOCK_REALTIME, abstime,
-		    hm.real.pthread_mutex_timedlock(m, &dl), hm.real.pthread_mutex_timedlock(m, abstime),
-		    ERRNUM_TIMEDOUT, ERRNUM_SET_TIMEDOUT);
+	ABS_WAIT_JR(HM_JW_MUTEX_TIMEDLOCK, r, ABS_LOCK, CLOCK_REALTIME, abstime,
+		    hm.real.pthread_mutex_timedlock(m, &hm_t.dl),
+		    hm.real.pthread_mutex_timedlock(m, abstime), ERRNUM_TIMEDOUT,
+		    ERRNUM_SET_TIMEDOUT);
 	return r;
 }
 
@@ -703,7 +778,8 @@ HM_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t id,
 	hm_ready();
 	if (!hm.clock_hook || !valid_abstime(abstime) || !wait_clock_ok(id))
 		return hm.real.pthread_mutex_clocklock(m, id, abstime);
-	ABS_WAIT_JR(HM_JW_MUTEX_CLOCKLOCK, r, id, abstime, hm.real.pthread_mutex_clocklock(m, id, &dl),
+	ABS_WAIT_JR(HM_JW_MUTEX_CLOCKLOCK, r, ABS_LOCK, id, abstime,
+		    hm.real.pthread_mutex_clocklock(m, real_clock_for(id), &hm_t.dl),
 		    hm.real.pthread_mutex_clocklock(m, id, abstime), ERRNUM_TIMEDOUT,
 		    ERRNUM_SET_TIMEDOUT);
 	return r;
@@ -716,8 +792,9 @@ HM_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)
 	hm_ready();
 	if (!hm.clock_hook || !valid_abstime(abstime))
 		return hm.real.sem_timedwait(s, abstime);
-	ABS_WAIT_JR(HM_JW_SEM_TIMEDWAIT, r, CLOCK_REALTIME, abstime, hm.real.sem_timedwait(s, &dl),
-		    hm.real.sem_timedwait(s, abstime), ERRNO_TIMEDOUT, ERRNO_SET_TIMEDOUT);
+	ABS_WAIT_JR(HM_JW_SEM_TIMEDWAIT, r, ABS_SEM, CLOCK_REALTIME, abstime,
+		    hm.real.sem_timedwait(s, &hm_t.dl), hm.real.sem_timedwait(s, abstime),
+		    ERRNO_TIMEDOUT, ERRNO_SET_TIMEDOUT);
 	return r;
 }
 
@@ -728,53 +805,11 @@ HM_EXPORT int sem_clockwait(sem_t *s, clockid_t id, const struct timespec *absti
 	hm_ready();
 	if (!hm.clock_hook || !valid_abstime(abstime) || !wait_clock_ok(id))
 		return hm.real.sem_clockwait(s, id, abstime);
-	ABS_WAIT_JR(HM_JW_SEM_CLOCKWAIT, r, id, abstime, hm.real.sem_clockwait(s, id, &dl),
+	ABS_WAIT_JR(HM_JW_SEM_CLOCKWAIT, r, ABS_SEM, id, abstime,
+		    hm.real.sem_clockwait(s, real_clock_for(id), &hm_t.dl),
 		    hm.real.sem_clockwait(s, id, abstime), ERRNO_TIMEDOUT, ERRNO_SET_TIMEDOUT);
 	return r;
 }
-
-/*
- * futex(2) through syscall() (Rust's std, and others that wait on futexes
- * directly): FUTEX_WAIT has a relative timeout, FUTEX_WAIT_BITSET an absolute
- * one on CLOCK_MONOTONIC (CLOCK_REALTIME with FUTEX_CLOCK_REALTIME). Other
- * operations pass through.
- */
-#include <linux/futex.h>
-
-long hm_futex_wait(uint32_t *uaddr, int op, uint32_t val, const struct timespec *tmo,
-		   uint32_t *uaddr2, uint32_t val3)
-{
-	int cmd = op & FUTEX_CMD_MASK;
-	clockid_t id = op & FUTEX_CLOCK_REALTIME ? CLOCK_REALTIME : CLOCK_MONOTONIC;
-	int op0 = op;
-	uint32_t val30 = val3;
-	struct timespec abs;
-	long r;
-
-	if (cmd == FUTEX_WAIT) {
-		/* relative: the same wait as an absolute one on the monotonic clock */
-		abs = ns_to_ts(hm_clock_now(CLOCK_MONOTONIC) + ts_to_ns(tmo));
-		id = CLOCK_MONOTONIC;
-		op = (op & ~FUTEX_CMD_MASK & ~FUTEX_CLOCK_REALTIME) | FUTEX_WAIT_BITSET;
-		val3 = FUTEX_BITSET_MATCH_ANY;
-	} else if (cmd == FUTEX_WAIT_BITSET) {
-		abs = *tmo;
-	} else {
-		return hm_sys_errno(hm_sys6(SYS_futex, (long)uaddr, op, val, (long)tmo, (long)uaddr2,
-					    val3));
-	}
-	if (id == CLOCK_REALTIME)
-		op |= FUTEX_CLOCK_REALTIME;
-	/* (clock off, recording: the call as it came) */
-	ABS_WAIT_JR(HM_JW_OTHER, r, id, &abs,
-		    hm_sys_errno(hm_sys6(SYS_futex, (long)uaddr, op, val, (long)&dl, (long)uaddr2, val3)),
-		    hm_sys_errno(hm_sys6(SYS_futex, (long)uaddr, op0, val, (long)tmo, (long)uaddr2,
-					 val30)),
-		    ERRNO_TIMEDOUT, ERRNO_SET_TIMEDOUT);
-	return r;
-}
-
-/* ---- the rest of the family: rwlocks, C11 threads, sigtimedwait ---- */
 
 HM_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
@@ -783,7 +818,8 @@ HM_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct times
 	hm_ready();
 	if (!hm.clock_hook || !valid_abstime(abstime))
 		return hm.real.pthread_rwlock_timedrdlock(l, abstime);
-	ABS_WAIT_JR(HM_JW_OTHER, r, CLOCK_REALTIME, abstime, hm.real.pthread_rwlock_timedrdlock(l, &dl),
+	ABS_WAIT_JR(HM_JW_OTHER, r, ABS_LOCK, CLOCK_REALTIME, abstime,
+		    hm.real.pthread_rwlock_timedrdlock(l, &hm_t.dl),
 		    hm.real.pthread_rwlock_timedrdlock(l, abstime), ERRNUM_TIMEDOUT,
 		    ERRNUM_SET_TIMEDOUT);
 	return r;
@@ -796,7 +832,8 @@ HM_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct times
 	hm_ready();
 	if (!hm.clock_hook || !valid_abstime(abstime))
 		return hm.real.pthread_rwlock_timedwrlock(l, abstime);
-	ABS_WAIT_JR(HM_JW_OTHER, r, CLOCK_REALTIME, abstime, hm.real.pthread_rwlock_timedwrlock(l, &dl),
+	ABS_WAIT_JR(HM_JW_OTHER, r, ABS_LOCK, CLOCK_REALTIME, abstime,
+		    hm.real.pthread_rwlock_timedwrlock(l, &hm_t.dl),
 		    hm.real.pthread_rwlock_timedwrlock(l, abstime), ERRNUM_TIMEDOUT,
 		    ERRNUM_SET_TIMEDOUT);
 	return r;
@@ -810,7 +847,8 @@ HM_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t id,
 	hm_ready();
 	if (!hm.clock_hook || !valid_abstime(abstime) || !wait_clock_ok(id))
 		return hm.real.pthread_rwlock_clockrdlock(l, id, abstime);
-	ABS_WAIT_JR(HM_JW_OTHER, r, id, abstime, hm.real.pthread_rwlock_clockrdlock(l, id, &dl),
+	ABS_WAIT_JR(HM_JW_OTHER, r, ABS_LOCK, id, abstime,
+		    hm.real.pthread_rwlock_clockrdlock(l, real_clock_for(id), &hm_t.dl),
 		    hm.real.pthread_rwlock_clockrdlock(l, id, abstime), ERRNUM_TIMEDOUT,
 		    ERRNUM_SET_TIMEDOUT);
 	return r;
@@ -824,14 +862,88 @@ HM_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t id,
 	hm_ready();
 	if (!hm.clock_hook || !valid_abstime(abstime) || !wait_clock_ok(id))
 		return hm.real.pthread_rwlock_clockwrlock(l, id, abstime);
-	ABS_WAIT_JR(HM_JW_OTHER, r, id, abstime, hm.real.pthread_rwlock_clockwrlock(l, id, &dl),
+	ABS_WAIT_JR(HM_JW_OTHER, r, ABS_LOCK, id, abstime,
+		    hm.real.pthread_rwlock_clockwrlock(l, real_clock_for(id), &hm_t.dl),
 		    hm.real.pthread_rwlock_clockwrlock(l, id, abstime), ERRNUM_TIMEDOUT,
 		    ERRNUM_SET_TIMEDOUT);
 	return r;
 }
 
-/* C11 threads: glibc implements them on the pthread objects, calling its
- * internal entry points, so they are wrapped here in their own right. */
+/*
+ * futex(2) through syscall() (Rust's std, and others that wait on futexes
+ * directly): FUTEX_WAIT has a relative timeout, FUTEX_WAIT_BITSET an absolute
+ * one on CLOCK_MONOTONIC (CLOCK_REALTIME with FUTEX_CLOCK_REALTIME). Both
+ * become FUTEX_WAIT_BITSET on the real monotonic clock with hm_t.dl. Other
+ * operations pass through.
+ */
+static long futex_v(uint32_t *uaddr, int op, uint32_t val, int64_t deadline, uint32_t *uaddr2,
+		    uint32_t bits)
+{
+	struct hm_vwait w;
+	int wop = FUTEX_WAIT_BITSET | (op & FUTEX_PRIVATE_FLAG);
+	long r;
+
+	if (!hm_vw_begin(&w, deadline, HM_VW_SIGNAL, replay_event())) {
+		hm_t.dl = ns_to_ts(hm_real_ns(CLOCK_MONOTONIC) + deadline - mono_now());
+		return hm_sys6(SYS_futex, (long)uaddr, wop, val, (long)&hm_t.dl, (long)uaddr2, bits);
+	}
+	for (;;) {
+		bool due = !hm_vw_arm_abs(&w, CLOCK_MONOTONIC);
+
+		if (due) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		r = hm_sys6(SYS_futex, (long)uaddr, wop, val, (long)&hm_t.dl, (long)uaddr2, bits);
+		if (r == -ETIMEDOUT) {
+			if (hm_vw_due(&w))
+				break;
+			hm_vw_real_timeout(&w);
+		} else if (r == -EINTR) {
+			int a = after_eintr(&w);
+
+			if (a <= 0) {
+				if (a == 0)
+					r = -ETIMEDOUT;
+				break;
+			}
+		} else {
+			break;
+		}
+	}
+	hm_vw_end(&w);
+	return r;
+}
+
+long hm_futex_wait(uint32_t *uaddr, int op, uint32_t val, const struct timespec *tmo,
+		   uint32_t *uaddr2, uint32_t val3)
+{
+	int cmd = op & FUTEX_CMD_MASK;
+	int64_t deadline;
+	uint32_t bits = val3;
+	long r;
+
+	if (cmd == FUTEX_WAIT) {
+		deadline = mono_now() + ts_to_ns(tmo);
+		bits = FUTEX_BITSET_MATCH_ANY;
+	} else if (cmd == FUTEX_WAIT_BITSET) {
+		deadline = hm_clock_to_mono(op & FUTEX_CLOCK_REALTIME ? CLOCK_REALTIME : CLOCK_MONOTONIC,
+					    ts_to_ns(tmo));
+	} else {
+		return hm_sys_errno(hm_sys6(SYS_futex, (long)uaddr, op, val, (long)tmo, (long)uaddr2,
+					    val3));
+	}
+	if (likely(!hm.jr))
+		return hm_sys_errno(futex_v(uaddr, op, val, deadline, uaddr2, bits));
+	JW(HM_JW_OTHER, false, r, ERRNO_TIMEDOUT, ERRNO_SET_TIMEDOUT(r),
+	   hm_sys_errno(futex_v(uaddr, op, val, deadline, uaddr2, bits)),
+	   hm_sys_errno(hm_sys6(SYS_futex, (long)uaddr, op, val, (long)tmo, (long)uaddr2, val3)));
+	return r;
+}
+
+/* ---- C11 threads: glibc implements them on the pthread objects, calling
+ * its internal entry points, so they are wrapped here in their own right. */
+
 HM_EXPORT int thrd_sleep(const struct timespec *dur, struct timespec *rem)
 {
 	int r;
@@ -872,42 +984,4 @@ HM_EXPORT int mtx_timedlock(mtx_t *m, const struct timespec *abstime)
 		return hm.real.mtx_timedlock(m, abstime);
 	r = pthread_mutex_timedlock((pthread_mutex_t *)m, abstime);
 	return r == 0 ? thrd_success : r == ETIMEDOUT ? thrd_timedout : thrd_error;
-}
-
-static int sigtimedwait_v(const sigset_t *set, siginfo_t *info, int64_t rel)
-{
-	struct timespec g;
-	int64_t t0, more;
-	int r;
-
-	t0 = real_mono();
-	g = ns_to_ts(grace(rel));
-	r = hm.real.sigtimedwait(set, info, &g);
-	while (r < 0 && errno == EAGAIN && (more = more_real(t0, rel))) {
-		g = ns_to_ts(more);
-		r = hm.real.sigtimedwait(set, info, &g);
-	}
-	if (r < 0 && errno == EAGAIN) {
-		hm_clock_advance(rel);
-		errno = EAGAIN;
-	} else {
-		hm_clock_waited();
-	}
-	return r;
-}
-
-#define EAGAIN_TIMEDOUT(r) ((r) < 0 && errno == EAGAIN)
-
-HM_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *tmo)
-{
-	int64_t rel;
-	int r;
-
-	if (unlikely(!hm_ready()) || !hm.clock_hook || !tmo || (rel = ts_to_ns(tmo)) <= 0)
-		return hm.real.sigtimedwait(set, info, tmo);
-	if (likely(!hm.jr))
-		return sigtimedwait_v(set, info, rel);
-	JW(HM_JW_OTHER, false, r, EAGAIN_TIMEDOUT, (errno = EAGAIN, r = -1),
-	   sigtimedwait_v(set, info, rel), hm.real.sigtimedwait(set, info, tmo));
-	return r;
 }

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: (MIT OR GPL-2.0)
+/*
+ * How many tasks of each clock domain (a run's cgroup) are runnable.
+ *
+ * The run's virtual clock may move only when every task of the run is
+ * blocked (docs/virtual-time.md). The scheduler knows; these programs keep,
+ * per domain, the number of its tasks that are runnable (nrun), and put a
+ * record on a ring buffer each time it falls to 0, for the daemon's clock
+ * keeper (daemon/quiesce.c).
+ *
+ * Per task, one u64 in an array indexed by tid (no locks: these programs run
+ * inside the scheduler with interrupts off, where a hash map's bucket lock
+ * or task storage could refuse us):
+ *   bits 63..32  low 32 bits of the cgroup id the domain was resolved for
+ *   bit  20      RESOLVED: bits 12..0 are valid for that cgroup
+ *   bit  17      RACING: woken while we still counted it running
+ *   bit  16      RUNNING: counted in its domain's nrun
+ *   bits 12..0   domain slot + 1 (0: in no domain)
+ *
+ * Transitions:
+ *   sched_switch, prev blocks (interruptible sleep, stopped, traced)
+ *                 RUNNING -> blocked, unless RACING: a wake-up that raced
+ *                 with the sleep already fired, so it is not blocked at all.
+ *                 Uninterruptible sleeps (disk, vfork) count as running:
+ *                 they end without anyone in the run doing anything.
+ *   sched_switch, prev dead          the entry is cleared
+ *   sched_switch, prev preempted     stays RUNNING
+ *   sched_switch, next               RUNNING (a wake-up we never saw)
+ *   sched_waking(p)                  blocked -> RUNNING, in the waker's
+ *                 context, before the waker can block: nrun never passes
+ *                 through 0 between a wake-up and its wakee running. If p is
+ *                 still RUNNING (it set its sleeping state but has not been
+ *                 switched out yet), RACING.
+ *   sched_wakeup(p)                  clears RACING; blocked -> RUNNING
+ *   sched_wakeup_new(p)              RUNNING (the parent is running)
+ * A task first seen (adopted into the run while blocked) counts as blocked
+ * until it wakes, or as running when seen running.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "hermetic/sched.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* cgroups of domains are at this level or deeper (set before load). */
+const volatile int min_level = 1;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, HM_SCHED_DOMAINS);
+	__type(key, __u32);
+	__type(value, struct hm_sched_dom);
+} hm_sched_doms SEC(".maps");
+
+/* cgroup id -> domain slot */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HM_SCHED_DOMAINS);
+	__type(key, __u64);
+	__type(value, __u32);
+} hm_sched_cg SEC(".maps");
+
+/* per tid, see above; max_entries = pid_max, set by the daemon */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, __u64);
+} hm_sched_task SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HM_SCHED_TIDS);
+	__type(key, struct hm_sched_tidkey);
+	__type(value, struct hm_sched_tid);
+} hm_sched_tids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, HM_SCHED_RINGBUF);
+} hm_sched_quiet SEC(".maps");
+
+#define T_DOM_MASK 0x1fffULL
+#define T_RUNNING (1ULL << 16)
+#define T_RACING (1ULL << 17)
+#define T_RESOLVED (1ULL << 20)
+
+/* prev_state bits (include/linux/sched.h; stable for a decade) */
+#define S_INTERRUPTIBLE 0x0001
+#define S_UNINTERRUPTIBLE 0x0002
+#define S_STOPPED 0x0004
+#define S_TRACED 0x0008
+#define S_DEAD 0x0080
+
+enum op { OP_BLOCK, OP_PREEMPT, OP_DEAD, OP_IN, OP_WAKING, OP_WAKEUP, OP_NEW };
+
+/* The domain of the task's cgroup or of one of its nearest ancestors, or -1. */
+static __always_inline int resolve_dom(struct cgroup *cg)
+{
+	for (int i = 0; i < 4 && cg; i++) {
+		__u64 id;
+		__u32 *dom;
+
+		if (BPF_CORE_READ(cg, level) < min_level)
+			return -1;
+		id = BPF_CORE_READ(cg, kn, id);
+		dom = bpf_map_lookup_elem(&hm_sched_cg, &id);
+		if (dom)
+			return *dom < HM_SCHED_DOMAINS ? (int)*dom : -1;
+		/* self is the first member of struct cgroup */
+		cg = (struct cgroup *)BPF_CORE_READ(cg, self.parent);
+	}
+	return -1;
+}
+
+static __always_inline __u32 ns_tid(struct task_struct *t)
+{
+	struct pid *p = BPF_CORE_READ(t, thread_pid);
+	unsigned int level;
+	struct upid up = {};
+
+	if (!p)
+		return 0;
+	level = BPF_CORE_READ(p, level) & 31;
+	bpf_probe_read_kernel(&up, sizeof(up),
+			      (void *)p + bpf_core_field_offset(struct pid, numbers) +
+				      level * sizeof(struct upid));
+	return up.nr;
+}
+
+static __always_inline void remember_tid(struct task_struct *t, __u32 dom)
+{
+	struct hm_sched_tidkey k = { .dom = dom, .nstid = ns_tid(t) };
+	struct hm_sched_tid v = { .tid = BPF_CORE_READ(t, pid), .tgid = BPF_CORE_READ(t, tgid) };
+
+	bpf_map_update_elem(&hm_sched_tids, &k, &v, BPF_ANY);
+}
+
+static __always_inline void forget_tid(struct task_struct *t, __u32 dom)
+{
+	struct hm_sched_tidkey k = { .dom = dom, .nstid = ns_tid(t) };
+
+	bpf_map_delete_elem(&hm_sched_tids, &k);
+}
+
+static __always_inline void add(int dom, __s64 delta)
+{
+	struct hm_sched_dom *d;
+	struct hm_sched_quiet *q;
+	__u32 k = dom;
+	__s64 before;
+
+	if (dom < 0 || !delta || !(d = bpf_map_lookup_elem(&hm_sched_doms, &k)))
+		return;
+	before = __sync_fetch_and_add(&d->nrun, delta);
+	if (delta > 0 || before != 1) {
+		if (delta < 0 && before <= 0)
+			__sync_fetch_and_add(&d->anomalies, 1);
+		return;
+	}
+	/* nrun just went to 0: the domain is quiet. */
+	q = bpf_ringbuf_reserve(&hm_sched_quiet, sizeof(*q), 0);
+	if (!q) {
+		__sync_fetch_and_add(&d->quiet_seq, 1);
+		__sync_fetch_and_add(&d->lost, 1);
+		return;
+	}
+	q->dom = k;
+	q->pad = 0;
+	q->seq = __sync_fetch_and_add(&d->quiet_seq, 1) + 1;
+	bpf_ringbuf_submit(q, 0);
+}
+
+static __always_inline void update(struct task_struct *t, enum op op)
+{
+	__u32 tid = BPF_CORE_READ(t, pid);
+	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
+	__u64 cg32 = (__u64)(__u32)BPF_CORE_READ(cg, kn, id) << 32;
+	__u64 *e = bpf_map_lookup_elem(&hm_sched_task, &tid);
+	__u64 old, new;
+	int old_dom, dom, resolved_now = 0;
+
+	if (!e || !tid)
+		return;
+	for (int tries = 0; tries < 8; tries++) {
+		old = *(volatile __u64 *)e;
+		old_dom = (int)(old & T_DOM_MASK) - 1;
+		if ((old & T_RESOLVED) && (old & 0xffffffff00000000ULL) == cg32) {
+			dom = old_dom;
+		} else {
+			dom = resolve_dom(cg);
+			resolved_now = dom >= 0;
+		}
+		if (dom < 0 && !(old & T_RUNNING)) {
+			/* Not ours: cache that, unless already cached. */
+			new = cg32 | T_RESOLVED;
+			if (old == new || __sync_val_compare_and_swap(e, old, new) == old)
+				return;
+			continue;
+		}
+		new = cg32 | T_RESOLVED | (__u64)(dom + 1);
+		/* RUNNING of the old entry counts in old_dom; of the new, in dom. */
+		switch (op) {
+		case OP_BLOCK:
+			if ((old & T_RACING) && old_dom == dom)
+				new |= T_RUNNING;
+			break;
+		case OP_DEAD:
+			new = 0;
+			break;
+		case OP_PREEMPT:
+		case OP_IN:
+		case OP_NEW:
+			new |= T_RUNNING;
+			break;
+		case OP_WAKING:
+			new |= T_RUNNING;
+			if ((old & T_RUNNING) && old_dom == dom)
+				new |= T_RACING;
+			break;
+		case OP_WAKEUP:
+			new |= T_RUNNING;
+			break;
+		}
+		if (dom < 0)
+			new &= ~(T_RUNNING | T_RACING);
+		if (__sync_val_compare_and_swap(e, old, new) != old)
+			continue;
+		if (old_dom == dom) {
+			add(dom, (__s64)!!(new & T_RUNNING) - (__s64)!!(old & T_RUNNING));
+		} else {
+			/* moved between domains (or into one): count the new first */
+			add(dom, !!(new & T_RUNNING));
+			add(old_dom, -(__s64)!!(old & T_RUNNING));
+		}
+		if (op == OP_DEAD && dom >= 0)
+			forget_tid(t, dom);
+		else if (resolved_now && dom >= 0)
+			remember_tid(t, dom);
+		return;
+	}
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(hm_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	enum op op = OP_PREEMPT;
+
+	if (prev_state & S_DEAD)
+		op = OP_DEAD;
+	else if (!preempt && (prev_state & (S_INTERRUPTIBLE | S_STOPPED | S_TRACED)) &&
+		 !(prev_state & S_UNINTERRUPTIBLE))
+		op = OP_BLOCK;
+	update(prev, op);
+	update(next, OP_IN);
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(hm_sched_waking, struct task_struct *p)
+{
+	update(p, OP_WAKING);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(hm_sched_wakeup, struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	__u64 *e = bpf_map_lookup_elem(&hm_sched_task, &tid);
+
+	/* Most wake-ups were counted at sched_waking: only clear RACING. */
+	if (e && (*e & (T_RACING | T_RUNNING)) == T_RUNNING)
+		return 0;
+	update(p, OP_WAKEUP);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(hm_sched_wakeup_new, struct task_struct *p)
+{
+	update(p, OP_NEW);
+	return 0;
+}

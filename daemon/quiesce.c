@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The clock keeper: a thread of hermeticd that moves each run's virtual
+ * clock when, and only when, the run cannot move without it.
+ *
+ * bpf/sched.bpf.c puts a record on a ring buffer each time a run's count of
+ * runnable tasks falls to 0. For each, and every 50 ms for every run (in case
+ * a record was lost), the keeper:
+ *   1. re-reads the count: still 0, or a task woke meanwhile (then nothing);
+ *   2. scans the run's clock page: a thread blocked on the real world
+ *      (EXTERNAL) means the run is not idle; otherwise the earliest deadline
+ *      among waiting threads not yet woken for this wait, ties broken by the
+ *      slot's order key, which depends only on the program;
+ *   3. moves the clock there (never backwards) and wakes that one waiter:
+ *      FUTEX_WAKE on its slot, or SIGURG to the thread. Waking it makes it
+ *      runnable in the kernel's count before we return (sched_waking runs
+ *      in our context), so the next idle moment is a new record.
+ * One waiter per idle moment: two deadlines at the same time are handled
+ * one after the other, each after the run has gone idle again, so which one
+ * "happened first" is decided by the order key, not by the scheduler.
+ * docs/virtual-time.md has the argument in full.
+ *
+ * The page is written by the run's processes: every field is read once, and
+ * nothing read from it is trusted beyond that run (the thread to signal is
+ * looked up in the kernel's table of the run's own tasks).
+ */
+#include <bpf/libbpf.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include "util.h"
+#include "daemon.h"
+
+#define TICK_NS (50LL * 1000 * 1000)
+#define GC_TICKS 40 /* dead owners' slots are freed every 2 s */
+
+struct kclock {
+	bool used;
+	uint64_t cgid;
+	uint64_t run_id;
+	struct hm_vclock *vc;
+	char path[256];
+	uint32_t *woken; /* per slot: the wait (seq + 1) we last woke */
+};
+
+struct hmd_keeper {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	struct hmd_sched *sched;
+	struct ring_buffer *rb;
+	int epfd, stop_fd, timer_fd;
+	unsigned ticks;
+	char dir[512];
+	struct kclock clocks[HM_SCHED_DOMAINS];
+};
+
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+#define INC(x) __atomic_fetch_add(&(x), 1, __ATOMIC_RELAXED)
+
+static bool cas_max(__s64 *p, __s64 v)
+{
+	__s64 cur = LOAD(*p);
+
+	while (cur < v)
+		if (__atomic_compare_exchange_n(p, &cur, v, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return true;
+	return false;
+}
+
+static int wake_signal(const struct hm_sched_tid *t)
+{
+	siginfo_t si = { 0 };
+
+	si.si_signo = SIGURG;
+	si.si_code = SI_QUEUE;
+	si.si_value.sival_int = HM_VWAKE_MAGIC;
+	/* Root signalling one of the run's own threads, found by the kernel
+	 * (not by the page): the page can only make us wake its own run. */
+	if (syscall(SYS_rt_tgsigqueueinfo, t->tgid, t->tid, SIGURG, &si) < 0)
+		return -errno;
+	return 0;
+}
+
+/* The run of domain dom may be idle: act on it (lock held). */
+static void process(struct hmd_keeper *k, uint32_t dom)
+{
+	struct kclock *c = &k->clocks[dom];
+	struct hm_sched_dom st;
+	struct hm_vclock *vc = c->vc;
+	struct hm_vslot *slots;
+	uint32_t hw;
+
+	if (!c->used || hmd_clockpage_broken(vc))
+		return;
+	if (hmd_sched_read(k->sched, dom, &st) < 0 || st.cgid != c->cgid || st.nrun > 0)
+		return;
+	if (LOAD(vc->magic) != HM_VCLOCK_MAGIC)
+		return;
+	slots = HM_VCLOCK_SLOTS(vc);
+	hw = LOAD(vc->hw);
+	if (hw > HM_VSLOTS)
+		hw = HM_VSLOTS;
+	for (int tries = 0; tries < 16; tries++) {
+		int64_t bdl = 0, dl;
+		uint64_t bord = 0, ord;
+		uint32_t seq, tid, wake;
+		int best = -1;
+		struct hm_sched_tid t;
+
+		for (uint32_t i = 0; i < hw; i++) {
+			uint32_t state = LOAD(slots[i].state);
+
+			if (state == HM_VS_EXTERNAL) {
+				INC(vc->external);
+				return;
+			}
+			if (state != HM_VS_WAITING)
+				continue;
+			seq = LOAD(slots[i].seq);
+			if (c->woken[i] == seq + 1)
+				continue; /* woken for this wait already */
+			dl = LOAD(slots[i].deadline);
+			ord = LOAD(slots[i].order);
+			if (best < 0 || dl < bdl || (dl == bdl && ord < bord)) {
+				best = (int)i;
+				bdl = dl;
+				bord = ord;
+			}
+		}
+		if (best < 0) {
+			INC(vc->idle_nothing);
+			return;
+		}
+		seq = LOAD(slots[best].seq);
+		tid = LOAD(slots[best].tid);
+		wake = LOAD(slots[best].wake);
+		if (hmd_sched_tid(k->sched, dom, tid, &t) < 0) {
+			/* Its thread is gone: the slot is free again. */
+			uint32_t w = HM_VS_WAITING;
+
+			__atomic_compare_exchange_n(&slots[best].state, &w, HM_VS_FREE, false,
+						    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+			c->woken[best] = 0;
+			continue;
+		}
+		if (cas_max(&vc->mono, bdl))
+			INC(vc->advances);
+		c->woken[best] = seq + 1;
+		if (wake == HM_VW_FUTEX) {
+			__atomic_fetch_add(&slots[best].futex, 1, __ATOMIC_RELEASE);
+			syscall(SYS_futex, &slots[best].futex, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+		} else if (wake_signal(&t) < 0) {
+			continue;
+		}
+		INC(vc->wakes);
+		return;
+	}
+}
+
+/* Slots whose owner died without letting go (lock held). */
+static void gc(struct hmd_keeper *k, uint32_t dom)
+{
+	struct kclock *c = &k->clocks[dom];
+	struct hm_vslot *slots = HM_VCLOCK_SLOTS(c->vc);
+	uint32_t hw = LOAD(c->vc->hw);
+	struct hm_sched_tid t;
+
+	if (hmd_clockpage_broken(c->vc))
+		return;
+	if (hw > HM_VSLOTS)
+		hw = HM_VSLOTS;
+	for (uint32_t i = 0; i < hw; i++) {
+		uint32_t state = LOAD(slots[i].state);
+
+		if (state == HM_VS_FREE || hmd_sched_tid(k->sched, dom, LOAD(slots[i].tid), &t) == 0)
+			continue;
+		if (__atomic_compare_exchange_n(&slots[i].state, &state, HM_VS_FREE, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			c->woken[i] = 0;
+	}
+}
+
+static int on_quiet(void *ctx, void *data, size_t size)
+{
+	struct hmd_keeper *k = ctx;
+	const struct hm_sched_quiet *q = data;
+
+	if (size >= sizeof(*q) && q->dom < HM_SCHED_DOMAINS)
+		process(k, q->dom);
+	return 0;
+}
+
+static void tick(struct hmd_keeper *k)
+{
+	int64_t now = (int64_t)hm_now_ns();
+	bool do_gc = ++k->ticks % GC_TICKS == 0;
+
+	for (uint32_t dom = 0; dom < HM_SCHED_DOMAINS; dom++) {
+		struct kclock *c = &k->clocks[dom];
+
+		if (!c->used)
+			continue;
+		if (!hmd_clockpage_broken(c->vc))
+			STORE(c->vc->beat, now);
+		process(k, dom);
+		if (do_gc)
+			gc(k, dom);
+	}
+}
+
+static void *keeper_main(void *arg)
+{
+	struct hmd_keeper *k = arg;
+	struct epoll_event ev[4];
+	uint64_t v;
+
+	for (;;) {
+		int n = epoll_wait(k->epfd, ev, 4, -1);
+
+		for (int i = 0; i < n; i++) {
+			if (ev[i].data.u32 == 1)
+				return NULL; /* stop */
+			pthread_mutex_lock(&k->lock);
+			if (ev[i].data.u32 == 2) {
+				if (read(k->timer_fd, &v, sizeof(v)) > 0)
+					tick(k);
+			} else {
+				ring_buffer__consume(k->rb);
+			}
+			pthread_mutex_unlock(&k->lock);
+		}
+	}
+}
+
+int hmd_keeper_start(struct hmd_keeper **ret, struct hmd_sched *s, const char *runtime_dir)
+{
+	struct hmd_keeper *k = calloc(1, sizeof(*k));
+	struct itimerspec its = { .it_interval = { 0, TICK_NS }, .it_value = { 0, TICK_NS } };
+	struct epoll_event ev;
+	int err;
+
+	if (!k)
+		return -ENOMEM;
+	k->sched = s;
+	k->epfd = k->stop_fd = k->timer_fd = -1;
+	pthread_mutex_init(&k->lock, NULL);
+	err = hmd_clockpage_init(runtime_dir, k->dir, sizeof(k->dir));
+	if (err < 0)
+		goto fail;
+	k->rb = ring_buffer__new(hmd_sched_quiet_fd(s), on_quiet, k, NULL);
+	k->epfd = epoll_create1(EPOLL_CLOEXEC);
+	k->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	k->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (!k->rb || k->epfd < 0 || k->stop_fd < 0 || k->timer_fd < 0) {
+		err = -errno ? -errno : -ENOMEM;
+		goto fail;
+	}
+	timerfd_settime(k->timer_fd, 0, &its, NULL);
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.u32 = 1 };
+	epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->stop_fd, &ev);
+	ev.data.u32 = 2;
+	epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->timer_fd, &ev);
+	ev.data.u32 = 3;
+	epoll_ctl(k->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(k->rb), &ev);
+	/* Signals stay blocked in this thread (inherited from main): the main
+	 * loop's signalfd takes them. */
+	err = -pthread_create(&k->thread, NULL, keeper_main, k);
+	if (err < 0)
+		goto fail;
+	*ret = k;
+	return 0;
+fail:
+	if (k->rb)
+		ring_buffer__free(k->rb);
+	if (k->epfd >= 0)
+		close(k->epfd);
+	if (k->stop_fd >= 0)
+		close(k->stop_fd);
+	if (k->timer_fd >= 0)
+		close(k->timer_fd);
+	free(k);
+	return err;
+}
+
+void hmd_keeper_stop(struct hmd_keeper *k)
+{
+	uint64_t one = 1;
+
+	if (!k)
+		return;
+	if (write(k->stop_fd, &one, sizeof(one)) == sizeof(one))
+		pthread_join(k->thread, NULL);
+	for (uint32_t dom = 0; dom < HM_SCHED_DOMAINS; dom++)
+		if (k->clocks[dom].used)
+			hmd_keeper_remove(k, dom);
+	ring_buffer__free(k->rb);
+	close(k->epfd);
+	close(k->stop_fd);
+	close(k->timer_fd);
+	free(k);
+}
+
+int hmd_keeper_add(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, uid_t uid, gid_t gid,
+		   uint32_t *ret_dom, char *ret_path, size_t path_size)
+{
+	struct hm_vclock *vc;
+	uint32_t *woken;
+	uint32_t dom;
+	char path[256];
+	int err;
+
+	woken = calloc(HM_VSLOTS, sizeof(*woken));
+	if (!woken)
+		return -ENOMEM;
+	err = hmd_clockpage_create(k->dir, run_id, uid, gid, &vc, path, sizeof(path));
+	if (err < 0) {
+		free(woken);
+		return err;
+	}
+	pthread_mutex_lock(&k->lock);
+	err = hmd_sched_add(k->sched, cgid, &dom);
+	if (err == 0) {
+		struct kclock *c = &k->clocks[dom];
+
+		c->used = true;
+		c->cgid = cgid;
+		c->run_id = run_id;
+		c->vc = vc;
+		c->woken = woken;
+		snprintf(c->path, sizeof(c->path), "%s", path);
+	}
+	pthread_mutex_unlock(&k->lock);
+	if (err < 0) {
+		hmd_clockpage_destroy(vc, path);
+		free(woken);
+		return err;
+	}
+	snprintf(ret_path, path_size, "%s", path);
+	*ret_dom = dom;
+	return 0;
+}
+
+void hmd_keeper_remove(struct hmd_keeper *k, uint32_t dom)
+{
+	struct kclock *c;
+
+	if (dom >= HM_SCHED_DOMAINS)
+		return;
+	pthread_mutex_lock(&k->lock);
+	c = &k->clocks[dom];
+	if (c->used) {
+		hmd_sched_remove(k->sched, dom, c->cgid);
+		hmd_clockpage_destroy(c->vc, c->path);
+		free(c->woken);
+		memset(c, 0, sizeof(*c));
+	}
+	pthread_mutex_unlock(&k->lock);
+}
+
+void hmd_keeper_stats(struct hmd_keeper *k, uint32_t dom, struct hmd_clock_stats *ret)
+{
+	struct kclock *c;
+
+	memset(ret, 0, sizeof(*ret));
+	if (dom >= HM_SCHED_DOMAINS)
+		return;
+	pthread_mutex_lock(&k->lock);
+	c = &k->clocks[dom];
+	if (c->used && !hmd_clockpage_broken(c->vc)) {
+		ret->advances = LOAD(c->vc->advances);
+		ret->wakes = LOAD(c->vc->wakes);
+		ret->idle_nothing = LOAD(c->vc->idle_nothing);
+		ret->external = LOAD(c->vc->external);
+		ret->mono = LOAD(c->vc->mono);
+	}
+	ret->broken = c->used && hmd_clockpage_broken(c->vc);
+	pthread_mutex_unlock(&k->lock);
+}

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The scheduler view of clock domains (bpf/sched.bpf.c): loading, attaching
+ * while domains exist, and the slot table that maps a domain to a cgroup.
+ * Called from the main thread (add/remove) and the keeper thread (read,
+ * tid lookups, the ring buffer); the BPF maps are safe to use from both,
+ * and the slot bitmap is under the keeper's lock (quiesce.c).
+ */
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "util.h"
+#include "daemon.h"
+#include "sched.skel.h"
+
+struct hmd_sched {
+	struct sched_bpf *skel;
+	bool attached;
+	int n_domains;
+	bool used[HM_SCHED_DOMAINS];
+};
+
+static int read_pid_max(void)
+{
+	char buf[32];
+	int fd = open("/proc/sys/kernel/pid_max", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	long v;
+
+	if (fd < 0)
+		return 4194304;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 4194304;
+	buf[n] = 0;
+	v = strtol(buf, NULL, 10);
+	return v > 0 && v <= 4194304 ? (int)v : 4194304;
+}
+
+int hmd_sched_load(struct hmd_sched **ret, int min_level)
+{
+	struct hmd_sched *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	s->skel = sched_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		free(s);
+		return err ? err : -EINVAL;
+	}
+	s->skel->rodata->min_level = min_level;
+	/* One entry per possible tid: a task is found by index, no locks. */
+	bpf_map__set_max_entries(s->skel->maps.hm_sched_task, read_pid_max() + 1);
+	err = sched_bpf__load(s->skel);
+	if (err) {
+		sched_bpf__destroy(s->skel);
+		free(s);
+		return err < 0 ? err : -EINVAL;
+	}
+	*ret = s;
+	return 0;
+}
+
+void hmd_sched_unload(struct hmd_sched *s)
+{
+	if (!s)
+		return;
+	sched_bpf__destroy(s->skel);
+	free(s);
+}
+
+static int set_attached(struct hmd_sched *s, bool on)
+{
+	int err;
+
+	if (on == s->attached)
+		return 0;
+	if (on) {
+		err = sched_bpf__attach(s->skel);
+		if (err)
+			return err < 0 ? err : -EINVAL;
+	} else {
+		sched_bpf__detach(s->skel);
+	}
+	s->attached = on;
+	return 0;
+}
+
+int hmd_sched_add(struct hmd_sched *s, uint64_t cgid, uint32_t *ret_dom)
+{
+	struct hm_sched_dom init = { .cgid = cgid };
+	uint32_t dom;
+	int err;
+
+	for (dom = 0; dom < HM_SCHED_DOMAINS && s->used[dom]; dom++)
+		;
+	if (dom == HM_SCHED_DOMAINS)
+		return -EUSERS;
+	/* The counters first, then the cgroup: the first task of the run is
+	 * counted in a domain that is already zeroed. */
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.hm_sched_doms), &dom, &init, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(s->skel->maps.hm_sched_cg), &cgid, &dom, BPF_NOEXIST))
+		return -errno;
+	s->used[dom] = true;
+	if (s->n_domains++ == 0 && (err = set_attached(s, true)) < 0) {
+		hmd_sched_remove(s, dom, cgid);
+		return err;
+	}
+	*ret_dom = dom;
+	return 0;
+}
+
+/* Only once the domain's cgroup is empty: no task's entry names it then. */
+void hmd_sched_remove(struct hmd_sched *s, uint32_t dom, uint64_t cgid)
+{
+	struct hm_sched_dom zero = { 0 };
+
+	if (dom >= HM_SCHED_DOMAINS || !s->used[dom])
+		return;
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.hm_sched_cg), &cgid);
+	bpf_map_update_elem(bpf_map__fd(s->skel->maps.hm_sched_doms), &dom, &zero, BPF_ANY);
+	s->used[dom] = false;
+	if (--s->n_domains == 0)
+		set_attached(s, false);
+}
+
+int hmd_sched_read(struct hmd_sched *s, uint32_t dom, struct hm_sched_dom *ret)
+{
+	if (dom >= HM_SCHED_DOMAINS)
+		return -EINVAL;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.hm_sched_doms), &dom, ret))
+		return -errno;
+	return 0;
+}
+
+int hmd_sched_tid(struct hmd_sched *s, uint32_t dom, uint32_t nstid, struct hm_sched_tid *ret)
+{
+	struct hm_sched_tidkey k = { .dom = dom, .nstid = nstid };
+
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.hm_sched_tids), &k, ret))
+		return -errno;
+	return 0;
+}
+
+int hmd_sched_quiet_fd(struct hmd_sched *s)
+{
+	return bpf_map__fd(s->skel->maps.hm_sched_quiet);
+}

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The run's one clock, as a shim process sees it: the shared page
+ * (include/hermetic/vclock.h), this thread's slot in it, and the one way
+ * every virtual wait is done (wait.c and timers.c use it).
+ *
+ * A virtual wait:
+ *   1. hm_vw_begin publishes the deadline in the thread's slot (WAITING), or
+ *      EXTERNAL for a wait on the real world, which keeps the run "busy".
+ *   2. The caller blocks in the real primitive with a real timeout that
+ *      only bounds how long a lost wake-up could cost (HM_VW_SAFETY_NS), or
+ *      with the wait's own remaining time when it is EXTERNAL.
+ *   3. When the run is idle and this is the earliest deadline, the keeper
+ *      (hermeticd, quiesce.c) moves the clock to it and wakes this thread:
+ *      FUTEX_WAKE on the slot's word for sleeps (hm_vw_sleep), SIGURG for
+ *      every wait in a primitive we do not own (poll, condition variables,
+ *      ...). The SIGURG handler, running in this thread, zeroes the timeout
+ *      the primitive reads (hm_t.dl, hm_t.rel) when the deadline is due, so
+ *      whether the signal comes before the kernel reads the timeout (it then
+ *      reads 0) or during the wait (EINTR, and glibc's loops read it again),
+ *      the wait ends at once. The timeout variable is set before the "is it
+ *      due" check, so a wake-up between the check and the call is not lost.
+ *   4. hm_vw_end frees the slot for the thread's next wait.
+ *
+ * Without a keeper (--no-daemon, HM_VK_SELF, or hermeticd gone for
+ * HM_VW_KEEPER_DEAD_NS), waiters keep the clock themselves: each waits for
+ * real at most HM_VW_GRACE_NS, and one whose grace ran out moves the clock
+ * to the earliest deadline and wakes its owner. That cannot see threads that
+ * compute, so it is approximate; it exists so that no run hangs.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <linux/futex.h>
+#include "shim.h"
+#include "config.h"
+
+#define HM_VW_SAFETY_NS (1000LL * 1000 * 1000)
+#define HM_VW_GRACE_NS (2LL * 1000 * 1000)
+#define HM_VW_KEEPER_DEAD_NS (3000LL * 1000 * 1000)
+
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+
+static struct hm_vslot *slots(void)
+{
+	return HM_VCLOCK_SLOTS(hm.vc);
+}
+
+bool hm_vc_cas_max(int64_t v)
+{
+	__s64 cur = LOAD(hm.vc->mono);
+
+	while (cur < v)
+		if (__atomic_compare_exchange_n(&hm.vc->mono, &cur, (__s64)v, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return true;
+	return false;
+}
+
+/* A page of our own when the run's cannot be used: shared with our forked
+ * children (MAP_SHARED), kept by its waiters (HM_VK_SELF). */
+static void private_page(const char *why, const char *what)
+{
+	void *p = (void *)hm_sys6(SYS_mmap, 0, HM_VCLOCK_SIZE, PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (why)
+		hm_warn("the run's clock page is unusable (", why, what);
+	if ((unsigned long)p > -4096UL) {
+		hm.clock = false; /* no memory for a clock: real time, said above */
+		hm.vc = NULL;
+		return;
+	}
+	hm.vc = p;
+	hm.vc->size = HM_VCLOCK_SIZE;
+	hm.vc->nslots = HM_VSLOTS;
+	hm.vc->mono = HM_VMONO_BASE;
+	hm.vc->wall_off = hm.now0 - HM_VMONO_BASE;
+	hm.vc->keeper = HM_VK_SELF;
+	hm.vc->version = HM_VCLOCK_VERSION;
+	hm.vc->magic = HM_VCLOCK_MAGIC;
+}
+
+void hm_vc_init(const char *path)
+{
+	long fd;
+	void *p;
+
+	if (!path || !*path)
+		return private_page("no HERMETIC_CLOCK_PAGE", "): this process keeps its own clock");
+	fd = hm_sys6(SYS_openat, AT_FDCWD, (long)path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0, 0, 0);
+	if (fd < 0)
+		return private_page(path, "): this process keeps its own clock");
+	p = (void *)hm_sys6(SYS_mmap, 0, HM_VCLOCK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			    0);
+	hm_sys(SYS_close, fd, 0, 0);
+	if ((unsigned long)p > -4096UL)
+		return private_page(path, "): this process keeps its own clock");
+	hm.vc = p;
+	if (LOAD(hm.vc->magic) != HM_VCLOCK_MAGIC || hm.vc->version != HM_VCLOCK_VERSION ||
+	    hm.vc->size != HM_VCLOCK_SIZE) {
+		hm_sys(SYS_munmap, p, HM_VCLOCK_SIZE, 0);
+		return private_page(path, " has another layout): this process keeps its own clock");
+	}
+}
+
+/* ---- slots ---- */
+
+/* FNV-1a over the lineage key and the thread index: the tie-break among
+ * equal deadlines depends only on where the thread is in the program. */
+static uint64_t order_key(void)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (const char *p = hm.lineage; *p; p++)
+		h = (h ^ (uint8_t)*p) * 1099511628211ULL;
+	for (int i = 0; i < 4; i++)
+		h = (h ^ ((hm_t.index >> (8 * i)) & 0xff)) * 1099511628211ULL;
+	return h;
+}
+
+static uint32_t my_tid(void)
+{
+	if (!hm_t.tid)
+		hm_t.tid = (uint32_t)hm_sys(SYS_gettid, 0, 0, 0);
+	return hm_t.tid;
+}
+
+/* This thread's slot, claimed on first use; NULL when the page is full. */
+static struct hm_vslot *my_slot(void)
+{
+	struct hm_vslot *s = slots();
+	uint32_t tid = my_tid(), hw;
+
+	if (hm_t.slot > 0) {
+		struct hm_vslot *m = &s[hm_t.slot - 1];
+
+		/* Still ours? The keeper frees the slots of threads it finds dead,
+		 * and a forked child inherits its parent thread's number. */
+		if (LOAD(m->tid) == tid && LOAD(m->state) != HM_VS_FREE)
+			return m;
+		hm_t.slot = 0;
+	}
+	for (uint32_t n = 0, i = tid % HM_VSLOTS; n < HM_VSLOTS; n++, i = (i + 1) % HM_VSLOTS) {
+		uint32_t free_ = HM_VS_FREE;
+
+		if (LOAD(s[i].state) != HM_VS_FREE ||
+		    !__atomic_compare_exchange_n(&s[i].state, &free_, HM_VS_OWNED, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			continue;
+		STORE(s[i].tid, tid);
+		STORE(s[i].pid, (uint32_t)hm.pid);
+		STORE(s[i].order, order_key());
+		hw = LOAD(hm.vc->hw);
+		while (hw < i + 1 && !__atomic_compare_exchange_n(&hm.vc->hw, &hw, i + 1, false,
+								   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			;
+		hm_t.slot = i + 1;
+		return &s[i];
+	}
+	return NULL;
+}
+
+void hm_vc_thread_exit(void)
+{
+	struct hm_vslot *s;
+
+	if (!hm.vc || hm_t.slot <= 0)
+		return;
+	s = &slots()[hm_t.slot - 1];
+	if (LOAD(s->tid) == my_tid())
+		STORE(s->state, HM_VS_FREE);
+	hm_t.slot = 0;
+}
+
+/* The process exits or execs: its threads' slots go (they cannot say so). */
+void hm_vc_process_exit(void)
+{
+	struct hm_vslot *s;
+	uint32_t hw;
+
+	if (!hm.vc || hm.vc->keeper == 0)
+		return;
+	s = slots();
+	hw = LOAD(hm.vc->hw);
+	for (uint32_t i = 0; i < hw && i < HM_VSLOTS; i++)
+		if (LOAD(s[i].state) != HM_VS_FREE && LOAD(s[i].pid) == (uint32_t)hm.pid)
+			STORE(s[i].state, HM_VS_FREE);
+	hm_t.slot = 0;
+}
+
+void hm_vc_fork_child(void)
+{
+	hm_t.slot = 0;
+	hm_t.tid = 0;
+	hm_t.vw = NULL;
+}
+
+/* ---- keeping the clock without a keeper ---- */
+
+static bool self_keeping(void)
+{
+	int64_t beat;
+
+	if (LOAD(hm.vc->keeper) != HM_VK_DAEMON)
+		return true;
+	beat = LOAD(hm.vc->beat);
+	return beat && hm_real_ns(CLOCK_MONOTONIC) - beat > HM_VW_KEEPER_DEAD_NS;
+}
+
+static void wake_slot(struct hm_vslot *s)
+{
+	siginfo_t si;
+
+	if (LOAD(s->wake) == HM_VW_FUTEX) {
+		__atomic_fetch_add(&s->futex, 1, __ATOMIC_RELEASE);
+		hm_sys6(SYS_futex, (long)&s->futex, FUTEX_WAKE, INT32_MAX, 0, 0, 0);
+		return;
+	}
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGURG;
+	si.si_code = SI_QUEUE;
+	si.si_value.sival_int = HM_VWAKE_MAGIC;
+	hm_sys6(SYS_rt_tgsigqueueinfo, LOAD(s->pid), LOAD(s->tid), SIGURG, (long)&si, 0, 0);
+}
+
+/* Our grace ran out with nothing happening: move the clock to the earliest
+ * deadline and wake its owner (it may be us). */
+static void self_keep(void)
+{
+	struct hm_vslot *s = slots(), *best = NULL;
+	int64_t bdl = 0;
+	uint64_t bord = 0;
+	uint32_t hw = LOAD(hm.vc->hw);
+
+	for (uint32_t i = 0; i < hw && i < HM_VSLOTS; i++) {
+		int64_t dl;
+		uint64_t ord;
+
+		if (LOAD(s[i].state) != HM_VS_WAITING)
+			continue;
+		dl = LOAD(s[i].deadline);
+		ord = LOAD(s[i].order);
+		if (!best || dl < bdl || (dl == bdl && ord < bord)) {
+			best = &s[i];
+			bdl = dl;
+			bord = ord;
+		}
+	}
+	if (!best)
+		return;
+	if (hm_vc_cas_max(bdl))
+		__atomic_fetch_add(&hm.vc->advances, 1, __ATOMIC_RELAXED);
+	if (best != &s[hm_t.slot - 1])
+		wake_slot(best);
+}
+
+/* ---- one virtual wait ---- */
+
+bool hm_vw_begin(struct hm_vwait *w, int64_t deadline, uint32_t wake, bool external)
+{
+	struct hm_vslot *s;
+
+	w->s = NULL;
+	w->deadline = deadline;
+	w->external = external;
+	w->prev = hm_t.vw;
+	if (!hm.vc || !(s = my_slot()))
+		return false;
+	w->s = s;
+	w->wakes = hm_t.wakes;
+	STORE(s->deadline, deadline);
+	STORE(s->wake, wake);
+	__atomic_fetch_add(&s->seq, 1, __ATOMIC_RELEASE);
+	STORE(s->state, external ? HM_VS_EXTERNAL : HM_VS_WAITING);
+	hm_t.vw = w;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return true;
+}
+
+void hm_vw_end(struct hm_vwait *w)
+{
+	hm_t.vw = w->prev;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (w->s)
+		STORE(w->s->state, w->prev && w->prev->s == w->s ?
+					   (w->prev->external ? HM_VS_EXTERNAL : HM_VS_WAITING) :
+					   HM_VS_OWNED);
+	if (w->prev && w->s)
+		STORE(w->s->deadline, w->prev->deadline); /* a wait in a handler ended */
+	hm_clock_waited();
+}
+
+bool hm_vw_due(const struct hm_vwait *w)
+{
+	return LOAD(hm.vc->mono) >= w->deadline;
+}
+
+/* Did our wake-up signal arrive since the wait began? */
+bool hm_vw_woken(const struct hm_vwait *w)
+{
+	return hm_t.wakes != w->wakes;
+}
+
+/* How long the next real call may block, in real ns. */
+int64_t hm_vw_real_ns(const struct hm_vwait *w)
+{
+	int64_t left = w->deadline - LOAD(hm.vc->mono);
+
+	if (left < 0)
+		left = 0;
+	if (w->external)
+		return left; /* the real world keeps real deadlines */
+	if (self_keeping())
+		return left < HM_VW_GRACE_NS ? left : HM_VW_GRACE_NS;
+	return HM_VW_SAFETY_NS;
+}
+
+/* The real call timed out for real. External: the deadline came in real
+ * time, and the run's clock goes there too. Without a keeper: maybe move
+ * the clock ourselves. */
+void hm_vw_real_timeout(struct hm_vwait *w)
+{
+	if (w->external)
+		hm_vc_cas_max(w->deadline);
+	else if (self_keeping())
+		self_keep();
+}
+
+/* Prepare hm_t.rel for a raw syscall with a relative timeout, then say
+ * whether to make it at all (false: the deadline is due). The order matters:
+ * a wake-up between the two zeroes hm_t.rel, one after the check finds it
+ * zero or interrupts the call. */
+bool hm_vw_arm_rel(struct hm_vwait *w)
+{
+	hm_t.rel = ns_to_ts(hm_vw_real_ns(w));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return !hm_vw_due(w);
+}
+
+/* The same for a primitive taking an absolute deadline on the real clock id. */
+bool hm_vw_arm_abs(struct hm_vwait *w, clockid_t real_id)
+{
+	hm_t.dl = ns_to_ts(hm_real_ns(real_id) + hm_vw_real_ns(w));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return !hm_vw_due(w);
+}
+
+/* A sleep: until the deadline (0), or a signal's handler ran (-EINTR). */
+int hm_vw_sleep(struct hm_vwait *w)
+{
+	for (;;) {
+		uint32_t v = LOAD(w->s->futex);
+		struct timespec ts;
+		long r;
+
+		if (hm_vw_due(w))
+			return 0;
+		ts = ns_to_ts(hm_vw_real_ns(w));
+		/* A shared futex (the page is a MAP_SHARED file): the keeper, in
+		 * another process, wakes it. */
+		r = hm_sys6(SYS_futex, (long)&w->s->futex, FUTEX_WAIT, v, (long)&ts, 0, 0);
+		if (r == -ETIMEDOUT) {
+			hm_vw_real_timeout(w);
+		} else if (r == -EINTR && !hm_vw_due(w)) {
+			if (!hm_vw_woken(w))
+				return -EINTR; /* a signal of the program's */
+			w->wakes = hm_t.wakes; /* a late wake-up of an earlier wait */
+		}
+	}
+}
+
+/* SIGURG with our magic (signals.c): this thread's wait may be due. */
+void hm_vw_on_wake(void)
+{
+	struct hm_vwait *w = hm_t.vw;
+
+	hm_t.wakes++;
+	if (w && hm.vc && LOAD(hm.vc->mono) >= w->deadline) {
+		hm_t.rel.tv_sec = hm_t.rel.tv_nsec = 0;
+		hm_t.dl.tv_sec = hm_t.dl.tv_nsec = 0;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
