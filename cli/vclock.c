@@ -20,6 +20,16 @@
 #include "enroll.h"
 #include "hermetic/vclock.h"
 
+/* splitmix64's finaliser: a seed's bits spread over the whole word. */
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
 static struct hm_vclock *map_page(const char *path)
 {
 	struct hm_vclock *vc;
@@ -85,8 +95,15 @@ void cli_vclock_setup(struct enroll *e)
 					   "(hermetic and hermeticd of different versions?)",
 			    e->clock_path);
 	}
-	/* The wall clock starts at --now: CLOCK_REALTIME = mono + wall_off. */
-	__atomic_store_n(&e->vc->wall_off, e->cfg.now_ns - HM_VMONO_BASE, __ATOMIC_RELEASE);
+	/* Monotonic time starts at a point within a second of HM_VMONO_BASE
+	 * that depends on the seed: programs that seed generators from it (the
+	 * JVM's Random, ThreadLocalRandom) repeat under one seed and change
+	 * with it. The wall clock starts at --now: CLOCK_REALTIME = mono +
+	 * wall_off. */
+	int64_t mono = HM_VMONO_BASE + (int64_t)(mix64(e->cfg.seed) % 1000000000ULL);
+
+	__atomic_store_n(&e->vc->mono, mono, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->vc->wall_off, e->cfg.now_ns - mono, __ATOMIC_RELEASE);
 }
 
 void cli_vclock_finish(struct enroll *e)

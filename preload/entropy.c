@@ -363,8 +363,7 @@ HM_EXPORT int close(int fd)
 		hm_randfd_set(fd, false);
 	if (hm_pycfd(fd))
 		hm_pycfd_set(fd, false);
-	if (hm_remotefd(fd))
-		hm_remotefd_set(fd, false);
+	hm_fd_forget(fd);
 	if (unlikely(hm_timerfd(fd)))
 		hm_timerfd_closed(fd);
 	return hm.real.close(fd);
@@ -381,7 +380,7 @@ HM_EXPORT int dup2(int old, int new)
 	if (r >= 0 && hm.pyc && old != new)
 		hm_pycfd_set(r, hm_pycfd(old));
 	if (r >= 0 && old != new)
-		hm_remotefd_set(r, hm_remotefd(old));
+		hm_fd_copy(r, old);
 	return r;
 }
 
@@ -396,7 +395,7 @@ HM_EXPORT int dup3(int old, int new, int flags)
 	if (r >= 0 && hm.pyc)
 		hm_pycfd_set(r, hm_pycfd(old));
 	if (r >= 0)
-		hm_remotefd_set(r, hm_remotefd(old));
+		hm_fd_copy(r, old);
 	return r;
 }
 
@@ -412,6 +411,15 @@ HM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 		return hm_pyc_read(fd, buf, n, -1);
 	if (unlikely(hm_timerfd(fd)))
 		return hm_timerfd_read(fd, buf, n);
+	if (unlikely(hm_remote_open())) {
+		struct hm_vwait w;
+		bool ext = hm_fd_block_begin(fd, &w);
+		ssize_t r = hm.real.read(fd, buf, n);
+
+		if (ext)
+			hm_fd_block_end(&w);
+		return r;
+	}
 	return hm.real.read(fd, buf, n);
 }
 

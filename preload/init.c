@@ -169,6 +169,8 @@ static void init(void)
 	/* The run's clock (replay keeps virtual time whatever the mode). */
 	if (hm.clock || getenv(HM_ENV_REPLAY))
 		hm_vc_init(getenv(HM_ENV_CLOCK_PAGE));
+	if (!getenv(HM_ENV_VCLOCK))
+		hm_peers_note_stdio(); /* the run's first process */
 	snapshot_env();
 	hm.jr_strict = !env_is(HM_ENV_REPLAY_STRICT, "0", false);
 	hm_jr_init();

@@ -50,7 +50,7 @@
 #define HM_TAI_OFFSET (37LL * NSEC_PER_SEC)
 /* A thread's clock readings tick (--tick each) only after this many readings
  * without a wait in between (clock.c). */
-#define HM_TICK_AFTER 1000
+#define HM_TICK_AFTER 100000
 #define HM_REMOTE_FDS 4096
 /* Exit status of a process ended by the spin limit (also in hermetic.h). */
 #define HM_EXIT_SPIN 86
@@ -134,6 +134,14 @@
 	X(fopen64, FILE *, (const char *, const char *))                                           \
 	X(close, int, (int))                                                                       \
 	X(connect, int, (int, const struct sockaddr *, socklen_t))                                 \
+	X(bind, int, (int, const struct sockaddr *, socklen_t))                                    \
+	X(accept, int, (int, struct sockaddr *, socklen_t *))                                      \
+	X(accept4, int, (int, struct sockaddr *, socklen_t *, int))                                \
+	X(socket, int, (int, int, int))                                                            \
+	X(recv, ssize_t, (int, void *, size_t, int))                                               \
+	X(recvfrom, ssize_t, (int, void *, size_t, int, struct sockaddr *, socklen_t *))           \
+	X(recvmsg, ssize_t, (int, struct msghdr *, int))                                           \
+	X(epoll_ctl, int, (int, int, int, struct epoll_event *))                                   \
 	X(fclose, int, (FILE *))                                                                   \
 	X(read, ssize_t, (int, void *, size_t))                                                    \
 	X(__read_chk, ssize_t, (int, void *, size_t, size_t))                                      \
@@ -277,11 +285,6 @@ struct shim_state {
 	 * virtual clock shifts file times (fs_shift, whole seconds, not 0). */
 	bool pyc;
 	_Atomic uint64_t pyc_fds[1024 / 64]; /* HM_FDBITS */
-	/* Sockets connected (or connecting) to an address that is not this
-	 * machine: only --allow'ed destinations or --network off can have one.
-	 * While any is open, timed waits wait for real (wait.c). */
-	_Atomic uint64_t remote_fds[HM_REMOTE_FDS / 64];
-	_Atomic int remote_count;
 	struct hm_real real;
 };
 
@@ -424,18 +427,16 @@ static inline void hm_pycfd_set(int fd, bool on)
 ssize_t hm_pyc_read(int fd, void *buf, size_t n, off_t off) HM_HIDDEN;
 ssize_t hm_pyc_readv(int fd, const struct iovec *iov, int cnt) HM_HIDDEN;
 
-/* net.c: sockets talking to the real network */
-void hm_remotefd_set(int fd, bool on) HM_HIDDEN;
-static inline bool hm_remotefd(int fd)
-{
-	return fd >= 0 && fd < HM_REMOTE_FDS &&
-	       (atomic_load_explicit(&hm.remote_fds[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
-}
-
-static inline bool hm_remote_open(void)
-{
-	return atomic_load_explicit(&hm.remote_count, memory_order_relaxed) > 0;
-}
+/* peers.c: descriptors that wait on the real world */
+bool hm_remote_open(void) HM_HIDDEN; /* any descriptor of ours might */
+bool hm_fd_external(int fd) HM_HIDDEN;
+bool hm_epoll_external(int epfd) HM_HIDDEN;
+void hm_fd_forget(int fd) HM_HIDDEN; /* closed (or about to be replaced) */
+void hm_fd_copy(int to, int from) HM_HIDDEN; /* dup */
+void hm_peers_note_stdio(void) HM_HIDDEN; /* the run's first process, at start */
+struct hm_vwait;
+bool hm_fd_block_begin(int fd, struct hm_vwait *w) HM_HIDDEN;
+void hm_fd_block_end(struct hm_vwait *w) HM_HIDDEN;
 
 /* spawn.c */
 void hm_fork_prepare(void) HM_HIDDEN;

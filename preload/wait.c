@@ -242,23 +242,20 @@ HM_EXPORT int usleep(useconds_t us)
 
 /* ---- relative timeouts: poll, select, epoll, sigtimedwait ---- */
 
+/* Does the wait watch a descriptor of the real world (peers.c)? */
 static bool fds_remote(const struct pollfd *fds, nfds_t n)
 {
-	if (!hm_remote_open())
-		return false;
 	for (nfds_t i = 0; i < n; i++)
-		if (hm_remotefd(fds[i].fd))
+		if (hm_fd_external(fds[i].fd))
 			return true;
 	return false;
 }
 
 static bool sets_remote(int nfds, const fd_set *r, const fd_set *w, const fd_set *e)
 {
-	if (!hm_remote_open())
-		return false;
 	for (int fd = 0; fd < nfds && fd < FD_SETSIZE; fd++)
 		if (((r && FD_ISSET(fd, r)) || (w && FD_ISSET(fd, w)) || (e && FD_ISSET(fd, e))) &&
-		    hm_remotefd(fd))
+		    hm_fd_external(fd))
 			return true;
 	return false;
 }
@@ -524,9 +521,8 @@ static int epoll_v(int epfd, struct epoll_event *ev, int max, int64_t rel, const
 	long r;
 
 	mask = hm_sig_strip(mask, &buf);
-	/* (which descriptors the set holds is the kernel's: any socket of ours
-	 * to the real world makes an epoll wait one on the real world) */
-	if (!hm_vw_begin(&w, mono_now() + rel, HM_VW_SIGNAL, hm_remote_open() || replay_event())) {
+	if (!hm_vw_begin(&w, mono_now() + rel, HM_VW_SIGNAL,
+			 hm_epoll_external(epfd) || replay_event())) {
 		hm_t.rel = ns_to_ts(rel);
 		return hm_sys_errno(epoll_call(epfd, ev, max, mask));
 	}

@@ -74,7 +74,12 @@ struct hm_vclock {
 	__u64 idle_nothing; /* idle with no deadline pending (blocked for good) */
 	__u64 external; /* idle checks that found a wait on the real world */
 	__s64 real_start; /* real CLOCK_REALTIME when the run began, ns */
-	__u64 pad[501];
+	/* Pipes, terminals and sockets the run's first process inherited as
+	 * 0, 1, 2 (st_dev, st_ino): their other end is outside the run. */
+	__u32 n_outside;
+	__u32 pad0;
+	__u64 outside[8][2];
+	__u64 pad[484];
 };
 
 /* The slots follow the header; the port bytes follow the slots. */

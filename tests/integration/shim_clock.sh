@@ -58,6 +58,19 @@ static int64_t real_ns(void)
 			printf("\n");                                                              \
 		}                                                                                  \
 	} while (0)
+
+static void *ticker(void *unused)
+{
+	int64_t a, b;
+
+	for (int i = 0; i < 100000; i++)
+		ns(CLOCK_MONOTONIC_COARSE);
+	a = ns(CLOCK_MONOTONIC_COARSE), b = ns(CLOCK_MONOTONIC_COARSE);
+	CASE("readings tick after 100000 without a wait", b - a == 1000, "%lld", (long long)(b - a));
+	a = ns(CLOCK_REALTIME), b = ns(CLOCK_REALTIME);
+	CASE("realtime ticks with monotonic then", b - a == 1000, "%lld", (long long)(b - a));
+	return NULL;
+}
 /* Run a wait; it must time out, take < 50 ms real, and advance realtime by d. */
 #define WAIT(name, d, expr, timed_out)                                                            \
 	do {                                                                                       \
@@ -84,15 +97,23 @@ int main(void)
 	unsigned char buf[16];
 
 	CASE("realtime is now", ns(CLOCK_REALTIME) == NOW * S, "%lld", (long long)ns(CLOCK_REALTIME));
-	CASE("realtime frozen", ns(CLOCK_REALTIME) == ns(CLOCK_REALTIME), "moved");
+	CASE("realtime still between waits", ns(CLOCK_REALTIME) == ns(CLOCK_REALTIME), "moved");
 	CASE("realtime coarse", ns(CLOCK_REALTIME_COARSE) == NOW * S, "differs");
 	CASE("tai is realtime + 37 s", ns(CLOCK_TAI) == (NOW + 37) * S, "%lld", (long long)ns(CLOCK_TAI));
 	a = ns(CLOCK_MONOTONIC), b = ns(CLOCK_MONOTONIC);
-	CASE("monotonic ticks", b - a == 1000, "%lld", (long long)(b - a));
+	CASE("monotonic still between waits", b - a == 0, "%lld", (long long)(b - a));
 	a = ns(CLOCK_MONOTONIC_RAW), b = ns(CLOCK_BOOTTIME);
-	CASE("raw and boottime share the monotonic clock", b - a == 1000, "%lld", (long long)(b - a));
-	a = ns(CLOCK_MONOTONIC_COARSE), b = ns(CLOCK_MONOTONIC_COARSE);
-	CASE("monotonic coarse ticks", b - a == 1000, "%lld", (long long)(b - a));
+	CASE("raw and boottime share the monotonic clock", b == a, "%lld", (long long)(b - a));
+	{
+		/* After 100,000 readings without a wait, a thread's readings tick
+		 * (--tick 1us); its own, not the other threads'. */
+		pthread_t t;
+
+		pthread_create(&t, NULL, ticker, NULL);
+		pthread_join(t, NULL);
+		a = ns(CLOCK_MONOTONIC), b = ns(CLOCK_MONOTONIC);
+		CASE("another thread's ticks are its own", b == a, "%lld", (long long)(b - a));
+	}
 	a = ns(CLOCK_PROCESS_CPUTIME_ID), b = ns(CLOCK_THREAD_CPUTIME_ID);
 	CASE("cpu clocks virtual", a < S && b - a == 1000, "%lld %lld", (long long)a, (long long)b);
 	{
@@ -310,18 +331,35 @@ a=$(vals 42) b=$(vals 42) c=$(vals 43)
 [ "$(head -n 3 <<<"$a")" != "$(head -n 3 <<<"$c")" ] && pass "clock: entropy follows the seed" ||
 	fail "clock: entropy follows the seed" "$a"
 
-# --spin-limit: a busy-wait on the frozen clock ends with status 86 and says why.
+# A busy-wait for time: with --tick (default 1us) readings advance once a
+# thread has read 100,000 times without waiting, so it ends; with --tick 0
+# the clock is frozen and --spin-limit ends it with status 86 and says why.
 cat >"$T/spin.c" <<'CEOF'
 #include <time.h>
 int main(void) { while (time(NULL) < 1577836801) ; return 0; }
 CEOF
 "$SHIM_CC" -O2 -o "$T/spin" "$T/spin.c"
-out=$(SHIM_SPIN_LIMIT=1000 shim_run 42 timeout 30 "$T/spin" 2>&1)
+out=$(shim_run 42 timeout 30 "$T/spin" 2>&1)
+rc=$?
+[ "$rc" = 0 ] && pass "a busy-wait for a second ends (readings tick)" ||
+	fail "a busy-wait for a second ends (readings tick)" "rc=$rc $out"
+out=$(SHIM_TICK=0 SHIM_SPIN_LIMIT=1000 shim_run 42 timeout 30 "$T/spin" 2>&1)
 rc=$?
 [ "$rc" = 86 ] && grep -q "spin-limit" <<<"$out" && grep -q "sleep or wait" <<<"$out" &&
-	pass "spin limit ends a busy-wait with status 86" || fail "spin limit ends a busy-wait with status 86" "rc=$rc $out"
-out=$(SHIM_SPIN_LIMIT=0 shim_run 42 timeout 30 sh -c "$T/spin & sleep 0.5; kill \$! 2>/dev/null && echo running")
-[ "$out" = running ] && pass "spin limit 0 disables the check" || fail "spin limit 0 disables the check" "$out"
+	pass "spin limit ends a busy-wait on the frozen clock with status 86" ||
+	fail "spin limit ends a busy-wait on the frozen clock with status 86" "rc=$rc $out"
+# (still spinning after 2 s of real time: the outer timeout ends it)
+out=$(SHIM_TICK=0 SHIM_SPIN_LIMIT=0 shim_run 42 timeout 2 "$T/spin" 2>&1)
+rc=$?
+[ "$rc" = 124 ] && pass "spin limit 0 disables the check" || fail "spin limit 0 disables the check" "rc=$rc $out"
+# A program that merely reads the clock often (a million log lines) is not
+# ended, and its readings still advance.
+out=$(shim_run 42 timeout 60 python3 -c '
+import time
+t = [time.time() for i in range(1200000)]
+print("read", len(t), t[-1] > t[0])' 2>&1)
+[ "$out" = "read 1200000 True" ] && pass "a million clock readings in a row are fine" ||
+	fail "a million clock readings in a row are fine" "$out"
 out=$(SHIM_TICK=0 SHIM_SPIN_LIMIT=1000 shim_run 42 timeout 30 python3 -c '
 import time
 t = time.monotonic()

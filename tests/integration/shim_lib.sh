@@ -19,14 +19,20 @@ if [ "$SHIM_VIA_CLI" = 1 ] && [ "$(id -u)" = 0 ]; then
 fi
 
 shim_run() {
-	local seed=$1
+	local seed=$1 to=()
 	shift
+	# A leading "timeout N" is a watchdog: it runs outside the run, on real
+	# time (inside, it would run on the run's virtual clock).
+	if [ "${1:-}" = timeout ]; then
+		to=(timeout "$2")
+		shift 2
+	fi
 	# (the CLI takes --allow only with the daemon: DNS allow-list tests set the
 	# environment themselves)
 	if [ "$SHIM_VIA_CLI" = 1 ] && [ -z "${SHIM_DNS_ALLOW:-}" ]; then
 		local err rc
 		err=$(mktemp "$T/.shim_run.XXXXXX")
-		"$HERMETIC" enroll $SHIM_DAEMON_OPT --seed "$seed" --now @${SHIM_NOW%000000000} \
+		"${to[@]}" "$HERMETIC" enroll $SHIM_DAEMON_OPT --seed "$seed" --now @${SHIM_NOW%000000000} \
 			--tick "${SHIM_TICK}ns" --spin-limit "$SHIM_SPIN_LIMIT" -- "$@" 2>"$err"
 		rc=$?
 		# drop the CLI's --no-daemon warning; keep everything else
@@ -34,7 +40,7 @@ shim_run() {
 		rm -f "$err"
 		return $rc
 	fi
-	env HERMETIC_RUN=none HERMETIC_SEED="$seed" HERMETIC_NOW=$SHIM_NOW \
+	"${to[@]}" env HERMETIC_RUN=none HERMETIC_SEED="$seed" HERMETIC_NOW=$SHIM_NOW \
 		HERMETIC_TICK="$SHIM_TICK" HERMETIC_CLOCK=virtual HERMETIC_RNG=all \
 		HERMETIC_SPIN_LIMIT="$SHIM_SPIN_LIMIT" HERMETIC_ASLR=off HERMETIC_NETWORK=block \
 		HERMETIC_DNS_ALLOW="${SHIM_DNS_ALLOW:-}" HERMETIC_LINEAGE=1 HERMETIC_PRELOAD="$SHIM" \

@@ -99,20 +99,20 @@ CEOF
 
 det "lineage tree reproducible" "$T/lin"
 out=$DET_OUT
-# timeout(1) runs under the shim too: it is "1", the program "1.1".
+# The program is the run's first process, "1".
 expect() {
 	if grep -q "$2" <<<"$out"; then pass "$1"; else fail "$1" "$(tr '\n' '|' <<<"$out")"; fi
 }
-expect "fork child key" "^fork key=1.1.1 seed=42 preload=libhermetic-preload.so"
-expect "vfork child with bare envp keeps the shim" "^vfork-bare-env key=1.1.2 seed=42 preload=libhermetic-preload.so"
-expect "posix_spawn child with bare envp" "^posix_spawn-bare-env key=1.1.3 seed=42 preload=libhermetic-preload.so"
-expect "system child key" "^system key=1.1.4$"
-expect "popen child key" "^popen key=1.1.5$"
-expect "grandchild key and sleep" "^grandchild key=1.1.6.1 .* t=1577836900$"
-expect "parent reaps child at child's exit time" "^child-after-grandchild t=1577836900$"
+expect "fork child key" "^fork key=1.1 seed=42 preload=libhermetic-preload.so"
+expect "vfork child with bare envp keeps the shim" "^vfork-bare-env key=1.2 seed=42 preload=libhermetic-preload.so"
+expect "posix_spawn child with bare envp" "^posix_spawn-bare-env key=1.3 seed=42 preload=libhermetic-preload.so"
+expect "system child key" "^system key=1.4$"
+expect "popen child key" "^popen key=1.5$"
+expect "grandchild key and sleep" "^grandchild key=1.6.1 .* t=1577836900$"
+expect "one clock: a parent after its child's sleep sees that time" "^child-after-grandchild t=1577836900$"
 expect "grandparent too" "^parent-after-child t=1577836900$"
-expect "pthread_join moves to the thread's exit time" "^after-join t=1577836950$"
-expect "exec keeps the key" "^execle-bare-env key=1.1 seed=42 preload=libhermetic-preload.so"
+expect "one clock: after pthread_join, the thread's sleep has passed" "^after-join t=1577836950$"
+expect "exec keeps the key" "^execle-bare-env key=1 seed=42 preload=libhermetic-preload.so"
 t1=$(grep "^thread 1 " <<<"$out") t2=$(grep "^thread 2 " <<<"$out")
 [ -n "$t1" ] && [ -n "$t2" ] && [ "${t1#thread 1 }" != "${t2#thread 2 }" ] &&
 	pass "threads have their own streams" || fail "threads have their own streams" "$t1 / $t2"

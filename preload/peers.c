@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Which descriptors wait on the real world. A timed wait on one of them is
+ * EXTERNAL (vclock.c): it keeps its real deadline and the run's clock waits
+ * with it, because whoever answers is not a process of the run and answers
+ * in real time. A socket talks to the real world when its peer is
+ *   - not this machine (an --allow'ed host, anything under --network off);
+ *   - a TCP/UDP port on loopback that no process of the run bound: a
+ *     database or server started outside the run. Every process of the run
+ *     marks the loopback ports it binds in the run's clock page, and binds a
+ *     loopback client socket before connecting, so the server side sees the
+ *     client's port marked before the connection exists;
+ *   - a unix socket whose peer process (SO_PEERCRED) is not in the run's
+ *     cgroup.
+ * and a pipe or terminal is the real world when it is one of those the run's
+ * first process inherited as 0, 1 or 2 (recorded in the clock page): the
+ * other end is the CI's. Files, eventfds, other pipes, listening and
+ * unconnected sockets are the run's. A descriptor is classified the first
+ * time a wait meets it (so ones inherited across exec are too) and
+ * forgotten when it is closed.
+ *
+ * Blocking calls without a timeout on such a descriptor (read, recv*,
+ * connect) are EXTERNAL too while they block: the run is not idle while it
+ * waits for the world, so its virtual timers do not fire meanwhile.
+ *
+ * epoll sets: epoll_ctl notes, per epoll descriptor, the descriptors of the
+ * real world added to it; a wait on the set is EXTERNAL while one of those is.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include "shim.h"
+
+#define NFDS HM_REMOTE_FDS
+#define EP_OUT 8 /* outside descriptors remembered per epoll set */
+
+enum { C_UNKNOWN, C_RUN, C_OUTSIDE, C_LOOP_TCP, C_LOOP_UDP };
+
+static struct {
+	_Atomic uint8_t cls[NFDS];
+	_Atomic uint16_t port[NFDS]; /* the peer's, for C_LOOP_* */
+	struct {
+		uint16_t port; /* a loopback port this descriptor bound, marked in the page */
+		uint8_t udp;
+		pid_t owner; /* the process that marked it unmarks it */
+	} bound[NFDS];
+	struct {
+		int n; /* -1: too many, take the set as outside */
+		int fd[EP_OUT];
+	} ep[NFDS];
+	_Atomic int outside; /* descriptors not C_RUN/C_UNKNOWN */
+	char cgroup[256]; /* ours, from /proc/self/cgroup; "" until read */
+} pe;
+
+static uint8_t *port_map(bool udp)
+{
+	return udp ? HM_VCLOCK_UDP(hm.vc) : HM_VCLOCK_TCP(hm.vc);
+}
+
+static void set_class(int fd, uint8_t c, uint16_t port)
+{
+	uint8_t old;
+
+	if (fd < 0 || fd >= NFDS)
+		return;
+	atomic_store(&pe.port[fd], port);
+	old = atomic_exchange(&pe.cls[fd], c);
+	if ((old >= C_OUTSIDE) != (c >= C_OUTSIDE))
+		atomic_fetch_add(&pe.outside, c >= C_OUTSIDE ? 1 : -1);
+}
+
+/* Might any descriptor of ours lead out? (the cheap test before the exact one) */
+bool hm_remote_open(void)
+{
+	return atomic_load_explicit(&pe.outside, memory_order_relaxed) > 0 ||
+	       (hm.vc && __atomic_load_n(&hm.vc->n_outside, __ATOMIC_RELAXED));
+}
+
+/* The cgroup line of a process ("0::/..."), or "" */
+static void cgroup_of(const char *path, char *buf, size_t size)
+{
+	long fd = hm_sys6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	long n;
+	char *nl;
+
+	buf[0] = 0;
+	if (fd < 0)
+		return;
+	n = hm_sys(SYS_read, fd, buf, size - 1);
+	hm_sys(SYS_close, fd, 0, 0);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	/* cgroup v2's line is "0::/path"; a hybrid layout lists v1 lines first */
+	for (char *l = buf; l && *l; l = nl ? nl + 1 : NULL) {
+		nl = strchr(l, '\n');
+		if (!strncmp(l, "0::", 3)) {
+			size_t len = nl ? (size_t)(nl - l) : strlen(l);
+
+			memmove(buf, l, len);
+			buf[len] = 0;
+			return;
+		}
+	}
+	buf[0] = 0;
+}
+
+/* Is process pid in the run (our cgroup, or below it)? */
+static bool pid_in_run(pid_t pid)
+{
+	char path[48] = "/proc/", other[256];
+	size_t n;
+
+	if (pid <= 0)
+		return false;
+	if (pid == hm.pid)
+		return true;
+	if (!pe.cgroup[0])
+		cgroup_of("/proc/self/cgroup", pe.cgroup, sizeof(pe.cgroup));
+	hm_fmt_u64(path + 6, 24, (uint64_t)pid);
+	memcpy(path + strlen(path), "/cgroup", 8);
+	cgroup_of(path, other, sizeof(other));
+	n = strlen(pe.cgroup);
+	return n && !strncmp(other, pe.cgroup, n) && (other[n] == 0 || other[n] == '/');
+}
+
+static bool loop_v4(uint32_t a)
+{
+	return (a >> 24) == 127 || a == 0;
+}
+
+/* The peer of an inet address: C_OUTSIDE, or C_LOOP_* with *port. */
+static uint8_t inet_class(const struct sockaddr *sa, bool udp, uint16_t *port)
+{
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s = (const struct sockaddr_in *)sa;
+
+		*port = ntohs(s->sin_port);
+		return loop_v4(ntohl(s->sin_addr.s_addr)) ? (udp ? C_LOOP_UDP : C_LOOP_TCP) : C_OUTSIDE;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)sa;
+		const struct in6_addr *a = &s->sin6_addr;
+		bool loop = IN6_IS_ADDR_LOOPBACK(a) || IN6_IS_ADDR_UNSPECIFIED(a) ||
+			    (IN6_IS_ADDR_V4MAPPED(a) && loop_v4(ntohl(((const uint32_t *)a)[3])));
+
+		*port = ntohs(s->sin6_port);
+		return loop ? (udp ? C_LOOP_UDP : C_LOOP_TCP) : C_OUTSIDE;
+	}
+	return C_RUN;
+}
+
+static int sockopt_int(int fd, int opt)
+{
+	int v = -1;
+	socklen_t len = sizeof(v);
+
+	if (hm_sys6(SYS_getsockopt, fd, SOL_SOCKET, opt, (long)&v, (long)&len, 0) < 0)
+		return -1;
+	return v;
+}
+
+/* Is (dev, ino) one of the run's inherited stdio pipes and terminals? */
+static bool inherited_outside(int fd)
+{
+	struct stat st;
+	uint32_t n = __atomic_load_n(&hm.vc->n_outside, __ATOMIC_ACQUIRE);
+
+	if (!n || hm_sys(SYS_fstat, fd, &st, 0) < 0)
+		return false;
+	for (uint32_t i = 0; i < n && i < 8; i++)
+		if (hm.vc->outside[i][0] == (uint64_t)st.st_dev &&
+		    hm.vc->outside[i][1] == (uint64_t)st.st_ino)
+			return true;
+	return false;
+}
+
+/* The run's first process: note what its 0, 1, 2 are, if they lead out. */
+void hm_peers_note_stdio(void)
+{
+	struct stat st;
+	uint32_t n = 0;
+
+	if (!hm.vc || hm.vc->n_outside)
+		return;
+	for (int fd = 0; fd < 3; fd++) {
+		bool dup = false;
+
+		if (hm_sys(SYS_fstat, fd, &st, 0) < 0 ||
+		    !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+		      (S_ISCHR(st.st_mode) && (major(st.st_rdev) == 136 || major(st.st_rdev) == 4 ||
+					       major(st.st_rdev) == 5))))
+			continue;
+		for (uint32_t i = 0; i < n; i++)
+			dup |= hm.vc->outside[i][0] == (uint64_t)st.st_dev &&
+			       hm.vc->outside[i][1] == (uint64_t)st.st_ino;
+		if (dup)
+			continue;
+		hm.vc->outside[n][0] = st.st_dev;
+		hm.vc->outside[n][1] = st.st_ino;
+		n++;
+	}
+	__atomic_store_n(&hm.vc->n_outside, n, __ATOMIC_RELEASE);
+}
+
+static void classify(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int domain = sockopt_int(fd, SO_DOMAIN), type;
+	uint16_t port = 0;
+	uint8_t c = C_RUN;
+
+	if (domain < 0) {
+		/* not a socket: a pipe or terminal that leads out, or the run's */
+		if (inherited_outside(fd))
+			c = C_OUTSIDE;
+	} else if (domain == AF_UNIX) {
+		struct ucred cr = { 0 };
+		socklen_t cl = sizeof(cr);
+
+		/* a listening or unconnected socket has no peer: the run's */
+		if (hm_sys6(SYS_getpeername, fd, (long)&ss, (long)&len, 0, 0, 0) == 0 &&
+		    hm_sys6(SYS_getsockopt, fd, SOL_SOCKET, SO_PEERCRED, (long)&cr, (long)&cl, 0) == 0)
+			c = pid_in_run(cr.pid) ? C_RUN : C_OUTSIDE;
+	} else if (domain == AF_INET || domain == AF_INET6) {
+		type = sockopt_int(fd, SO_TYPE);
+		if (hm_sys6(SYS_getpeername, fd, (long)&ss, (long)&len, 0, 0, 0) == 0)
+			c = inet_class((struct sockaddr *)&ss, type == SOCK_DGRAM, &port);
+	}
+	set_class(fd, c, port);
+}
+
+/* Does a wait on fd wait on the real world? */
+bool hm_fd_external(int fd)
+{
+	uint8_t c;
+
+	if (fd < 0 || fd >= NFDS || !hm.vc)
+		return false;
+	c = atomic_load_explicit(&pe.cls[fd], memory_order_relaxed);
+	if (unlikely(c == C_UNKNOWN)) {
+		int e = errno;
+
+		classify(fd);
+		errno = e;
+		c = atomic_load_explicit(&pe.cls[fd], memory_order_relaxed);
+	}
+	if (c == C_LOOP_TCP || c == C_LOOP_UDP)
+		return !__atomic_load_n(&port_map(c == C_LOOP_UDP)[pe.port[fd]], __ATOMIC_ACQUIRE);
+	return c == C_OUTSIDE;
+}
+
+/* An epoll set waits on the real world while one of its outside members does. */
+bool hm_epoll_external(int epfd)
+{
+	if (epfd < 0 || epfd >= NFDS || !hm_remote_open())
+		return false;
+	if (pe.ep[epfd].n < 0)
+		return true;
+	for (int i = 0; i < pe.ep[epfd].n && i < EP_OUT; i++)
+		if (hm_fd_external(pe.ep[epfd].fd[i]))
+			return true;
+	return false;
+}
+
+static void unmark_bound(int fd)
+{
+	if (fd < 0 || fd >= NFDS || !pe.bound[fd].owner)
+		return;
+	if (pe.bound[fd].owner == hm.pid && hm.vc) {
+		uint8_t *m = &port_map(pe.bound[fd].udp)[pe.bound[fd].port];
+
+		if (__atomic_load_n(m, __ATOMIC_RELAXED) && __atomic_load_n(m, __ATOMIC_RELAXED) < 255)
+			__atomic_fetch_sub(m, 1, __ATOMIC_RELEASE);
+	}
+	pe.bound[fd].owner = 0;
+}
+
+void hm_fd_forget(int fd)
+{
+	if (fd < 0 || fd >= NFDS)
+		return;
+	unmark_bound(fd);
+	if (atomic_load_explicit(&pe.cls[fd], memory_order_relaxed) != C_UNKNOWN)
+		set_class(fd, C_UNKNOWN, 0);
+	pe.ep[fd].n = 0;
+}
+
+void hm_fd_copy(int to, int from)
+{
+	if (to < 0 || to >= NFDS || from < 0 || from >= NFDS)
+		return;
+	hm_fd_forget(to);
+	set_class(to, atomic_load(&pe.cls[from]), atomic_load(&pe.port[from]));
+}
+
+/* Mark the loopback port fd is bound to as the run's. */
+static void mark_bound(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	uint16_t port = 0;
+	uint8_t *m;
+	int type;
+	bool udp;
+
+	if (fd < 0 || fd >= NFDS || !hm.vc || pe.bound[fd].owner ||
+	    hm_sys6(SYS_getsockname, fd, (long)&ss, (long)&len, 0, 0, 0) < 0)
+		return;
+	type = sockopt_int(fd, SO_TYPE);
+	udp = type == SOCK_DGRAM;
+	if (type != SOCK_STREAM && !udp)
+		return;
+	if (inet_class((struct sockaddr *)&ss, udp, &port) == C_OUTSIDE || !port)
+		return; /* bound to a non-loopback address only: not reachable as loopback */
+	m = &port_map(udp)[port];
+	if (__atomic_load_n(m, __ATOMIC_RELAXED) < 255)
+		__atomic_fetch_add(m, 1, __ATOMIC_RELEASE);
+	pe.bound[fd].port = port;
+	pe.bound[fd].udp = udp;
+	pe.bound[fd].owner = hm.pid;
+}
+
+HM_EXPORT int bind(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	int r, e;
+
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys(SYS_bind, fd, sa, len));
+	r = hm.real.bind(fd, sa, len);
+	if (r == 0 && hm.vc) {
+		e = errno;
+		mark_bound(fd);
+		errno = e;
+	}
+	return r;
+}
+
+/*
+ * A TCP connection to loopback: bind the client to its ephemeral port first
+ * and mark it, so that a server of the run, classifying the accepted
+ * socket, finds the client's port already marked.
+ */
+static void bind_loopback_client(int fd, const struct sockaddr *sa)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	uint16_t port;
+
+	if (sockopt_int(fd, SO_TYPE) != SOCK_STREAM ||
+	    hm_sys6(SYS_getsockname, fd, (long)&ss, (long)&len, 0, 0, 0) < 0 ||
+	    inet_class((struct sockaddr *)&ss, false, &port) == C_OUTSIDE)
+		return;
+	if (!port) {
+		struct sockaddr_storage any;
+
+		memset(&any, 0, sizeof(any));
+		any.ss_family = ss.ss_family;
+		if (hm_sys(SYS_bind, fd, &any,
+			   ss.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+						    : sizeof(struct sockaddr_in)) < 0)
+			return;
+	}
+	mark_bound(fd);
+}
+
+/*
+ * connect() classifies the socket by its destination (and forgets what it
+ * was before), and binds loopback TCP clients as above.
+ */
+HM_EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	uint16_t port = 0;
+	uint8_t c = C_UNKNOWN;
+	int r, e;
+
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys(SYS_connect, fd, sa, len));
+	if (hm.vc && sa && (sa->sa_family == AF_INET || sa->sa_family == AF_INET6)) {
+		e = errno;
+		c = inet_class(sa, sockopt_int(fd, SO_TYPE) == SOCK_DGRAM, &port);
+		if (c == C_LOOP_TCP)
+			bind_loopback_client(fd, sa);
+		errno = e;
+	}
+	if (c == C_OUTSIDE ||
+	    (c >= C_LOOP_TCP && !__atomic_load_n(&port_map(c == C_LOOP_UDP)[port], __ATOMIC_ACQUIRE))) {
+		/* a blocking connect to the world: the run is busy meanwhile */
+		struct hm_vwait w;
+		bool ext = hm_vw_begin(&w, INT64_MAX, HM_VW_SIGNAL, true);
+
+		r = hm.real.connect(fd, sa, len);
+		if (ext)
+			hm_fd_block_end(&w);
+	} else {
+		r = hm.real.connect(fd, sa, len);
+	}
+	if (hm.vc && fd >= 0 && fd < NFDS && (r == 0 || errno == EINPROGRESS)) {
+		e = errno;
+		if (c != C_UNKNOWN)
+			set_class(fd, c, port);
+		else
+			classify(fd); /* unix: by its peer's cgroup, known once connected */
+		errno = e;
+	}
+	return r;
+}
+
+static int after_accept(int r)
+{
+	if (r >= 0 && r < NFDS && hm.vc) {
+		int e = errno;
+
+		hm_fd_forget(r); /* a new socket: its peer is found at its first wait */
+		errno = e;
+	}
+	return r;
+}
+
+HM_EXPORT int accept(int fd, struct sockaddr *sa, socklen_t *len)
+{
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys6(SYS_accept4, fd, (long)sa, (long)len, 0, 0, 0));
+	return after_accept(hm.real.accept(fd, sa, len));
+}
+
+HM_EXPORT int accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags)
+{
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys6(SYS_accept4, fd, (long)sa, (long)len, flags, 0, 0));
+	return after_accept(hm.real.accept4(fd, sa, len, flags));
+}
+
+HM_EXPORT int socket(int domain, int type, int protocol)
+{
+	int r;
+
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys(SYS_socket, domain, type, protocol));
+	r = hm.real.socket(domain, type, protocol);
+	if (r >= 0 && r < NFDS && hm.vc) {
+		int e = errno;
+
+		hm_fd_forget(r);
+		errno = e;
+	}
+	return r;
+}
+
+HM_EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	int r;
+
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys6(SYS_epoll_ctl, epfd, op, fd, (long)ev, 0, 0));
+	r = hm.real.epoll_ctl(epfd, op, fd, ev);
+	if (r == 0 && hm.vc && op != EPOLL_CTL_DEL && epfd >= 0 && epfd < NFDS && fd >= 0 &&
+	    fd < NFDS) {
+		int e = errno;
+		uint8_t c;
+
+		hm_fd_external(fd); /* classifies it */
+		c = atomic_load(&pe.cls[fd]);
+		if (c >= C_OUTSIDE && pe.ep[epfd].n >= 0) {
+			bool have = false;
+
+			for (int i = 0; i < pe.ep[epfd].n; i++)
+				have |= pe.ep[epfd].fd[i] == fd;
+			if (!have) {
+				if (pe.ep[epfd].n == EP_OUT)
+					pe.ep[epfd].n = -1;
+				else
+					pe.ep[epfd].fd[pe.ep[epfd].n++] = fd;
+			}
+		}
+		errno = e;
+	}
+	return r;
+}
+
+/* ---- blocking calls on the real world ---- */
+
+/* Around a blocking call on fd: EXTERNAL when fd leads out (true: call
+ * hm_fd_block_end after). */
+bool hm_fd_block_begin(int fd, struct hm_vwait *w)
+{
+	if (!hm.vc || !hm_remote_open() || !hm_fd_external(fd))
+		return false;
+	return hm_vw_begin(w, INT64_MAX, HM_VW_SIGNAL, true);
+}
+
+void hm_fd_block_end(struct hm_vwait *w)
+{
+	int e = errno;
+
+	hm_vw_end(w);
+	errno = e;
+}
+
+#define BLOCKING(fd, CALL)                                                                        \
+	({                                                                                         \
+		struct hm_vwait w_;                                                                \
+		bool ext_ = hm_fd_block_begin((fd), &w_);                                          \
+		ssize_t r_ = (CALL);                                                               \
+		if (ext_)                                                                          \
+			hm_fd_block_end(&w_);                                                      \
+		r_;                                                                                \
+	})
+
+HM_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys6(SYS_recvfrom, fd, (long)buf, n, flags, 0, 0));
+	return BLOCKING(fd, hm.real.recv(fd, buf, n, flags));
+}
+
+HM_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *sa,
+			   socklen_t *len)
+{
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys6(SYS_recvfrom, fd, (long)buf, n, flags, (long)sa, (long)len));
+	return BLOCKING(fd, hm.real.recvfrom(fd, buf, n, flags, sa, len));
+}
+
+HM_EXPORT ssize_t recvmsg(int fd, struct msghdr *m, int flags)
+{
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys(SYS_recvmsg, fd, m, flags));
+	return BLOCKING(fd, hm.real.recvmsg(fd, m, flags));
+}

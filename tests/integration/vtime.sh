@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Virtual time that concurrent programs can live in (docs/virtual-time.md):
+# one clock per run, moving only when the whole run is idle, timers on it.
+# Real Python, Java and Node programs through the real daemon, each run twice
+# with one seed: both runs print the expected lines, identically.
+source "$(dirname "$0")/../lib.sh"
+need_root vtime || exit 0
+P=$(cd "$(dirname "$0")/vtime" && pwd)
+start_daemon || { fail vtime "daemon did not start"; exit 0; }
+
+# twice NAME EXPECTED CMD...: run CMD enrolled (seed 7) twice; PASS when each
+# output is EXPECTED (a multi-line string) and the two are identical.
+twice() {
+	local name=$1 want=$2 a b
+	shift 2
+	# (the timeout outside the run: inside, it would run on virtual time)
+	a=$(timeout 120 "$HERMETIC" enroll --seed 7 -- "$@" 2>&1)
+	b=$(timeout 120 "$HERMETIC" enroll --seed 7 -- "$@" 2>&1)
+	if [ "$a" != "$want" ]; then
+		fail "$name" "got: $(tr '\n' '|' <<<"$a") want: $(tr '\n' '|' <<<"$want")"
+	elif [ "$a" != "$b" ]; then
+		fail "$name" "second run differs: $(tr '\n' '|' <<<"$b")"
+	else
+		pass "$name"
+	fi
+}
+
+twice "event set by a computing thread: wait(60) is True" "True" python3 "$P/event.py"
+twice "future/queue/recv on computing threads get their values" \
+	"$(printf 'future True\nqueue True\nrecv %s' "b'x'")" python3 "$P/pool.py"
+twice "subprocess.run(timeout=3) on a child sleeping 3600 s times out at 3 s" \
+	"TimeoutExpired after 3.0" python3 "$P/sub.py"
+twice "alarm(1) interrupts select(30): handler at 1 s, select returns at 30 s" \
+	"$(printf 'handler at 1.0\nselect returned at 30.0')" python3 "$P/alarm.py"
+twice "setitimer(1, 1) during sleep(5.5): 5 ticks" "ticks 5" python3 "$P/itimer.py"
+twice "faulthandler.dump_traceback_later(120) does not fire during compute" "done" \
+	python3 "$P/fh.py"
+twice "an hour of sleeps moves both clocks by exactly an hour" "slept 3600.0 3600.0" \
+	python3 "$P/sleeps.py"
+
+if command -v javac >/dev/null; then
+	if javac -d "$T/java" "$P/Sched.java" "$P/Orto.java" >"$T/javac.log" 2>&1; then
+		twice "Java ScheduledExecutorService: tasks at 500/1500/3000 ms, main at 3000 ms" \
+			"$(printf 'task at 500 ms\ntask at 1500 ms\ntask at 3000 ms\nmain done true at 3000 ms')" \
+			java -cp "$T/java" Sched
+		twice "Java supplyAsync(sleep 5 s).orTimeout(1 s) times out" \
+			"java.util.concurrent.TimeoutException" java -cp "$T/java" Orto
+	else
+		fail "java programs compile" "$(tail -3 "$T/javac.log" | tr '\n' '|')"
+	fi
+else
+	skip "java" "javac not installed"
+fi
+
+if command -v node >/dev/null; then
+	twice "Node spawnSync(sleep 3600, timeout 3000) kills the child with SIGTERM" \
+		"status null signal SIGTERM ETIMEDOUT" node "$P/spawn.js"
+else
+	skip "node" "node not installed"
+fi
