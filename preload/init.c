@@ -166,6 +166,11 @@ static void init(void)
 	} else {
 		hm_fs_init_shift(false);
 	}
+	{
+		const char *d = getenv("HERMETIC_DEBUG");
+
+		hm.debug_waits = d && strstr(d, "waits");
+	}
 	/* The run's clock (replay keeps virtual time whatever the mode). */
 	if (hm.clock || getenv(HM_ENV_REPLAY))
 		hm_vc_init(getenv(HM_ENV_CLOCK_PAGE));

@@ -394,7 +394,7 @@ HM_EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 	    (c >= C_LOOP_TCP && !__atomic_load_n(&port_map(c == C_LOOP_UDP)[port], __ATOMIC_ACQUIRE))) {
 		/* a blocking connect to the world: the run is busy meanwhile */
 		struct hm_vwait w;
-		bool ext = hm_vw_begin(&w, INT64_MAX, HM_VW_SIGNAL, true);
+		bool ext = hm_vw_begin(&w, INT64_MAX, HM_VW_SIGNAL, true, "connect");
 
 		r = hm.real.connect(fd, sa, len);
 		if (ext)
@@ -493,7 +493,7 @@ bool hm_fd_block_begin(int fd, struct hm_vwait *w)
 {
 	if (!hm.vc || !hm_remote_open() || !hm_fd_external(fd))
 		return false;
-	return hm_vw_begin(w, INT64_MAX, HM_VW_SIGNAL, true);
+	return hm_vw_begin(w, INT64_MAX, HM_VW_SIGNAL, true, "read");
 }
 
 void hm_fd_block_end(struct hm_vwait *w)

@@ -271,6 +271,7 @@ struct shim_state {
 	_Atomic uint64_t children; /* children created so far */
 	_Atomic uint32_t threads; /* threads created so far (main thread is 0) */
 	struct hm_vclock *vc; /* the run's clock page (vclock.c); NULL: clock off */
+	bool debug_waits; /* HERMETIC_DEBUG has "waits": print every timed wait */
 	/* HERMETIC_* (except LINEAGE/VCLOCK) as "NAME=value" strings in env_buf. */
 	const char *env[HM_ENV_MAX];
 	int nenv;
@@ -340,13 +341,16 @@ struct hm_vwait {
 	bool external; /* on the real world: keeps the run busy, real deadline */
 	uint32_t wakes; /* hm_t.wakes when it began */
 	struct hm_vwait *prev; /* a wait this one interrupted (a signal handler's) */
+	const char *what; /* "poll", "sleep", ... for HERMETIC_DEBUG=waits */
+	int64_t start; /* the run's clock when it began */
 };
 void hm_vc_init(const char *path) HM_HIDDEN;
 bool hm_vc_cas_max(int64_t mono) HM_HIDDEN; /* move the clock to mono if later */
 void hm_vc_thread_exit(void) HM_HIDDEN;
 void hm_vc_process_exit(void) HM_HIDDEN; /* exit or exec: every slot of ours */
 void hm_vc_fork_child(void) HM_HIDDEN;
-bool hm_vw_begin(struct hm_vwait *w, int64_t deadline, uint32_t wake, bool external) HM_HIDDEN;
+bool hm_vw_begin(struct hm_vwait *w, int64_t deadline, uint32_t wake, bool external,
+		 const char *what) HM_HIDDEN;
 void hm_vw_end(struct hm_vwait *w) HM_HIDDEN;
 bool hm_vw_due(const struct hm_vwait *w) HM_HIDDEN;
 bool hm_vw_woken(const struct hm_vwait *w) HM_HIDDEN;

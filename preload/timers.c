@@ -223,7 +223,7 @@ static void *helper_main(void *unused)
 			hm_sys6(SYS_futex, (long)&tm.kick, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, k, 0, 0, 0);
 			continue;
 		}
-		if (!hm_vw_begin(&w, next, HM_VW_FUTEX, false)) {
+		if (!hm_vw_begin(&w, next, HM_VW_FUTEX, false, "timers")) {
 			struct timespec ts = ns_to_ts(next - now_mono());
 
 			hm_sys(SYS_nanosleep, &ts, NULL, 0);

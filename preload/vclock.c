@@ -259,13 +259,16 @@ static void self_keep(void)
 
 /* ---- one virtual wait ---- */
 
-bool hm_vw_begin(struct hm_vwait *w, int64_t deadline, uint32_t wake, bool external)
+bool hm_vw_begin(struct hm_vwait *w, int64_t deadline, uint32_t wake, bool external,
+		 const char *what)
 {
 	struct hm_vslot *s;
 
 	w->s = NULL;
 	w->deadline = deadline;
 	w->external = external;
+	w->what = what;
+	w->start = hm.vc ? LOAD(hm.vc->mono) : 0;
 	w->prev = hm_t.vw;
 	if (!hm.vc || !(s = my_slot()))
 		return false;
@@ -280,8 +283,56 @@ bool hm_vw_begin(struct hm_vwait *w, int64_t deadline, uint32_t wake, bool exter
 	return true;
 }
 
+/* HERMETIC_DEBUG=waits: one line per timed wait, to say which rule it
+ * followed and how it ended. */
+static void debug_wait(const struct hm_vwait *w)
+{
+	char line[256], *p = line;
+	int64_t now = LOAD(hm.vc->mono), len = w->deadline - w->start;
+	const char *parts[] = { "hermetic: wait: process ", hm.lineage, " thread " };
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		size_t n = strlen(parts[i]);
+
+		if (p + n >= line + sizeof(line) - 96)
+			break;
+		memcpy(p, parts[i], n);
+		p += n;
+	}
+	p += hm_fmt_u64(p, 12, hm_t.index);
+	*p++ = ' ';
+	memcpy(p, w->what, strlen(w->what));
+	p += strlen(w->what);
+	if (w->deadline == INT64_MAX) {
+		memcpy(p, " without a timeout", 18);
+		p += 18;
+	} else {
+		memcpy(p, " for ", 5);
+		p += 5;
+		p += hm_fmt_i64(p, 22, len / 1000);
+		memcpy(p, " us", 3);
+		p += 3;
+	}
+	memcpy(p, w->external ? ", external (real time)" : ", virtual", w->external ? 22 : 9);
+	p += w->external ? 22 : 9;
+	if (w->deadline != INT64_MAX) {
+		bool due = now >= w->deadline;
+
+		memcpy(p, due ? ": timed out" : ": event", due ? 11 : 7);
+		p += due ? 11 : 7;
+	}
+	memcpy(p, ", clock ", 8);
+	p += 8;
+	p += hm_fmt_i64(p, 22, now / 1000);
+	memcpy(p, " us\n", 4);
+	p += 4;
+	hm_sys(SYS_write, 2, line, p - line);
+}
+
 void hm_vw_end(struct hm_vwait *w)
 {
+	if (unlikely(hm.debug_waits) && w->s)
+		debug_wait(w);
 	hm_t.vw = w->prev;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (w->s)

@@ -103,7 +103,7 @@ static int vsleep_until(int64_t deadline, int64_t *left)
 		hm_clock_waited();
 		return 0;
 	}
-	if (!hm_vw_begin(&w, deadline, HM_VW_FUTEX, false)) {
+	if (!hm_vw_begin(&w, deadline, HM_VW_FUTEX, false, "sleep")) {
 		/* No slot in the page: sleep for real. */
 		struct timespec ts = ns_to_ts(deadline - mono_now());
 
@@ -303,7 +303,8 @@ static int ppoll_v(struct pollfd *fds, nfds_t n, int64_t rel, const sigset_t *ma
 	long r;
 
 	mask = hm_sig_strip(mask, &buf);
-	if (!hm_vw_begin(&w, mono_now() + rel, HM_VW_SIGNAL, fds_remote(fds, n) || replay_event())) {
+	if (!hm_vw_begin(&w, mono_now() + rel, HM_VW_SIGNAL, fds_remote(fds, n) || replay_event(),
+			 "poll")) {
 		struct timespec ts = ns_to_ts(rel);
 
 		return hm_sys_errno(hm_sys6(SYS_ppoll, (long)fds, n, (long)&ts, (long)mask,
@@ -429,7 +430,7 @@ static int pselect_v(int nfds, fd_set *r, fd_set *w, fd_set *e, int64_t rel, con
 	sm.ss = hm_sig_strip(mask, &buf);
 	sm.len = SIGSETSIZE;
 	if (!hm_vw_begin(&vw, mono_now() + rel, HM_VW_SIGNAL,
-			 sets_remote(nfds, r, w, e) || replay_event())) {
+			 sets_remote(nfds, r, w, e) || replay_event(), "select")) {
 		struct timespec ts = ns_to_ts(rel);
 
 		return hm_sys_errno(hm_sys6(SYS_pselect6, nfds, (long)r, (long)w, (long)e, (long)&ts,
@@ -522,7 +523,7 @@ static int epoll_v(int epfd, struct epoll_event *ev, int max, int64_t rel, const
 
 	mask = hm_sig_strip(mask, &buf);
 	if (!hm_vw_begin(&w, mono_now() + rel, HM_VW_SIGNAL,
-			 hm_epoll_external(epfd) || replay_event())) {
+			 hm_epoll_external(epfd) || replay_event(), "epoll")) {
 		hm_t.rel = ns_to_ts(rel);
 		return hm_sys_errno(epoll_call(epfd, ev, max, mask));
 	}
@@ -599,7 +600,7 @@ static int sigtimedwait_v(const sigset_t *set, siginfo_t *info, int64_t rel)
 	long r;
 
 	set = hm_sig_strip(set, &buf);
-	if (!hm_vw_begin(&w, mono_now() + rel, HM_VW_SIGNAL, replay_event())) {
+	if (!hm_vw_begin(&w, mono_now() + rel, HM_VW_SIGNAL, replay_event(), "sigtimedwait")) {
 		struct timespec ts = ns_to_ts(rel);
 
 		return hm_sys_errno(hm_sys6(SYS_rt_sigtimedwait, (long)set, (long)info, (long)&ts,
@@ -637,6 +638,8 @@ static clockid_t real_clock_for(clockid_t id)
 	return id == CLOCK_MONOTONIC ? CLOCK_MONOTONIC : CLOCK_REALTIME;
 }
 
+static const char *abs_name(int kind);
+
 enum abs_kind {
 	ABS_COND, /* returns an error number; a timeout we cannot confirm is a spurious wake-up */
 	ABS_LOCK, /* returns an error number (mutex, rwlock) */
@@ -654,7 +657,7 @@ enum abs_kind {
 		clockid_t rid_ = real_clock_for(id);                                               \
 		int r_, e_;                                                                        \
 		if (!hm_vw_begin(&w_, hm_clock_to_mono((id), ts_to_ns(abstime)), HM_VW_SIGNAL,    \
-				 replay_event())) {                                                \
+				 replay_event(), abs_name(kind))) {                                \
 			hm_t.dl = ns_to_ts(hm_real_ns(rid_) + hm_clock_to_mono((id), ts_to_ns(abstime)) - \
 					   mono_now());                                            \
 			r_ = (CALL);                                                               \
@@ -689,6 +692,11 @@ enum abs_kind {
 		}                                                                                  \
 		r_;                                                                                \
 	})
+
+static const char *abs_name(int kind)
+{
+	return kind == ABS_COND ? "condition" : kind == ABS_SEM ? "semaphore" : "lock";
+}
 
 #define ERRNUM_TIMEDOUT(r) ((r) == ETIMEDOUT) /* pthread_*: an error number */
 #define ERRNO_TIMEDOUT(r) ((r) < 0 && errno == ETIMEDOUT) /* sem_*: -1 and errno */
@@ -879,7 +887,7 @@ static long futex_v(uint32_t *uaddr, int op, uint32_t val, int64_t deadline, uin
 	int wop = FUTEX_WAIT_BITSET | (op & FUTEX_PRIVATE_FLAG);
 	long r;
 
-	if (!hm_vw_begin(&w, deadline, HM_VW_SIGNAL, replay_event())) {
+	if (!hm_vw_begin(&w, deadline, HM_VW_SIGNAL, replay_event(), "futex")) {
 		hm_t.dl = ns_to_ts(hm_real_ns(CLOCK_MONOTONIC) + deadline - mono_now());
 		return hm_sys6(SYS_futex, (long)uaddr, wop, val, (long)&hm_t.dl, (long)uaddr2, bits);
 	}
