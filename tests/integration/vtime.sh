@@ -58,3 +58,41 @@ if command -v node >/dev/null; then
 else
 	skip "node" "node not installed"
 fi
+
+# The real world keeps real deadlines: a loopback server outside the run.
+/usr/bin/python3 -c '
+import socket, time, sys
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(8)
+print(l.getsockname()[1], flush=True)
+while True:
+    c, _ = l.accept(); time.sleep(0.3); c.sendall(b"hello"); c.close()
+' >"$T/port" &
+srv=$!
+at_exit "kill $srv"
+for _ in $(seq 50); do [ -s "$T/port" ] && break; sleep 0.1; done
+twice "a timed recv from a server outside the run keeps its real deadline" "hello after True" \
+	python3 "$P/slowpeer.py" "$(cat "$T/port")"
+out=$(HERMETIC_DEBUG=waits "$HERMETIC" enroll --seed 7 -- python3 "$P/slowpeer.py" "$(cat "$T/port")" 2>&1)
+grep -q "poll for 5000000 us, external (real time): event" <<<"$out" &&
+	pass "HERMETIC_DEBUG=waits names a wait on the real world" ||
+	fail "HERMETIC_DEBUG=waits names a wait on the real world" "$(tr '\n' '|' <<<"$out")"
+
+# Without a daemon the waiters keep the clock themselves (approximate, but
+# a program that only sleeps and waits alone is exact).
+nd() {
+	local name=$1 want=$2 out
+	shift 2
+	out=$(timeout 120 "$HERMETIC" enroll --no-daemon --seed 7 -- "$@" 2>&1 |
+		grep -v -e '^hermetic: --no-daemon' -e '^  network traffic')
+	[ "$out" = "$want" ] && pass "$name" || fail "$name" "got: $(tr '\n' '|' <<<"$out")"
+}
+nd "--no-daemon: an hour of sleeps" "slept 3600.0 3600.0" python3 "$P/sleeps.py"
+nd "--no-daemon: alarm(1) interrupts select(30)" \
+	"$(printf 'handler at 1.0\nselect returned at 30.0')" python3 "$P/alarm.py"
+nd "--no-daemon: subprocess timeout on a sleeping child" "TimeoutExpired after 3.0" \
+	python3 "$P/sub.py"
+
+# HERMETIC_DEBUG=waits names the rule each wait followed.
+out=$(HERMETIC_DEBUG=waits "$HERMETIC" enroll --seed 7 -- python3 -c 'import time; time.sleep(2)' 2>&1)
+grep -q "^hermetic: wait: process 1 thread 0 sleep for 2000000 us, virtual: timed out" <<<"$out" &&
+	pass "HERMETIC_DEBUG=waits: a virtual sleep" || fail "HERMETIC_DEBUG=waits: a virtual sleep" "$(tr '\n' '|' <<<"$out")"
