@@ -67,6 +67,15 @@ int cmd_status(int argc, char **argv)
 			putchar('\n');
 		}
 	}
+	if (json_object_object_get_ex(o, "clock_keeper", &v)) {
+		json_object *act, *err;
+
+		json_object_object_get_ex(v, "active", &act);
+		printf("virtual clock keeper: %s", json_object_get_boolean(act) ? "active" : "unavailable");
+		if (json_object_object_get_ex(v, "error", &err))
+			printf(" (%s; runs need --clock off)", json_object_get_string(err));
+		putchar('\n');
+	}
 	if (json_object_object_get_ex(o, "runs", &v)) {
 		size_t nr = json_object_array_length(v);
 

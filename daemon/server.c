@@ -170,6 +170,15 @@ static json_object *status_json(struct hmd *d)
 		json_object_array_add(att, a);
 	}
 	json_object_object_add(o, "attach", att);
+	{
+		/* The virtual clock's keeper (quiesce.c), or why there is none. */
+		json_object *k = json_object_new_object();
+
+		json_object_object_add(k, "active", json_object_new_boolean(d->keeper != NULL));
+		if (!d->keeper)
+			json_object_object_add(k, "error", json_object_new_string(d->sched_why));
+		json_object_object_add(o, "clock_keeper", k);
+	}
 	for (struct hmd_run *r = d->runs; r; r = r->next) {
 		json_object *j = json_object_new_object();
 
@@ -183,6 +192,17 @@ static json_object *status_json(struct hmd *d)
 		json_object_object_add(j, "ending", json_object_new_boolean(r->ending));
 		json_object_object_add(j, "refused",
 				       json_object_new_int64(hmd_bpf_refused(d->bpf, r->cgid)));
+		if (r->has_clock) {
+			struct hmd_clock_stats cs;
+			json_object *c = json_object_new_object();
+
+			hmd_keeper_stats(d->keeper, r->clock_dom, &cs);
+			json_object_object_add(c, "moves", json_object_new_uint64(cs.advances));
+			json_object_object_add(c, "wakes", json_object_new_uint64(cs.wakes));
+			json_object_object_add(c, "monotonic_ns", json_object_new_int64(cs.mono));
+			json_object_object_add(c, "page_broken", json_object_new_boolean(cs.broken));
+			json_object_object_add(j, "clock", c);
+		}
 		json_object_array_add(runs, j);
 	}
 	json_object_object_add(o, "runs", runs);

@@ -96,3 +96,28 @@ nd "--no-daemon: subprocess timeout on a sleeping child" "TimeoutExpired after 3
 out=$(HERMETIC_DEBUG=waits "$HERMETIC" enroll --seed 7 -- python3 -c 'import time; time.sleep(2)' 2>&1)
 grep -q "^hermetic: wait: process 1 thread 0 sleep for 2000000 us, virtual: timed out" <<<"$out" &&
 	pass "HERMETIC_DEBUG=waits: a virtual sleep" || fail "HERMETIC_DEBUG=waits: a virtual sleep" "$(tr '\n' '|' <<<"$out")"
+
+# status names the keeper, and a run's clock while it runs.
+out=$("$HERMETIC" status 2>&1)
+grep -q "^virtual clock keeper: active" <<<"$out" && pass "status: the clock keeper is active" ||
+	fail "status: the clock keeper is active" "$(tr '\n' '|' <<<"$out")"
+mkfifo "$T/hold"
+timeout 60 "$HERMETIC" enroll --seed 7 -- python3 -c "
+import time
+for i in range(3): time.sleep(1)
+open('$T/hold').read()" >/dev/null 2>&1 &
+run=$!
+at_exit "kill $run"
+moves=
+for _ in $(seq 100); do
+	moves=$("$HERMETIC" status --json 2>/dev/null | python3 -c '
+import json, sys
+for r in json.load(sys.stdin)["runs"]:
+    if "clock" in r and r["clock"]["moves"] >= 3: print(r["clock"]["moves"])' 2>/dev/null)
+	[ -n "$moves" ] && break
+	sleep 0.1
+done
+echo done >"$T/hold"
+wait "$run"
+[ "$moves" = 3 ] && pass "status --json: a run's clock moved 3 times for 3 sleeps" ||
+	fail "status --json: a run's clock moved 3 times for 3 sleeps" "moves=$moves"
