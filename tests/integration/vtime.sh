@@ -121,3 +121,16 @@ echo done >"$T/hold"
 wait "$run"
 [ "$moves" = 3 ] && pass "status --json: a run's clock moved 3 times for 3 sleeps" ||
 	fail "status --json: a run's clock moved 3 times for 3 sleeps" "moves=$moves"
+
+# Record and replay with threads on the virtual clock: the replay prints the
+# recorded wall-clock values and entropy exactly.
+rec=$(timeout 120 "$HERMETIC" enroll --seed 9 --now @1577836800 --record="$T/jt" -- python3 "$P/rthreads.py" 2>/dev/null)
+j=$(ls "$T"/jt/*.hjournal 2>/dev/null | head -n 1)
+rep=$(timeout 120 "$HERMETIC" replay "$j" 2>"$T/rep.err")
+if [ -n "$j" ] && [ "$(wc -l <<<"$rec")" = 5 ] && [ "$rec" = "$rep" ] &&
+	grep -q "^main 1577836802.0$" <<<"$rec"; then
+	pass "threads on the virtual clock replay with identical output"
+else
+	fail "threads on the virtual clock replay with identical output" \
+		"rec=$(tr '\n' '|' <<<"$rec") rep=$(tr '\n' '|' <<<"$rep") err=$(tr '\n' '|' <"$T/rep.err")"
+fi
