@@ -112,12 +112,20 @@ void cli_vclock_finish(struct enroll *e)
 
 	if (!e->vc)
 		return;
-	/* The keeper's counters (written by the run: what it says, not proof). */
-	if (d && strstr(d, "waits"))
-		warnx_("clock: moved %llu times, woke %llu waiters; idle with nothing pending %llu "
-		       "times, waiting on the real world %llu times",
-		       (unsigned long long)e->vc->advances, (unsigned long long)e->vc->wakes,
-		       (unsigned long long)e->vc->idle_nothing, (unsigned long long)e->vc->external);
+	/* The keeper's counters (written by the run: what it says, not proof),
+	 * read with pread: the run may have truncated the file under us. */
+	if (d && strstr(d, "waits")) {
+		struct hm_vclock h;
+		int fd = open(e->clock_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+		if (fd >= 0 && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h))
+			warnx_("clock: moved %llu times, woke %llu waiters; idle with nothing pending "
+			       "%llu times, waiting on the real world %llu times",
+			       (unsigned long long)h.advances, (unsigned long long)h.wakes,
+			       (unsigned long long)h.idle_nothing, (unsigned long long)h.external);
+		if (fd >= 0)
+			close(fd);
+	}
 	munmap(e->vc, HM_VCLOCK_SIZE);
 	e->vc = NULL;
 	if (e->clock_owned)

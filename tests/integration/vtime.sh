@@ -134,3 +134,12 @@ else
 	fail "threads on the virtual clock replay with identical output" \
 		"rec=$(tr '\n' '|' <<<"$rec") rep=$(tr '\n' '|' <<<"$rep") err=$(tr '\n' '|' <"$T/rep.err")"
 fi
+
+# A run that truncates its own clock page under the daemon's mapping hurts
+# only itself: the daemon lives on, and the next run has its clock.
+"$HERMETIC" enroll --seed 7 -- sh -c 'truncate -s 0 "$HERMETIC_CLOCK_PAGE"; sleep 1' >/dev/null 2>&1
+sleep 0.2
+out=$("$HERMETIC" enroll --seed 7 -- python3 "$P/sleeps.py" 2>&1)
+kill -0 "$HMD_PID" 2>/dev/null && [ "$out" = "slept 3600.0 3600.0" ] &&
+	pass "a run truncating its clock page does not harm the daemon or the next run" ||
+	fail "a run truncating its clock page does not harm the daemon or the next run" "$out"
