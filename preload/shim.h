@@ -353,7 +353,6 @@ bool hm_vw_begin(struct hm_vwait *w, int64_t deadline, uint32_t wake, bool exter
 		 const char *what) HM_HIDDEN;
 void hm_vw_end(struct hm_vwait *w) HM_HIDDEN;
 bool hm_vw_due(const struct hm_vwait *w) HM_HIDDEN;
-bool hm_vw_woken(const struct hm_vwait *w) HM_HIDDEN;
 int64_t hm_vw_real_ns(const struct hm_vwait *w) HM_HIDDEN;
 void hm_vw_real_timeout(struct hm_vwait *w) HM_HIDDEN;
 bool hm_vw_arm_rel(struct hm_vwait *w) HM_HIDDEN;
@@ -367,6 +366,7 @@ const sigset_t *hm_sig_strip(const sigset_t *set, sigset_t *buf) HM_HIDDEN;
 
 /* timers.c */
 void hm_timers_fork_child(void) HM_HIDDEN;
+int64_t hm_timers_next(void) HM_HIDDEN; /* earliest armed expiry of this process */
 bool hm_timerfd(int fd) HM_HIDDEN; /* one of our virtual timerfds */
 ssize_t hm_timerfd_read(int fd, void *buf, size_t len) HM_HIDDEN;
 void hm_timerfd_closed(int fd) HM_HIDDEN;

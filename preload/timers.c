@@ -54,9 +54,11 @@ struct vtimer {
 
 static struct {
 	int lock;
+	/* (tm.next starts at 0 = "none" only while no helper runs: see hm_timers_next) */
 	struct vtimer t[HM_TIMERS]; /* [0] is ITIMER_REAL */
 	bool helper;
 	uint32_t kick; /* bumped when the table changes */
+	int64_t next; /* earliest armed expiry, INT64_MAX: none (for self-keeping) */
 	struct hm_vslot *helper_slot;
 	_Atomic uint64_t tfds[1024 / 64]; /* timerfds of ours, as a bitmap */
 } tm;
@@ -82,6 +84,25 @@ static int64_t now_mono(void)
 {
 	return hm_clock_now(CLOCK_MONOTONIC);
 }
+
+/* The earliest armed expiry (lock held). */
+static void update_next(void)
+{
+	int64_t next = INT64_MAX;
+
+	for (int i = 0; i < HM_TIMERS; i++)
+		if (tm.t[i].kind != T_FREE && tm.t[i].armed && tm.t[i].expiry < next)
+			next = tm.t[i].expiry;
+	__atomic_store_n(&tm.next, next, __ATOMIC_RELEASE);
+}
+
+/* Self-keeping (vclock.c): a timer of this process may be due before any
+ * deadline in the page, while its helper is still on its way to it. */
+int64_t hm_timers_next(void)
+{
+	return tm.helper ? __atomic_load_n(&tm.next, __ATOMIC_ACQUIRE) : INT64_MAX;
+}
+
 
 /* Tell the helper the table changed (lock held or not). */
 static void kick(void)
@@ -196,6 +217,7 @@ static int64_t fire(int64_t now)
 		if (t->armed && t->expiry < next)
 			next = t->expiry;
 	}
+	__atomic_store_n(&tm.next, next, __ATOMIC_RELEASE);
 	unlock_all(old);
 	for (int i = 0; i < n; i++)
 		deliver(&due[i], idx[i]);
@@ -272,6 +294,7 @@ static int start_helper(void)
 void hm_timers_fork_child(void)
 {
 	memset(tm.t, 0, sizeof(tm.t));
+	tm.next = INT64_MAX;
 	tm.helper = false;
 	tm.helper_slot = NULL;
 	tm.lock = 0;
@@ -331,6 +354,7 @@ static int itimer_set(int64_t value, int64_t interval, int64_t *ret_left, int64_
 	if (ret_iv)
 		*ret_iv = t->armed ? t->interval : 0;
 	arm(t, now_mono() + value, value, interval);
+	update_next();
 	unlock_all(old);
 	kick();
 	return 0;
@@ -491,6 +515,7 @@ HM_EXPORT int timer_settime(timer_t id, int flags, const struct itimerspec *nv,
 	}
 	old = lock_all();
 	settime_locked(&tm.t[i], flags, nv, ov);
+	update_next();
 	unlock_all(old);
 	kick();
 	return 0;
@@ -593,6 +618,7 @@ HM_EXPORT int timerfd_settime(int fd, int flags, const struct itimerspec *nv,
 	old = lock_all();
 	settime_locked(&tm.t[i], flags & TFD_TIMER_ABSTIME ? TIMER_ABSTIME : 0, nv, ov);
 	tm.t[i].count = 0;
+	update_next();
 	unlock_all(old);
 	/* Setting a timerfd clears what had expired. */
 	hm.real.timerfd_settime(fd, 0, &off, NULL);

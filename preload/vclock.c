@@ -249,6 +249,12 @@ static void self_keep(void)
 			bord = ord;
 		}
 	}
+	/* A timer of ours may be due first, its helper not waiting yet. */
+	if (hm_timers_next() < (best ? bdl : INT64_MAX)) {
+		if (hm_vc_cas_max(hm_timers_next()))
+			__atomic_fetch_add(&hm.vc->advances, 1, __ATOMIC_RELAXED);
+		return;
+	}
 	if (!best)
 		return;
 	if (hm_vc_cas_max(bdl))
@@ -349,11 +355,6 @@ bool hm_vw_due(const struct hm_vwait *w)
 	return LOAD(hm.vc->mono) >= w->deadline;
 }
 
-/* Did our wake-up signal arrive since the wait began? */
-bool hm_vw_woken(const struct hm_vwait *w)
-{
-	return hm_t.wakes != w->wakes;
-}
 
 /* How long the next real call may block, in real ns. */
 int64_t hm_vw_real_ns(const struct hm_vwait *w)
@@ -416,9 +417,7 @@ int hm_vw_sleep(struct hm_vwait *w)
 		if (r == -ETIMEDOUT) {
 			hm_vw_real_timeout(w);
 		} else if (r == -EINTR && !hm_vw_due(w)) {
-			if (!hm_vw_woken(w))
-				return -EINTR; /* a signal of the program's */
-			w->wakes = hm_t.wakes; /* a late wake-up of an earlier wait */
+			return -EINTR; /* a handler ran: the program's, as the kernel says */
 		}
 	}
 }

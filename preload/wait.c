@@ -15,7 +15,9 @@
  * epoll, sigtimedwait and sem_*wait return EINTR (nanosleep with the
  * virtual time left); condition variables, mutexes and rwlocks keep waiting;
  * SA_RESTART does what the kernel does with these calls, which is to not
- * restart them. Our own SIGURG never shows.
+ * restart them. Our own SIGURG shows at most when it comes late (the wait
+ * ended by its event just as the keeper woke it): then as an EINTR, which
+ * these calls may return whenever a handler ran.
  *
  * Recording and replay (record.c): every sleep and every wait with a finite
  * timeout is one value of the thread's stream - its outcome (timed out or
@@ -75,18 +77,14 @@ static inline bool replay_event(void)
 	return hm_t.jw_event;
 }
 
-/* After EINTR from a wait's real call: 1 = our wake-up came, the deadline is
- * not due (wait on), 0 = the deadline is due (time out), -1 = a signal of
- * the program's (return EINTR). */
+/* After EINTR from a wait's real call: 0 = the deadline is due (our wake-up:
+ * time out), -1 = return EINTR. A handler ran either way; when the deadline
+ * is not due it may have been the program's (which must see EINTR to run,
+ * as Python's signal handlers do), or a late wake-up of ours, after which
+ * EINTR is what the kernel would say too: a handler was invoked. */
 static int after_eintr(struct hm_vwait *w)
 {
-	if (hm_vw_due(w))
-		return 0;
-	if (hm_vw_woken(w)) {
-		w->wakes = hm_t.wakes;
-		return 1;
-	}
-	return -1;
+	return hm_vw_due(w) ? 0 : -1;
 }
 
 /* ---- sleeps ---- */
