@@ -1,7 +1,6 @@
 # The README stands alone: every file it links or names is inside the
 # repository and exists; nothing points outside it (../, /work, absolute
-# paths). Same for the Markdown files in docs/, except links to files
-# another change adds (listed in PENDING with the reason).
+# paths). Same for the Markdown files in docs/.
 source "$(dirname "$0")/../lib.sh"
 cd "$TOP"
 
@@ -24,9 +23,6 @@ for doc in README.md docs/*.md; do
 		"$TOP"/*) ;;
 		*) bad+=" $l(outside the repository)"; continue ;;
 		esac
-		# docs/virtual-time.md is written with the virtual-time model
-		# (another change); its link may precede it.
-		[ "$l" = virtual-time.md ] && [ "$doc" = docs/design.md ] && continue
 		[ -e "$target" ] || bad+=" $l(missing)"
 	done < <(links_of "$doc")
 	if [ -z "$bad" ]; then pass "$doc links only files inside the repository"; else fail "$doc links" "$bad"; fi
