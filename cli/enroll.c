@@ -81,7 +81,7 @@ static void export_env(struct enroll *e)
 		snprintf(v, sizeof(v), "%" PRIu64, e->run.run_id);
 	setenv(HM_ENV_RUN, v, 1);
 	setenv(HM_ENV_LINEAGE, "1", 1);
-	unsetenv(HM_ENV_VCLOCK);
+	unsetenv(HM_ENV_IMAGE);
 	/* --fs isolate: the password database's home follows HOME (passwd.c) */
 	if (e->bnd.opt.fs == HM_FS_ISOLATE && (old = getenv("HOME")) && *old)
 		setenv(HM_ENV_HOME, old, 1);

@@ -200,14 +200,16 @@ static const char *end_name(const struct hm_jstream_summary *s)
 	return "ended";
 }
 
-/* One process: the streams of one lineage key (threads and exec generations). */
+/* One process: the streams of one process id (its images and their
+ * threads), contiguous in the journal's tree order. */
 struct proc {
 	const char *lineage;
+	uint64_t id, parent; /* process, and the image that created it */
 	size_t first, n; /* range in j->streams */
 	uint64_t threads; /* streams: threads of all its images */
-	uint64_t gens; /* images: the last exec generation + 1 */
+	uint64_t gens; /* images: the last image's gen + 1 */
 	uint64_t clock, entropy, entropy_bytes, wait, timed_out, ext;
-	const struct hm_jstream_summary *last_main; /* thread 0 of the last generation */
+	const struct hm_jstream_summary *last_main; /* thread 0 of the last image */
 };
 
 static size_t group_procs(const struct hm_journal *j, struct proc *p)
@@ -218,11 +220,12 @@ static size_t group_procs(const struct hm_journal *j, struct proc *p)
 		const struct hm_jstream_summary *s = &j->streams[i].sum;
 		struct proc *cur;
 
-		if (!np || strcmp(p[np - 1].lineage, s->hdr.lineage))
-			p[np++] = (struct proc){ .lineage = s->hdr.lineage, .first = i };
+		if (!np || p[np - 1].id != s->hdr.proc)
+			p[np++] = (struct proc){ .lineage = s->hdr.lineage, .id = s->hdr.proc,
+						 .parent = s->hdr.parent, .first = i };
 		cur = &p[np - 1];
 		cur->n++;
-		/* One stream per thread of each image (exec generation). */
+		/* One stream per thread of each image. */
 		cur->threads++;
 		if ((uint64_t)s->hdr.gen + 1 > cur->gens)
 			cur->gens = (uint64_t)s->hdr.gen + 1;
@@ -242,6 +245,44 @@ static size_t group_procs(const struct hm_journal *j, struct proc *p)
 static json_object *jstr(const char *s)
 {
 	return s ? json_object_new_string(s) : NULL;
+}
+
+static json_object *jhex(uint64_t v)
+{
+	char b[24];
+
+	snprintf(b, sizeof(b), "%016" PRIx64, v);
+	return json_object_new_string(b);
+}
+
+/* What a process ran, image by image: "env bash x3 python3.11" (main
+ * threads' streams, in order; a run of one name counted). */
+static const char *proc_images(const struct hm_journal *j, const struct proc *p, char *buf,
+			       size_t size)
+{
+	size_t used = 0;
+	const char *last = NULL;
+	unsigned run = 0;
+
+	buf[0] = 0;
+	for (size_t k = p->first; k <= p->first + p->n; k++) {
+		const struct hm_jstream_header *h =
+			k < p->first + p->n ? &j->streams[k].sum.hdr : NULL;
+
+		if (h && h->thread)
+			continue;
+		if (h && last && !strcmp(last, h->exe)) {
+			run++;
+			continue;
+		}
+		if (last && used < size)
+			used += snprintf(buf + used, size - used, "%s%s", used ? " " : "", last);
+		if (last && run > 1 && used < size)
+			used += snprintf(buf + used, size - used, " x%u", run);
+		last = h ? h->exe : NULL;
+		run = 1;
+	}
+	return buf;
 }
 
 /* --- records ------------------------------------------------------------------------- */
@@ -315,10 +356,10 @@ static json_object *show_records(const struct hm_journal_stream *st, bool json)
 	if (hm_jstream_dec_init(&d, st->data, st->len) < 0)
 		return arr;
 	if (!json) {
-		printf("\nstream %s thread %" PRIu32 " image %" PRIu32 " (pid %" PRIu32
-		       ", tid %" PRIu32 "): %" PRIu64 " records\n",
-		       d.hdr.lineage, d.hdr.thread, d.hdr.gen, d.hdr.pid, d.hdr.tid,
-		       st->sum.records);
+		printf("\nstream %s thread %" PRIu32 ": %s #%" PRIu32 ", image %016" PRIx64
+		       " (pid %" PRIu32 ", tid %" PRIu32 "): %" PRIu64 " records\n",
+		       d.hdr.lineage, d.hdr.thread, d.hdr.exe, d.hdr.exe_count, d.hdr.image,
+		       d.hdr.pid, d.hdr.tid, st->sum.records);
 	}
 	while (hm_jstream_next(&d, &r) > 0) {
 		const char *call = hm_jrec_call_name(r.type, r.call);
@@ -554,16 +595,15 @@ static void show_text(const char *path, size_t fsize, const struct hm_journal *j
 	printf("processes  %zu, %zu thread%s\n", np, nthreads, nthreads == 1 ? "" : "s");
 	for (size_t i = 0; i < np; i++) {
 		unsigned depth = hm_lineage_depth(p[i].lineage);
-		char key[HM_LINEAGE_MAX + 64];
+		char key[HM_LINEAGE_MAX + 64], images[256];
 
 		snprintf(key, sizeof(key), "%*s%s", (int)(depth > 1 ? 2 * (depth - 1) : 0), "",
 			 p[i].lineage);
-		printf("  %-14s %3" PRIu64 " thread%s  %8" PRIu64 " clock  %6" PRIu64
+		printf("  %-14s %-16s %3" PRIu64 " thread%s  %8" PRIu64 " clock  %6" PRIu64
 		       " entropy (%s)  %5" PRIu64 " wait (%" PRIu64 " timed out)",
-		       key, p[i].threads, p[i].threads == 1 ? " " : "s", p[i].clock, p[i].entropy,
+		       key, proc_images(j, &p[i], images, sizeof(images)), p[i].threads,
+		       p[i].threads == 1 ? " " : "s", p[i].clock, p[i].entropy,
 		       fmt_bytes(p[i].entropy_bytes, a, sizeof(a)), p[i].wait, p[i].timed_out);
-		if (p[i].gens > 1)
-			printf("  %" PRIu64 " images", p[i].gens);
 		if (p[i].ext)
 			printf("  %" PRIu64 " unknown records", p[i].ext);
 		printf("  %s\n",
@@ -616,6 +656,9 @@ static json_object *stream_json(const struct hm_jstream_summary *s)
 
 	json_object_object_add(o, "thread", json_object_new_int64(s->hdr.thread));
 	json_object_object_add(o, "generation", json_object_new_int64(s->hdr.gen));
+	json_object_object_add(o, "image", jhex(s->hdr.image));
+	json_object_object_add(o, "exe", jstr(s->hdr.exe));
+	json_object_object_add(o, "exe_count", json_object_new_int64(s->hdr.exe_count));
 	json_object_object_add(o, "pid", json_object_new_int64(s->hdr.pid));
 	json_object_object_add(o, "tid", json_object_new_int64(s->hdr.tid));
 	json_object_object_add(o, "records", json_object_new_uint64(s->records));
@@ -699,6 +742,8 @@ static void show_json(const char *path, size_t fsize, const struct hm_journal *j
 			*dot = 0;
 		json_object_object_add(po, "lineage", jstr(p[i].lineage));
 		json_object_object_add(po, "parent", dot ? jstr(parent) : NULL);
+		json_object_object_add(po, "process", jhex(p[i].id));
+		json_object_object_add(po, "parent_image", p[i].parent ? jhex(p[i].parent) : NULL);
 		json_object_object_add(po, "threads", json_object_new_uint64(p[i].threads));
 		json_object_object_add(po, "images", json_object_new_uint64(p[i].gens));
 		json_object_object_add(po, "clock", json_object_new_uint64(p[i].clock));

@@ -176,7 +176,7 @@ static void fetch_kstream(struct enroll *e)
 	r->krec = (const uint8_t *)r->kmap + sizeof(h);
 }
 
-/* Every stream file of the spool: "<lineage>.<thread>.<gen>.hjs". */
+/* Every stream file of the spool: "<lineage>.<thread>.<image>.hjs". */
 static int write_streams(struct enroll *e, struct hm_journal_writer *w)
 {
 	struct record *r = e->rec;

@@ -146,8 +146,9 @@ static struct hm_journal *load(const char *src)
 
 /* --- the replay directory -------------------------------------------------------------- */
 
-/* Every stream as "<lineage>.<thread>.<gen>.hjs" in a 0700 directory of
- * our own (the streams hold secrets), and an empty report file. */
+/* Every stream as "<lineage>.<thread>.<image>.hjs" (image in 16 hex digits,
+ * as the shim names them) in a 0700 directory of our own (the streams hold
+ * secrets), and an empty report file. */
 static void extract(struct replay *rp)
 {
 	_cleanup_close_ int sfd = -1;
@@ -167,8 +168,8 @@ static void extract(struct replay *rp)
 		int k;
 
 		/* The reader validated the lineage key: digits and dots only. */
-		snprintf(name, sizeof(name), "%s.%" PRIu32 ".%" PRIu32 ".hjs", s->sum.hdr.lineage,
-			 s->sum.hdr.thread, s->sum.hdr.gen);
+		snprintf(name, sizeof(name), "%s.%" PRIu32 ".%016" PRIx64 ".hjs", s->sum.hdr.lineage,
+			 s->sum.hdr.thread, s->sum.hdr.image);
 		fd = openat(sfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0)
 			die(EXIT_INTERNAL, "Failed to create '%s/%s': %s", rp->streams, name,
@@ -263,16 +264,16 @@ static void warn_fingerprint(const struct hm_journal *j)
 
 static void warn_streams(const struct hm_journal *j)
 {
-	uint64_t threads = 0, threaded_procs = 0, cut = 0;
-	const char *last = NULL, *first_cut = NULL;
+	uint64_t threads = 0, threaded_procs = 0, cut = 0, last = 0;
+	const char *first_cut = NULL;
 	bool counted = false;
 
 	for (size_t i = 0; i < j->n_streams; i++) {
 		const struct hm_jstream_summary *s = &j->streams[i].sum;
 
-		if (!last || strcmp(last, s->hdr.lineage))
+		if (last != s->hdr.image)
 			counted = false;
-		last = s->hdr.lineage;
+		last = s->hdr.image;
 		if (s->hdr.thread > 0) {
 			threads++;
 			if (!counted)
@@ -345,17 +346,20 @@ static void before_spawn(struct enroll *e, void *userdata)
 
 /* --- the report ------------------------------------------------------------------------ */
 
-/* What the recording's process of (lineage, thread, gen) ran: the binary
- * the kernel saw its recorded pid exec, or nothing. */
+/* What the recording's image ran: the binary the kernel saw its recorded
+ * pid exec, else the executable's name the stream holds, else nothing. */
 static void proc_name(const struct hm_journal *j, const struct hm_audit_proc *kp, uint32_t nkp,
-		      const char *lineage, unsigned thread, unsigned gen, char *buf, size_t size)
+		      uint64_t image, unsigned thread, char *buf, size_t size)
 {
-	const struct hm_journal_stream *s = hm_journal_find_stream(j, lineage, thread, gen);
+	const struct hm_journal_stream *s = hm_journal_find_stream(j, image, thread);
 
 	buf[0] = 0;
 	if (!s)
-		s = hm_journal_find_stream(j, lineage, 0, gen);
-	for (uint32_t i = 0; s && i < nkp; i++) {
+		s = hm_journal_find_stream(j, image, 0);
+	if (!s)
+		return;
+	snprintf(buf, size, " (%s)", s->sum.hdr.exe);
+	for (uint32_t i = 0; i < nkp; i++) {
 		if (kp[i].pid != s->sum.hdr.pid)
 			continue;
 		if (kp[i].path[0] || kp[i].comm[0])
@@ -377,23 +381,21 @@ static int read_report(struct replay *rp, int code)
 
 	while (f && getline(&line, &cap, f) > 0) {
 		char lineage[HM_LINEAGE_MAX + 1], asked[64], recorded[64];
-		unsigned thread, gen;
-		uint64_t call, count;
+		unsigned thread;
+		uint64_t call, count, image;
 
 		line[strcspn(line, "\n")] = 0;
-		if (sscanf(line, "mismatch %255s %u %u %" SCNu64 " %63s %63s", lineage, &thread, &gen,
-			   &call, asked, recorded) == 6) {
-			char img[32] = "", what[160];
+		if (sscanf(line, "mismatch %255s %u %16" SCNx64 " %" SCNu64 " %63s %63s", lineage,
+			   &thread, &image, &call, asked, recorded) == 6) {
+			char what[160];
 
-			if (gen)
-				snprintf(img, sizeof(img), " image %u", gen);
-			proc_name(rp->j, kp, nkp, lineage, thread, gen, what, sizeof(what));
+			proc_name(rp->j, kp, nkp, image, thread, what, sizeof(what));
 			if (mismatches++ < REPORT_SHOW)
-				warnx_("replay mismatch: process %s%s thread %u%s, call #%" PRIu64
+				warnx_("replay mismatch: process %s%s thread %u, call #%" PRIu64
 				       ": asked %s, recorded %s",
-				       lineage, what, thread, img, call, asked, recorded);
-		} else if (sscanf(line, "live %255s %u %u %" SCNu64, lineage, &thread, &gen,
-				  &count) == 4) {
+				       lineage, what, thread, call, asked, recorded);
+		} else if (sscanf(line, "live %255s %u %16" SCNx64 " %" SCNu64, lineage, &thread,
+				  &image, &count) == 4) {
 			live += count;
 			live_threads++;
 		}

@@ -26,7 +26,8 @@
 #define HM_ENV_HOME "HERMETIC_HOME" /* --fs isolate: HOME, also the passwd entry's home */
 #define HM_ENV_FS_SHIFT "HERMETIC_FS_SHIFT" /* real - virtual file times, whole seconds (i64) */
 /* Record and replay (issue 4). Spool and replay directories hold one file
- * per stream, named "<lineage>.<thread>.<gen>.hjs" (lib/jstream.h bytes). */
+ * per stream, named "<lineage>.<thread>.<image>.hjs", image in 16 hex digits
+ * (lib/jstream.h bytes). */
 #define HM_ENV_RECORD "HERMETIC_RECORD" /* spool dir the shim writes streams to */
 #define HM_ENV_REPLAY "HERMETIC_REPLAY" /* dir of recorded streams to feed back */
 #define HM_ENV_REPLAY_STRICT "HERMETIC_REPLAY_STRICT" /* "1" (default) | "0" */
@@ -34,7 +35,9 @@
 #define HM_EXIT_REPLAY 87 /* a process stopped at a strict replay mismatch */
 /* Maintained by the shim itself, per process: */
 #define HM_ENV_LINEAGE "HERMETIC_LINEAGE" /* "1", "1.3", "1.3.1" */
-#define HM_ENV_VCLOCK "HERMETIC_VCLOCK" /* virtual state handed across exec */
+/* "<proc>:<parent>:<gen>:<runs>": process and parent image ids (16 hex
+ * digits each), images of the process so far, "name=count,..." */
+#define HM_ENV_IMAGE "HERMETIC_IMAGE"
 /* The run's clock page (include/hermetic/vclock.h), a file every process maps. */
 #define HM_ENV_CLOCK_PAGE "HERMETIC_CLOCK_PAGE"
 

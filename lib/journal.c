@@ -865,7 +865,7 @@ static int parse_stream(struct pctx *x, struct cur *c, size_t *cap)
 	s = &j->streams[j->n_streams];
 	r = hm_jstream_scan(c->p + c->off, c_left(c), &s->sum, &why);
 	if (r < 0)
-		return bad(x, -EBADMSG, "thread stream %s/%u, byte %zu: %s",
+		return bad(x, -EBADMSG, "thread stream %s thread %u, byte %zu: %s",
 			   s->sum.hdr.lineage[0] ? s->sum.hdr.lineage : "?", s->sum.hdr.thread,
 			   s->sum.valid_len, why ? why : "malformed");
 	s->data = c->p + c->off;
@@ -930,6 +930,12 @@ static int lineage_cmp(const char *a, const char *b)
 	return *a ? 1 : *b ? -1 : 0;
 }
 
+#define CMP(x, y)                                                                                 \
+	do {                                                                                       \
+		if ((x) != (y))                                                                    \
+			return (x) < (y) ? -1 : 1;                                                 \
+	} while (0)
+
 int hm_journal_stream_cmp(const void *pa, const void *pb)
 {
 	const struct hm_jstream_header *a = &((const struct hm_journal_stream *)pa)->sum.hdr;
@@ -938,25 +944,33 @@ int hm_journal_stream_cmp(const void *pa, const void *pb)
 
 	if (r)
 		return r;
-	if (a->thread != b->thread)
-		return a->thread < b->thread ? -1 : 1;
-	if (a->gen != b->gen)
-		return a->gen < b->gen ? -1 : 1;
+	CMP(a->parent, b->parent);
+	CMP(a->proc, b->proc);
+	CMP(a->gen, b->gen);
+	CMP(a->image, b->image);
+	CMP(a->thread, b->thread);
 	return 0;
 }
 
-const struct hm_journal_stream *hm_journal_find_stream(const struct hm_journal *j,
-						       const char *lineage, uint32_t thread,
-						       uint32_t gen)
+/* What names a stream: (image, thread). */
+static int identity_cmp(const void *pa, const void *pb)
 {
-	struct hm_journal_stream key = {};
+	const struct hm_jstream_header *a = &((const struct hm_journal_stream *)pa)->sum.hdr;
+	const struct hm_jstream_header *b = &((const struct hm_journal_stream *)pb)->sum.hdr;
 
-	if (!j->n_streams || !lineage || strlen(lineage) >= sizeof(key.sum.hdr.lineage))
-		return NULL;
-	strcpy(key.sum.hdr.lineage, lineage);
-	key.sum.hdr.thread = thread;
-	key.sum.hdr.gen = gen;
-	return bsearch(&key, j->streams, j->n_streams, sizeof(*j->streams), hm_journal_stream_cmp);
+	CMP(a->image, b->image);
+	CMP(a->thread, b->thread);
+	return 0;
+}
+#undef CMP
+
+const struct hm_journal_stream *hm_journal_find_stream(const struct hm_journal *j, uint64_t image,
+						       uint32_t thread)
+{
+	for (size_t i = 0; i < j->n_streams; i++)
+		if (j->streams[i].sum.hdr.image == image && j->streams[i].sum.hdr.thread == thread)
+			return &j->streams[i];
+	return NULL;
 }
 
 /* Walk the section headers to the end section; check its count and the
@@ -1023,6 +1037,13 @@ static int parse_payload(struct pctx *x)
 			x->err, x->errlen, -EPROTONOSUPPORT,
 			"journal format %llu.%llu is newer than this hermetic reads (%d.x): "
 			"upgrade hermetic",
+			(unsigned long long)major, (unsigned long long)minor, HM_JOURNAL_MAJOR);
+	if (major < HM_JOURNAL_MAJOR)
+		return fail_msg(
+			x->err, x->errlen, -EPROTONOSUPPORT,
+			"journal format %llu.%llu is older than this hermetic reads (%d.x): its "
+			"streams are named by exec generation, not by image; replay it with the "
+			"hermetic that recorded it",
 			(unsigned long long)major, (unsigned long long)minor, HM_JOURNAL_MAJOR);
 	if (flags)
 		return bad(x, -EBADMSG, "header flags 0x%llx are not zero",
@@ -1116,15 +1137,17 @@ static int parse_payload(struct pctx *x)
 		return bad(x, -EBADMSG, "no end section: the journal is truncated");
 	if (!j->has_config)
 		return bad(x, -EBADMSG, "no configuration section");
-	/* Replay looks streams up by (lineage, thread, generation): sort, and
-	 * refuse a journal that names one stream twice. */
+	/* Replay looks streams up by (image, thread): refuse a journal that
+	 * names one stream twice; then put them in tree order. */
+	if (j->n_streams > 1)
+		qsort(j->streams, j->n_streams, sizeof(*j->streams), identity_cmp);
+	for (size_t i = 1; i < j->n_streams; i++)
+		if (!identity_cmp(&j->streams[i - 1], &j->streams[i]))
+			return bad(x, -EBADMSG, "two streams for process %s (%s #%u) thread %u",
+				   j->streams[i].sum.hdr.lineage, j->streams[i].sum.hdr.exe,
+				   j->streams[i].sum.hdr.exe_count, j->streams[i].sum.hdr.thread);
 	if (j->n_streams > 1)
 		qsort(j->streams, j->n_streams, sizeof(*j->streams), hm_journal_stream_cmp);
-	for (size_t i = 1; i < j->n_streams; i++)
-		if (!hm_journal_stream_cmp(&j->streams[i - 1], &j->streams[i]))
-			return bad(x, -EBADMSG, "two streams for %s thread %u generation %u",
-				   j->streams[i].sum.hdr.lineage, j->streams[i].sum.hdr.thread,
-				   j->streams[i].sum.hdr.gen);
 	return 0;
 }
 

@@ -23,7 +23,7 @@
 #include "jstream.h"
 
 #define HM_JOURNAL_MAGIC "HMJRNL\r\n" /* 8 bytes, first in the payload */
-#define HM_JOURNAL_MAJOR 1
+#define HM_JOURNAL_MAJOR 2
 #define HM_JOURNAL_MINOR 0
 #define HM_JOURNAL_SUFFIX ".hjournal"
 /* Default cap on a journal's decompressed size (and on the file itself). */
@@ -196,12 +196,13 @@ int hm_journal_parse(const void *payload, size_t len, struct hm_journal **ret, c
 void hm_journal_free(struct hm_journal *j);
 
 /* Tree order of streams: lineage key component by component, numerically
- * ("1" < "1.2" < "1.10" < "2"), then thread, then exec generation. */
+ * ("1" < "1.2" < "1.10" < "2"), then the creating image and the process
+ * (processes with one key: the children of a wrapper's earlier images),
+ * then the images of a process in order, then threads. */
 int hm_journal_stream_cmp(const void *a, const void *b);
-/* The stream of (lineage, thread, gen), or NULL. */
-const struct hm_journal_stream *hm_journal_find_stream(const struct hm_journal *j,
-						       const char *lineage, uint32_t thread,
-						       uint32_t gen);
+/* The stream of (image, thread), or NULL. */
+const struct hm_journal_stream *hm_journal_find_stream(const struct hm_journal *j, uint64_t image,
+						       uint32_t thread);
 
 /* The value of a fingerprint field, or NULL. */
 const char *hm_journal_fp_get(const struct hm_journal_fingerprint *f, const char *key);

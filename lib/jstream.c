@@ -38,6 +38,21 @@ static inline int64_t unzigzag(uint64_t v)
 	return (int64_t)((v >> 1) ^ (0 - (v & 1)));
 }
 
+static void put_u64le(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = v >> (8 * i);
+}
+
+static uint64_t get_u64le(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
 static size_t put_varint(uint8_t *p, uint64_t v)
 {
 	size_t n = 0;
@@ -163,7 +178,8 @@ int hm_jstream_enc_init(struct hm_jstream_enc *e, void *buf, size_t cap, int fd,
 	uint8_t *p = buf;
 	size_t n = 0, klen;
 
-	if (!buf || cap < HM_JSTREAM_MIN_BUF || !h || !hm_lineage_valid(h->lineage))
+	if (!buf || cap < HM_JSTREAM_MIN_BUF || !h || !hm_lineage_valid(h->lineage) || !h->proc ||
+	    !hm_exe_valid(h->exe))
 		return -EINVAL;
 	klen = strlen(h->lineage);
 	memcpy(p, HM_JSTREAM_MAGIC, 4);
@@ -176,6 +192,13 @@ int hm_jstream_enc_init(struct hm_jstream_enc *e, void *buf, size_t cap, int fd,
 	n += put_varint(p + n, klen);
 	memcpy(p + n, h->lineage, klen);
 	n += klen;
+	put_u64le(p + n, h->proc);
+	put_u64le(p + n + 8, h->parent);
+	n += 16;
+	n += put_varint(p + n, strlen(h->exe));
+	memcpy(p + n, h->exe, strlen(h->exe));
+	n += strlen(h->exe);
+	n += put_varint(p + n, h->exe_count);
 	*e = (struct hm_jstream_enc){ .buf = p, .cap = cap, .len = n, .fd = fd };
 	return 0;
 }
@@ -330,8 +353,27 @@ int hm_jstream_dec_init(struct hm_jstream_dec *d, const void *buf, size_t len)
 	h.lineage[klen] = 0;
 	if (strlen(h.lineage) != klen || !hm_lineage_valid(h.lineage))
 		return bad(d, off, "invalid lineage key in stream header");
+	off += klen;
+	if (len - off < 16)
+		return bad(d, off, "truncated stream header (process ids)");
+	h.proc = get_u64le(p + off);
+	h.parent = get_u64le(p + off + 8);
+	off += 16;
+	if (!h.proc)
+		return bad(d, off - 16, "process id 0 in stream header");
+	if (get_varint(p, len, &off, &klen) < 0 || klen == 0 || klen >= HM_EXE_MAX ||
+	    klen > len - off)
+		return bad(d, off, "bad executable name length in stream header");
+	memcpy(h.exe, p + off, klen);
+	h.exe[klen] = 0;
+	if (strlen(h.exe) != klen || !hm_exe_valid(h.exe))
+		return bad(d, off, "invalid executable name in stream header");
+	off += klen;
+	if (get_u32(p, len, &off, &h.exe_count) < 0)
+		return bad(d, off, "truncated or malformed stream header");
+	h.image = hm_image_id(h.proc, h.exe, h.exe_count);
 	d->hdr = h;
-	d->off = off + klen;
+	d->off = off;
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One thread's journal stream: the ordered values the shim returned to one
- * thread of one process image (lineage key, thread index, exec generation).
+ * thread of one process image (image id, thread index; lib/lineage.h).
  * docs/journal-format.md ("Thread streams") specifies the bytes.
  *
  * The encoder runs inside the shim, on every clock read of every enrolled
@@ -19,7 +19,7 @@
 #include "lineage.h"
 
 #define HM_JSTREAM_MAGIC "HMJS"
-#define HM_JSTREAM_VERSION 1
+#define HM_JSTREAM_VERSION 2
 /* Smallest encoder buffer: the largest header plus one clock record. */
 #define HM_JSTREAM_MIN_BUF 512
 /* Clock ids 0..14 are delta-coded in their own slot; every other id
@@ -88,18 +88,24 @@ enum hm_jwait_call {
 /* Why a stream ended (HM_JREC_END). Readers accept other values. */
 enum hm_jend_reason {
 	HM_JEND_EXIT, /* the process exited */
-	HM_JEND_EXEC, /* the image exec'd: generation gen+1 continues the process */
+	HM_JEND_EXEC, /* the image exec'd: another image (gen + 1) continues the process */
 	HM_JEND_THREAD_EXIT, /* this thread returned or called pthread_exit */
 };
 
-/* Names a stream: who produced it. pid/tid are real ids at recording time,
- * for matching against the kernel's events; replay ignores them. */
+/* Names a stream: who produced it. A stream is (image, thread); the
+ * lineage key, gen, pid and tid are for people and for matching the
+ * kernel's events (real ids at recording time); replay ignores them. */
 struct hm_jstream_header {
 	char lineage[HM_LINEAGE_MAX]; /* a valid lineage key, "1.3.1" */
-	uint32_t thread; /* creation order within the process, main thread 0 */
-	uint32_t gen; /* exec generation of the image, first image 0 */
+	uint32_t thread; /* creation order within the image, main thread 0 */
+	uint32_t gen; /* images of the process before this one, first image 0 */
 	uint32_t pid;
 	uint32_t tid;
+	uint64_t proc; /* the process (hm_proc_root/hm_proc_child), not 0 */
+	uint64_t parent; /* the image that created it, 0 for the run's first */
+	char exe[HM_EXE_MAX]; /* what the image runs (hm_exe_name) */
+	uint32_t exe_count; /* how many times the process ran exe (0: a fork child's inherited image) */
+	uint64_t image; /* hm_image_id(proc, exe, exe_count): computed, not stored */
 };
 
 /* One decoded record. Pointers point into the decoded buffer. */

@@ -128,30 +128,171 @@ static void put_le(uint8_t *p, uint64_t v, int bytes)
 		p[i] = v >> (8 * i);
 }
 
-void hm_stream_key(uint64_t seed, const char *lineage, uint32_t thread, uint32_t gen,
-		   uint8_t out[HM_CHACHA_KEY_SIZE])
-{
-	static const char label[HM_CHACHA_KEY_SIZE] = "hermetic stream key v1";
-	uint8_t key[HM_CHACHA_KEY_SIZE], nonce[HM_CHACHA_NONCE_SIZE];
-	size_t len = strlen(lineage), off;
+/* A chain of ChaCha20 blocks, each keyed by the previous one's first 32
+ * bytes, absorbing 12 bytes at a time as the nonce: a label, then tagged
+ * numbers and length-prefixed strings, so no two inputs share a chain. */
+struct chain {
+	uint8_t key[HM_CHACHA_KEY_SIZE];
+};
 
-	memcpy(key, label, sizeof(key));
-	/* seed, and the lineage key's length */
-	put_le(nonce, seed, 8);
-	put_le(nonce + 8, len, 4);
-	absorb(key, nonce);
-	/* the lineage key, 12 bytes at a time, zero-padded */
-	for (off = 0; off < len; off += HM_CHACHA_NONCE_SIZE) {
+static void chain_init(struct chain *c, const char *label)
+{
+	memset(c->key, 0, sizeof(c->key));
+	memcpy(c->key, label, strlen(label) < sizeof(c->key) ? strlen(label) : sizeof(c->key));
+}
+
+static void chain_u64(struct chain *c, uint64_t v, const char tag[4])
+{
+	uint8_t nonce[HM_CHACHA_NONCE_SIZE];
+
+	put_le(nonce, v, 8);
+	memcpy(nonce + 8, tag, 4);
+	absorb(c->key, nonce);
+}
+
+static void chain_str(struct chain *c, const char *s)
+{
+	uint8_t nonce[HM_CHACHA_NONCE_SIZE];
+	size_t len = strlen(s);
+
+	chain_u64(c, len, "strl");
+	for (size_t off = 0; off < len; off += HM_CHACHA_NONCE_SIZE) {
 		size_t n = len - off < HM_CHACHA_NONCE_SIZE ? len - off : HM_CHACHA_NONCE_SIZE;
 
 		memset(nonce, 0, sizeof(nonce));
-		memcpy(nonce, lineage + off, n);
-		absorb(key, nonce);
+		memcpy(nonce, s + off, n);
+		absorb(c->key, nonce);
 	}
-	/* thread index and exec generation, with a domain tag */
-	put_le(nonce, thread, 4);
-	put_le(nonce + 4, gen, 4);
-	memcpy(nonce + 8, "thrd", 4);
-	absorb(key, nonce);
-	memcpy(out, key, HM_CHACHA_KEY_SIZE);
+}
+
+static uint64_t chain_u64_out(const struct chain *c)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)c->key[i] << (8 * i);
+	return v ? v : 1; /* 0 means "none" (the run's first process has no parent) */
+}
+
+uint64_t hm_proc_root(void)
+{
+	return hm_proc_child(0, 1);
+}
+
+uint64_t hm_proc_child(uint64_t parent_image, uint64_t n)
+{
+	struct chain c;
+
+	chain_init(&c, "hermetic process v2");
+	chain_u64(&c, parent_image, "pimg");
+	chain_u64(&c, n, "chld");
+	return chain_u64_out(&c);
+}
+
+uint64_t hm_image_id(uint64_t proc, const char *exe, uint32_t count)
+{
+	struct chain c;
+
+	chain_init(&c, "hermetic image v2");
+	chain_u64(&c, proc, "proc");
+	chain_str(&c, exe);
+	chain_u64(&c, count, "runs");
+	return chain_u64_out(&c);
+}
+
+void hm_stream_key(uint64_t seed, uint64_t image, uint32_t thread,
+		   uint8_t out[HM_CHACHA_KEY_SIZE])
+{
+	struct chain c;
+
+	chain_init(&c, "hermetic stream key v2");
+	chain_u64(&c, seed, "seed");
+	chain_u64(&c, image, "imag");
+	chain_u64(&c, thread, "thrd");
+	memcpy(out, c.key, HM_CHACHA_KEY_SIZE);
+}
+
+static bool exe_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       ch == '.' || ch == '_' || ch == '+' || ch == '-';
+}
+
+void hm_exe_name(const char *path, char out[HM_EXE_MAX])
+{
+	const char *base = path ? strrchr(path, '/') : NULL;
+	size_t n = 0;
+
+	base = base ? base + 1 : path ? path : "";
+	for (; base[n] && n < HM_EXE_MAX - 1; n++)
+		out[n] = exe_char(base[n]) ? base[n] : '_';
+	out[n] = 0;
+	if (!n)
+		memcpy(out, "?", 2);
+}
+
+bool hm_exe_valid(const char *name)
+{
+	size_t n = 0;
+
+	if (!name || !strcmp(name, "?"))
+		return name != NULL;
+	for (; name[n]; n++)
+		if (!exe_char(name[n]) || n >= HM_EXE_MAX - 1)
+			return false;
+	return n > 0;
+}
+
+/* "name=count,name=count": the count of name, 0 when absent. */
+uint32_t hm_runs_get(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	uint64_t v;
+
+	for (const char *p = list; p && *p;) {
+		const char *eq = strchr(p, '='), *end;
+
+		if (!eq)
+			return 0;
+		end = hm_parse_dec_u64(eq + 1, &v);
+		if (!end)
+			return 0;
+		if ((size_t)(eq - p) == len && !strncmp(p, name, len))
+			return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return 0;
+}
+
+int hm_runs_bump(const char *list, const char *name, char *out, size_t size)
+{
+	uint32_t have = hm_runs_get(list, name);
+	size_t len = strlen(name), used = 0;
+	char num[24];
+
+	/* The others as they were, then name with its new count, last. */
+	for (const char *p = list; p && *p;) {
+		const char *comma = strchr(p, ','), *end = comma ? comma : p + strlen(p);
+		const char *eq = memchr(p, '=', end - p);
+
+		if (eq && !((size_t)(eq - p) == len && !strncmp(p, name, len))) {
+			if (used + (end - p) + 2 > size)
+				return -ENAMETOOLONG;
+			if (used)
+				out[used++] = ',';
+			memcpy(out + used, p, end - p);
+			used += end - p;
+		}
+		p = comma ? comma + 1 : end;
+	}
+	hm_fmt_u64(num, sizeof(num), (uint64_t)have + 1);
+	if (used + len + strlen(num) + 3 > size)
+		return -ENAMETOOLONG;
+	if (used)
+		out[used++] = ',';
+	memcpy(out + used, name, len);
+	used += len;
+	out[used++] = '=';
+	memcpy(out + used, num, strlen(num) + 1);
+	return 0;
 }

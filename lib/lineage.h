@@ -2,9 +2,10 @@
 /*
  * Lineage keys: a process's place in the run's process tree, independent of
  * pids. The first process is "1"; the n-th child (n counts from 1, in the
- * order the parent created them) of a process with key K is "K.n". Every
- * random stream is derived from (seed, lineage key, thread index, exec
- * generation). Pure code, no allocation: the shim calls it in vfork children.
+ * order the parent's current image created them) of a process with key K is
+ * "K.n". The key names a place for people; streams are keyed by image ids
+ * (below), which also tell apart the children of a wrapper's earlier images.
+ * Pure code, no allocation: the shim calls it in vfork children.
  */
 #ifndef HERMETIC_LINEAGE_H
 #define HERMETIC_LINEAGE_H
@@ -28,13 +29,37 @@ int hm_lineage_child(const char *parent, uint64_t n, char *out, size_t size);
 unsigned hm_lineage_depth(const char *key);
 
 /*
- * The ChaCha20 key of one stream: a chain of ChaCha20 blocks, each keyed by
- * the previous one's first 32 bytes, absorbing the seed, then the lineage key,
- * then thread index and exec generation, 12 bytes per block as the nonce
- * (length-prefixed so no two inputs share a chain).
+ * Identities that do not depend on exec hops or a wrapper's helper forks.
+ * A process is the run's first (hm_proc_root) or the n-th child one image
+ * created (hm_proc_child(image, n)); an image is a process running one
+ * executable for the count-th time (hm_image_id), count 0 for a fork child
+ * still running its parent's image. So "python3 -c P", "sh -c 'exec python3
+ * -c P'", "env python3 -c P" and a version manager's shim script that forks
+ * helpers and then execs python all give python the same image, and every
+ * image of a run a different one. 64-bit, never 0 (0 is "no parent"); each a
+ * chain of ChaCha20 blocks over length-prefixed, tagged inputs.
  */
-void hm_stream_key(uint64_t seed, const char *lineage, uint32_t thread, uint32_t gen,
+uint64_t hm_proc_root(void);
+uint64_t hm_proc_child(uint64_t parent_image, uint64_t n);
+uint64_t hm_image_id(uint64_t proc, const char *exe, uint32_t count);
+
+/* The ChaCha20 key of one thread's stream: (seed, image, thread index). */
+void hm_stream_key(uint64_t seed, uint64_t image, uint32_t thread,
 		   uint8_t out[HM_CHACHA_KEY_SIZE]);
+
+/* The name an executable goes by in image ids and journals: the basename of
+ * path, bytes outside [A-Za-z0-9._+-] as '_', at most HM_EXE_MAX - 1 bytes,
+ * "?" for none. hm_exe_valid: a name hm_exe_name could have made. */
+#define HM_EXE_MAX 64
+void hm_exe_name(const char *path, char out[HM_EXE_MAX]);
+bool hm_exe_valid(const char *name);
+
+/* How many times a process ran each executable, as "name=count,..." (the
+ * names are hm_exe_name's, so they hold no '=' or ','). get: name's count,
+ * 0 when absent. bump: the list with name's count one higher, into out;
+ * -ENAMETOOLONG (out undefined) when it does not fit in size bytes. */
+uint32_t hm_runs_get(const char *list, const char *name);
+int hm_runs_bump(const char *list, const char *name, char *out, size_t size);
 
 /* Format/parse an unsigned decimal into/from a bounded buffer (libc-free
  * helpers the shim uses where snprintf/strtoull are unwelcome). fmt returns

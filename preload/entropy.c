@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Entropy. Every source a program can reach through libc draws from the
- * calling thread's ChaCha20 stream, keyed by (seed, lineage key, thread
- * index, exec generation) - lib/lineage.c's hm_stream_key - and never by pid.
+ * calling thread's ChaCha20 stream, keyed by (seed, image, thread index) -
+ * lib/lineage.c's hm_stream_key - and never by pid.
  *
  * /dev/urandom and /dev/random: descriptors opened on them are remembered in a
  * bitmap (hm.rand_fds); a read of a remembered descriptor is checked once more
@@ -28,7 +28,7 @@ void hm_random_bytes(void *buf, size_t len)
 	if (unlikely(!hm_t.rng_ready)) {
 		uint8_t key[HM_CHACHA_KEY_SIZE];
 
-		hm_stream_key(hm.seed, hm.lineage, hm_t.index, hm.gen, key);
+		hm_stream_key(hm.seed, hm.image, hm_t.index, key);
 		hm_chacha_stream_init(&hm_t.rng, key);
 		hm_t.rng_ready = true;
 	}

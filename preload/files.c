@@ -11,7 +11,8 @@
  * where now is the run's virtual start (HERMETIC_NOW, whole seconds) and E
  * the first 1 January 00:00 UTC more than a day after the run's real start.
  * The CLI computes the shift once (replay: from the recorded run's start)
- * and hands it to every process in HERMETIC_FS_SHIFT, so all of them agree.
+ * and hands it to every process in HERMETIC_FS_SHIFT, so all of them agree
+ * (a first process started without it computes it and passes it on).
  *
  * What that buys, all at once:
  *  - A constant shift is monotone and an exact bijection on nanoseconds:
@@ -44,16 +45,20 @@ _Static_assert(sizeof(struct stat) == sizeof(struct stat64), "LP64: stat64 is st
 
 #define HM_FS_GUARD (31536000LL * NSEC_PER_SEC)
 
-void hm_fs_init_shift(bool first)
+void hm_fs_init_shift(void)
 {
 	const char *v = getenv(HM_ENV_FS_SHIFT), *end;
+	char num[24];
 	int64_t s;
 
 	end = v ? hm_parse_dec_i64(v, &s) : NULL;
-	if (end && !*end && s > -INT64_MAX / NSEC_PER_SEC && s < INT64_MAX / NSEC_PER_SEC)
-		hm.fs_shift = s * NSEC_PER_SEC;
-	else if (first)
-		hm.fs_shift = hm_fs_shift_s(hm_real_ns(CLOCK_REALTIME), hm.now0) * NSEC_PER_SEC;
+	if (!end || *end || s <= -INT64_MAX / NSEC_PER_SEC || s >= INT64_MAX / NSEC_PER_SEC) {
+		/* Not from the CLI: this process decides, for all it starts. */
+		s = hm_fs_shift_s(hm_real_ns(CLOCK_REALTIME), hm.now0);
+		hm_fmt_i64(num, sizeof(num), s);
+		hm_env_add(HM_ENV_FS_SHIFT, num);
+	}
+	hm.fs_shift = s * NSEC_PER_SEC;
 	hm.pyc = hm.clock && hm.fs_shift != 0;
 }
 

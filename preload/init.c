@@ -64,7 +64,7 @@ static void snapshot_env(void)
 		char *copy;
 
 		if (!starts_with(*e, "HERMETIC_") || starts_with(*e, HM_ENV_LINEAGE "=") ||
-		    starts_with(*e, HM_ENV_VCLOCK "="))
+		    starts_with(*e, HM_ENV_IMAGE "="))
 			continue;
 		len = strlen(*e) + 1;
 		if (hm.nenv == HM_ENV_MAX || used + len > sizeof(hm.env_buf)) {
@@ -89,6 +89,22 @@ static void snapshot_env(void)
 	}
 }
 
+void hm_env_add(const char *name, const char *value)
+{
+	size_t used = 0, nlen = strlen(name), vlen = strlen(value);
+
+	if (hm.nenv)
+		used = hm.env[hm.nenv - 1] + strlen(hm.env[hm.nenv - 1]) + 1 - hm.env_buf;
+	if (hm.nenv == HM_ENV_MAX || used + nlen + vlen + 2 > sizeof(hm.env_buf)) {
+		hm_warn("environment too large, not passed on: ", name, NULL);
+		return;
+	}
+	memcpy(hm.env_buf + used, name, nlen);
+	hm.env_buf[used + nlen] = '=';
+	memcpy(hm.env_buf + used + nlen + 1, value, vlen + 1);
+	hm.env[hm.nenv++] = hm.env_buf + used;
+}
+
 static bool env_u64(const char *name, uint64_t *ret)
 {
 	const char *v = getenv(name), *end;
@@ -106,22 +122,6 @@ static bool env_is(const char *name, const char *value, bool dflt)
 	return v ? !strcmp(v, value) : dflt;
 }
 
-/* HERMETIC_VCLOCK: "children:gen:fs_shift", written by spawn.c. */
-static bool parse_vclock(const char *s)
-{
-	int64_t shift;
-	uint64_t children, gen;
-
-	if (!s || !(s = hm_parse_dec_u64(s, &children)) || *s++ != ':' ||
-	    !(s = hm_parse_dec_u64(s, &gen)) || *s++ != ':' || !(s = hm_parse_dec_i64(s, &shift)) ||
-	    *s)
-		return false;
-	atomic_store(&hm.children, children);
-	hm.gen = gen;
-	hm.fs_shift = shift;
-	return true;
-}
-
 static void resolve(void)
 {
 #define X(name, ret, args) hm.real.name = (ret(*) args)dlsym(RTLD_NEXT, #name);
@@ -132,7 +132,7 @@ static void resolve(void)
 static void init(void)
 {
 	uint64_t seed, v;
-	const char *lineage;
+	bool first;
 
 	hm_t.in_init = true;
 	resolve();
@@ -154,18 +154,7 @@ static void init(void)
 	hm.clock = env_is(HM_ENV_CLOCK, "virtual", true);
 	hm.rng = env_is(HM_ENV_RNG, "all", true);
 	hm.net_block = env_is(HM_ENV_NETWORK, "block", true);
-	lineage = getenv(HM_ENV_LINEAGE);
-	if (!lineage || !hm_lineage_valid(lineage))
-		lineage = HM_LINEAGE_ROOT;
-	memcpy(hm.lineage, lineage, strlen(lineage) + 1);
-	if (!parse_vclock(getenv(HM_ENV_VCLOCK))) {
-		/* The run's first process. */
-		hm.gen = 0;
-		atomic_store(&hm.children, 0);
-		hm_fs_init_shift(true);
-	} else {
-		hm_fs_init_shift(false);
-	}
+	first = hm_lineage_init();
 	{
 		const char *d = getenv("HERMETIC_DEBUG");
 
@@ -174,9 +163,10 @@ static void init(void)
 	/* The run's clock (replay keeps virtual time whatever the mode). */
 	if (hm.clock || getenv(HM_ENV_REPLAY))
 		hm_vc_init(getenv(HM_ENV_CLOCK_PAGE));
-	if (!getenv(HM_ENV_VCLOCK))
+	if (first)
 		hm_peers_note_stdio(); /* the run's first process */
 	snapshot_env();
+	hm_fs_init_shift();
 	hm.jr_strict = !env_is(HM_ENV_REPLAY_STRICT, "0", false);
 	hm_jr_init();
 	pthread_atfork(hm_fork_prepare, hm_fork_parent, hm_fork_child);

@@ -2,8 +2,8 @@
 /*
  * Recording and replay: every value a wrapper hands a thread (clock
  * readings, entropy bytes, wait outcomes) goes to, or comes from, that
- * thread's stream (lib/jstream.h bytes), one file per (lineage key, thread
- * index, exec generation): "<dir>/<lineage>.<thread>.<gen>.hjs".
+ * thread's stream (lib/jstream.h bytes), one file per (image, thread index):
+ * "<dir>/<lineage>.<thread>.<image>.hjs", the image id in 16 hex digits.
  *
  * Per thread, one anonymous mapping (struct hm_jr_thread, plus the 64 KiB
  * encoder buffer when recording), made the first time the thread records or
@@ -126,7 +126,18 @@ static void sb_u64(struct sbuf *b, uint64_t v)
 	sb_str(b, t);
 }
 
-/* "<dir>/<lineage>.<thread>.<gen>.hjs"; false if it does not fit. */
+static void sb_hex(struct sbuf *b, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char t[17];
+
+	for (int i = 0; i < 16; i++)
+		t[i] = digits[(v >> (4 * (15 - i))) & 15];
+	t[16] = 0;
+	sb_str(b, t);
+}
+
+/* "<dir>/<lineage>.<thread>.<image>.hjs"; false if it does not fit. */
 static bool stream_path(char *buf, const char *dir, uint32_t index)
 {
 	struct sbuf b = { buf, 0, PATH_BUF };
@@ -137,7 +148,7 @@ static bool stream_path(char *buf, const char *dir, uint32_t index)
 	sb_str(&b, ".");
 	sb_u64(&b, index);
 	sb_str(&b, ".");
-	sb_u64(&b, hm.gen);
+	sb_hex(&b, hm.image);
 	sb_str(&b, ".hjs");
 	return b.n + 1 < PATH_BUF;
 }
@@ -219,7 +230,9 @@ static void warn_errno(const char *what, const char *path, long err)
 
 static bool rec_open(struct hm_jr_thread *t)
 {
-	struct hm_jstream_header h = { .thread = t->index, .gen = hm.gen, .pid = hm.pid };
+	struct hm_jstream_header h = { .thread = t->index, .gen = hm.gen, .pid = hm.pid,
+					.proc = hm.proc, .parent = hm.parent,
+					.exe_count = hm.exe_count };
 	char path[PATH_BUF];
 	long fd;
 
@@ -238,6 +251,7 @@ static bool rec_open(struct hm_jr_thread *t)
 	}
 	hm_sys(SYS_fchmod, fd, 0600, 0); /* whatever the umask */
 	memcpy(h.lineage, hm.lineage, strlen(hm.lineage) + 1);
+	memcpy(h.exe, hm.exe, strlen(hm.exe) + 1);
 	h.tid = (uint32_t)t->tid;
 	if (hm_jstream_enc_init(&t->enc, t->buf, REC_BUF, (int)fd, &h) < 0) {
 		hm_sys(SYS_close, fd, 0, 0);
@@ -511,7 +525,8 @@ static void sb_comm(struct sbuf *b)
 	sb_str(b, comm[0] ? comm : "?");
 }
 
-/* "process 1.2 thread 0 (pid N, comm python3)" */
+/* "process 1.2 thread 0 (python3.11, pid N, comm python3)"; the image's
+ * count when the process ran its executable more than once ("bash #3"). */
 static void sb_where(struct sbuf *b, uint32_t index)
 {
 	sb_str(b, "process ");
@@ -519,12 +534,12 @@ static void sb_where(struct sbuf *b, uint32_t index)
 	sb_str(b, " thread ");
 	sb_u64(b, index);
 	sb_str(b, " (");
-	if (hm.gen) {
-		sb_str(b, "exec generation ");
-		sb_u64(b, hm.gen);
-		sb_str(b, ", ");
+	sb_str(b, hm.exe);
+	if (hm.exe_count != 1) {
+		sb_str(b, " #");
+		sb_u64(b, hm.exe_count);
 	}
-	sb_str(b, "pid ");
+	sb_str(b, ", pid ");
 	sb_u64(b, (uint64_t)hm_sys(SYS_getpid, 0, 0, 0));
 	sb_str(b, ", comm ");
 	sb_comm(b);
@@ -573,7 +588,7 @@ __attribute__((noinline, cold)) static void mismatch(struct hm_jr_thread *t, uin
 		sb_str(&l, " ");
 		sb_u64(&l, t->index);
 		sb_str(&l, " ");
-		sb_u64(&l, hm.gen);
+		sb_hex(&l, hm.image);
 		sb_str(&l, " ");
 		sb_u64(&l, callno);
 		sb_str(&l, " ");
@@ -587,7 +602,7 @@ __attribute__((noinline, cold)) static void mismatch(struct hm_jr_thread *t, uin
 	errno = saved;
 }
 
-/* "live <lineage> <thread> <gen> <count>" for a thread that used live values. */
+/* "live <lineage> <thread> <image> <count>" for a thread that used live values. */
 static void report_live(struct hm_jr_thread *t)
 {
 	char line[HM_LINEAGE_MAX + 80];
@@ -600,7 +615,7 @@ static void report_live(struct hm_jr_thread *t)
 	sb_str(&l, " ");
 	sb_u64(&l, t->index);
 	sb_str(&l, " ");
-	sb_u64(&l, hm.gen);
+	sb_hex(&l, hm.image);
 	sb_str(&l, " ");
 	sb_u64(&l, t->live);
 	sb_str(&l, "\n");
@@ -641,8 +656,7 @@ static void rep_open(struct hm_jr_thread *t)
 		t->bad_why = t->cur[DATA].dec.why;
 		return;
 	}
-	if (strcmp(t->cur[DATA].dec.hdr.lineage, hm.lineage) ||
-	    t->cur[DATA].dec.hdr.thread != t->index || t->cur[DATA].dec.hdr.gen != hm.gen) {
+	if (t->cur[DATA].dec.hdr.image != hm.image || t->cur[DATA].dec.hdr.thread != t->index) {
 		t->bad_why = "the stream file names another stream";
 		return;
 	}

@@ -236,6 +236,9 @@ struct hm_real {
 #undef X
 };
 
+/* The executables one process ran, as HERMETIC_IMAGE carries them. */
+#define HM_RUNS_MAX 512
+
 /* Snapshot of the HERMETIC_* environment, re-injected on every exec. */
 #define HM_ENV_BUF 16384
 #define HM_ENV_MAX 64
@@ -264,15 +267,23 @@ struct shim_state {
 	uint64_t tick;
 	uint64_t spin_limit;
 	int64_t fs_shift; /* real - virtual for file times (files.c) */
-	uint32_t gen; /* exec generation within this lineage key */
 	pid_t pid; /* real pid of this process (updated in fork children) */
 	pid_t ppid; /* its parent then: reparented orphans do not publish their exit */
-	char lineage[HM_LINEAGE_MAX];
-	_Atomic uint64_t children; /* children created so far */
+	/* Who we are (lib/lineage.h; spawn.c hands it on in HERMETIC_LINEAGE and
+	 * HERMETIC_IMAGE). */
+	char lineage[HM_LINEAGE_MAX]; /* display key: the place among the parent image's children */
+	uint64_t proc; /* this process */
+	uint64_t parent; /* the image that created it, 0 for the run's first */
+	uint64_t image; /* this image: hm_image_id(proc, exe, exe_count) */
+	char exe[HM_EXE_MAX]; /* the executable it runs, hm_exe_name of /proc/self/exe */
+	uint32_t exe_count; /* how many times this process ran exe (0: a fork child's inherited image) */
+	uint32_t gen; /* images of this process before this one (for people, not identity) */
+	char runs[HM_RUNS_MAX]; /* "name=count,..." of this process so far (hm_runs_*) */
+	_Atomic uint64_t children; /* children this image created so far */
 	_Atomic uint32_t threads; /* threads created so far (main thread is 0) */
 	struct hm_vclock *vc; /* the run's clock page (vclock.c); NULL: clock off */
 	bool debug_waits; /* HERMETIC_DEBUG has "waits": print every timed wait */
-	/* HERMETIC_* (except LINEAGE/VCLOCK) as "NAME=value" strings in env_buf. */
+	/* HERMETIC_* (except LINEAGE/IMAGE) as "NAME=value" strings in env_buf. */
 	const char *env[HM_ENV_MAX];
 	int nenv;
 	char env_buf[HM_ENV_BUF];
@@ -443,6 +454,9 @@ bool hm_fd_block_begin(int fd, struct hm_vwait *w) HM_HIDDEN;
 void hm_fd_block_end(struct hm_vwait *w) HM_HIDDEN;
 
 /* spawn.c */
+/* HERMETIC_LINEAGE, HERMETIC_IMAGE, /proc/self/exe; true for the run's
+ * first process (no HERMETIC_IMAGE). */
+bool hm_lineage_init(void) HM_HIDDEN;
 void hm_fork_prepare(void) HM_HIDDEN;
 void hm_fork_parent(void) HM_HIDDEN;
 void hm_fork_child(void) HM_HIDDEN;
@@ -487,9 +501,9 @@ void hm_jr_fork_parent(void) HM_HIDDEN;
 void hm_jr_fork_child(void) HM_HIDDEN;
 
 /* files.c */
-/* The file-time shift from HERMETIC_FS_SHIFT; without it, the first
- * process of a run computes it and later ones keep HERMETIC_VCLOCK's. */
-void hm_fs_init_shift(bool first) HM_HIDDEN;
+/* The file-time shift from HERMETIC_FS_SHIFT; without it (the shim used
+ * without the CLI) the process computes it and hands it on. */
+void hm_fs_init_shift(void) HM_HIDDEN;
 struct statx;
 void hm_fs_fix_statx(struct statx *stx) HM_HIDDEN; /* statx results, shifted */
 
@@ -561,5 +575,11 @@ int64_t hm_real_ns(clockid_t id) HM_HIDDEN;
 
 /* Write a short message to stderr without stdio. */
 void hm_warn(const char *a, const char *b, const char *c) HM_HIDDEN;
+
+/* Add "NAME=value" to the HERMETIC_* variables every exec passes on (init). */
+void hm_env_add(const char *name, const char *value) HM_HIDDEN;
+
+/* This image's identity from hm.proc, hm.exe, hm.exe_count (init.c). */
+void hm_image_set(void) HM_HIDDEN;
 
 #endif

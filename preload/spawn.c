@@ -4,11 +4,17 @@
  * exec. (The clock needs nothing here: every process maps the run's one
  * clock page, vclock.c.)
  *
- * Lineage. A process with key K numbers the children it creates 1, 2, ... in
- * creation order (fork, vfork, posix_spawn, system, popen all count) and the
- * n-th child gets "K.n". The counter survives exec through
- * HERMETIC_VCLOCK; the exec generation (also in HERMETIC_VCLOCK) keeps an
- * exec'd image from replaying its predecessor's random stream.
+ * Lineage. Each image of a process with key K numbers the children it creates
+ * 1, 2, ... in creation order (fork, vfork, posix_spawn, system, popen all
+ * count) and the n-th child gets "K.n"; an exec starts the count again. The
+ * streams are keyed by image (lib/lineage.h): the process (the run's first,
+ * or the n-th child of an image), the executable it runs (/proc/self/exe)
+ * and how many times this process has run it. So a wrapper that execs the
+ * program (env, sh -c exec, a version manager's shim script that forks
+ * helpers first) changes neither the program's values nor its children's,
+ * and the helpers' children are told apart from the program's by the image
+ * that made them. HERMETIC_LINEAGE and HERMETIC_IMAGE carry this across
+ * exec.
  *   fork        pthread_atfork handlers: prepare numbers the child, child sets
  *               its key and resets counters and streams.
  *   vfork       the child shares our memory and stack, so it may change
@@ -24,11 +30,11 @@
  *
  * The environment. Every exec gets every HERMETIC_* variable of the run
  * (snapshot taken at start-up), LD_PRELOAD with the shim first, our
- * HERMETIC_LINEAGE and HERMETIC_VCLOCK, whatever envp the caller passed. It
+ * HERMETIC_LINEAGE and HERMETIC_IMAGE, whatever envp the caller passed. It
  * is built in one buffer - on the stack (alloca) when small, else an
  * anonymous mapping - never with malloc, so it works in vfork children.
  *
- * HERMETIC_VCLOCK = "children:gen:fs_shift", decimal.
+ * HERMETIC_IMAGE = "<proc>:<parent>:<gen>:<runs>" (lib/config.h).
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -44,8 +50,9 @@ extern char **environ;
 
 struct env_spec {
 	const char *lineage;
-	uint64_t children;
+	uint64_t proc, parent;
 	uint32_t gen;
+	const char *runs;
 };
 
 static bool has_prefix(const char *s, const char *p)
@@ -92,7 +99,8 @@ static size_t env_size(char *const envp[])
 	const char *pre = find_preload(envp);
 
 	return (count_env(envp) + hm.nenv + 4) * sizeof(char *) + strlen("HERMETIC_LINEAGE=") +
-	       HM_LINEAGE_MAX + strlen("HERMETIC_VCLOCK=") + 3 * 22 + strlen("LD_PRELOAD=") +
+	       HM_LINEAGE_MAX + strlen("HERMETIC_IMAGE=") + 2 * 17 + 12 + HM_RUNS_MAX +
+	       strlen("LD_PRELOAD=") +
 	       (hm.preload ? strlen(hm.preload) : 0) + 1 + (pre ? strlen(pre) : 0) + 16;
 }
 
@@ -109,6 +117,18 @@ static char *append_num(char *p, int64_t v, bool sep)
 	p += hm_fmt_i64(p, 22, v);
 	if (sep)
 		*p++ = ':';
+	*p = 0;
+	return p;
+}
+
+/* 16 hex digits and ':'. */
+static char *append_hex(char *p, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (int i = 15; i >= 0; i--)
+		*p++ = digits[(v >> (4 * i)) & 15];
+	*p++ = ':';
 	*p = 0;
 	return p;
 }
@@ -148,10 +168,11 @@ static char **env_fill(void *buf, char *const envp[], const struct env_spec *spe
 	s = append(s, spec->lineage);
 	s++;
 	*o++ = s;
-	s = append(s, HM_ENV_VCLOCK "=");
-	s = append_num(s, spec->children, true);
+	s = append(s, HM_ENV_IMAGE "=");
+	s = append_hex(s, spec->proc);
+	s = append_hex(s, spec->parent);
 	s = append_num(s, spec->gen, true);
-	s = append_num(s, hm.fs_shift, false);
+	s = append(s, spec->runs);
 	*o = NULL;
 	return out;
 }
@@ -185,15 +206,20 @@ static void exec_spec(struct env_spec *spec, char *key_buf)
 
 	if (me != hm.pid && hm_t.pending_child &&
 	    !hm_lineage_child(hm.lineage, hm_t.pending_child, key_buf, HM_LINEAGE_MAX)) {
-		/* A vfork child, exec'ing: it is the parent's pending child. */
+		/* A vfork child, exec'ing: it is the parent's pending child, and
+		 * its inherited image (count 0) was its first. */
 		spec->lineage = key_buf;
-		spec->children = 0;
+		spec->proc = hm_proc_child(hm.image, hm_t.pending_child);
+		spec->parent = hm.image;
 		spec->gen = 1;
+		spec->runs = "";
 		return;
 	}
 	spec->lineage = hm.lineage;
-	spec->children = atomic_load(&hm.children);
+	spec->proc = hm.proc;
+	spec->parent = hm.parent;
 	spec->gen = hm.gen + 1;
+	spec->runs = hm.runs;
 }
 
 /* The spec for a new child (posix_spawn, system, popen): numbers it. */
@@ -204,8 +230,86 @@ static void child_spec(struct env_spec *spec, char *key_buf)
 	if (hm_lineage_child(hm.lineage, n, key_buf, HM_LINEAGE_MAX))
 		memcpy(key_buf, hm.lineage, strlen(hm.lineage) + 1); /* too deep: share the key */
 	spec->lineage = key_buf;
-	spec->children = 0;
-	spec->gen = 1;
+	spec->proc = hm_proc_child(hm.image, n);
+	spec->parent = hm.image;
+	spec->gen = 0;
+	spec->runs = "";
+}
+
+/* ---- who we are ---- */
+
+void hm_image_set(void)
+{
+	hm.image = hm_image_id(hm.proc, hm.exe, hm.exe_count);
+}
+
+static const char *parse_hex(const char *s, uint64_t *ret)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 16; i++, s++) {
+		int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+
+		if (d < 0)
+			return NULL;
+		v = v << 4 | d;
+	}
+	*ret = v;
+	return s;
+}
+
+/* HERMETIC_IMAGE "<proc>:<parent>:<gen>:<runs>"; false if absent or bad. */
+static bool parse_image(const char *s)
+{
+	uint64_t proc, parent, gen;
+	size_t n;
+
+	if (!s || !(s = parse_hex(s, &proc)) || *s++ != ':' || !(s = parse_hex(s, &parent)) ||
+	    *s++ != ':' || !(s = hm_parse_dec_u64(s, &gen)) || *s++ != ':' || gen > UINT32_MAX ||
+	    !proc)
+		return false;
+	n = strlen(s);
+	if (n >= sizeof(hm.runs) || strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					     "0123456789._+-=,?") != n)
+		return false;
+	hm.proc = proc;
+	hm.parent = parent;
+	hm.gen = (uint32_t)gen;
+	memcpy(hm.runs, s, n + 1);
+	return true;
+}
+
+bool hm_lineage_init(void)
+{
+	const char *lineage = getenv(HM_ENV_LINEAGE);
+	char path[4096], runs[HM_RUNS_MAX];
+	bool first = false;
+	long n;
+
+	if (!lineage || !hm_lineage_valid(lineage))
+		lineage = HM_LINEAGE_ROOT;
+	memcpy(hm.lineage, lineage, strlen(lineage) + 1);
+	if (!parse_image(getenv(HM_ENV_IMAGE))) {
+		/* The run's first process. */
+		hm.proc = hm_proc_root();
+		hm.parent = 0;
+		hm.gen = 0;
+		hm.runs[0] = 0;
+		first = true;
+	}
+	/* What this image runs: the binary the kernel loaded (for a script,
+	 * its interpreter). */
+	n = hm_sys6(SYS_readlinkat, AT_FDCWD, (long)"/proc/self/exe", (long)path,
+		    sizeof(path) - 1, 0, 0);
+	path[n > 0 ? n : 0] = 0;
+	hm_exe_name(path, hm.exe);
+	hm.exe_count = hm_runs_get(hm.runs, hm.exe) + 1;
+	if (!hm_runs_bump(hm.runs, hm.exe, runs, sizeof(runs)))
+		memcpy(hm.runs, runs, strlen(runs) + 1);
+	hm_image_set();
+	atomic_store(&hm.children, 0);
+	return first;
 }
 
 /* ---- exec ---- */
@@ -478,9 +582,15 @@ void hm_fork_child(void)
 	hm.pid = hm_sys(SYS_getpid, 0, 0, 0);
 	if (!hm_lineage_child(hm.lineage, hm_t.pending_child, key, sizeof(key)))
 		memcpy(hm.lineage, key, strlen(key) + 1);
+	/* A new process, still running its parent's image: count 0. */
+	hm.proc = hm_proc_child(hm.image, hm_t.pending_child);
+	hm.parent = hm.image;
+	hm.exe_count = 0;
+	hm.gen = 0;
+	hm.runs[0] = 0;
+	hm_image_set();
 	atomic_store(&hm.children, 0);
 	atomic_store(&hm.threads, 0);
-	hm.gen = 0;
 	hm_t.index = 0;
 	hm_t.pending_child = 0;
 	hm_rng_reset();

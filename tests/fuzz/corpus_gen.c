@@ -54,7 +54,7 @@ static int put(const char *dir, int n, uint8_t mode, const void *p, size_t len)
 
 int main(int argc, char **argv)
 {
-	struct hm_jstream_header h = { .lineage = "1.2", .thread = 1 };
+	struct hm_jstream_header h = { .lineage = "1.2", .thread = 1, .proc = 7, .exe = "python3", .exe_count = 1 };
 	struct hm_jstream_enc e;
 	struct hm_journal_writer *w;
 	uint8_t rnd[16] = { 7 }, *z, *p;

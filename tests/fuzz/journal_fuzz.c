@@ -44,7 +44,7 @@ static void walk_stream(const uint8_t *p, size_t len)
 			abort();
 		return;
 	}
-	sink += strlen(d.hdr.lineage);
+	sink += strlen(d.hdr.lineage) + strlen(d.hdr.exe);
 	while ((k = hm_jstream_next(&d, &r)) > 0) {
 		/* Every pointer a record hands out lies inside the input. */
 		if (r.type == HM_JREC_ENTROPY &&
@@ -78,8 +78,7 @@ static void walk_journal(const struct hm_journal *j)
 		const struct hm_journal_stream *s = &j->streams[i];
 
 		walk_stream(s->data, s->len);
-		if (hm_journal_find_stream(j, s->sum.hdr.lineage, s->sum.hdr.thread,
-					   s->sum.hdr.gen) == NULL)
+		if (hm_journal_find_stream(j, s->sum.hdr.image, s->sum.hdr.thread) == NULL)
 			abort();
 	}
 	for (size_t i = 0; i < j->n_kernel; i++)

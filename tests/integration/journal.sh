@@ -25,7 +25,7 @@ expect_line() {
 		fail "show: $name" "no line matching '$pattern' in: $(printf '%s' "$out" | tr '\n' '|')"
 	fi
 }
-expect_line "format and sizes" "^journal +.*run-7\.hjournal \(format 1\.0, [0-9]+ B, [0-9]+ B uncompressed\)"
+expect_line "format and sizes" "^journal +.*run-7\.hjournal \(format 2\.0, [0-9]+ B, [0-9]+ B uncompressed\)"
 expect_line "command, shell-quoted" "^command +python3 -c 'print\(1\)'$"
 expect_line "seed" "^seed +42$"
 expect_line "clock" "^clock +virtual, now 2020-01-01T00:00:00Z, tick 1us$"
@@ -34,8 +34,8 @@ expect_line "options" "^options +--fs isolate$"
 expect_line "host" "^host +ci-runner-3$"
 expect_line "env keeps TZ and LC_* values, counts other names" "^env +TZ=UTC LC_ALL=C.UTF-8 \(\+2 names, values not recorded\)$"
 expect_line "process count" "^processes +2, 3 threads$"
-expect_line "root process with its threads and values" "^  1 +2 threads +25 clock +7 entropy \(112 B\) +2 wait \(2 timed out\) +exit$"
-expect_line "child process indented under its parent" "^    1\.2 +1 thread +8 clock +2 entropy \(32 B\) +1 wait \(1 timed out\) +exit$"
+expect_line "root process with its threads and values" "^  1 +python3 +2 threads +25 clock +7 entropy \(112 B\) +2 wait \(2 timed out\) +exit$"
+expect_line "child process indented under its parent" "^    1\.2 +python3 +1 thread +8 clock +2 entropy \(32 B\) +1 wait \(1 timed out\) +exit$"
 expect_line "kernel events and drops" "^kernel +5 records in 2 chunks; 6 events, 1 dropped"
 expect_line "exit status" "^exit +status 1 after 1\.23s, 2 stragglers killed$"
 if printf '%s' "$out" | grep -q hunter2; then
@@ -53,7 +53,7 @@ check "show --json is what the journal holds" python3 - "$T/j.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 c = d["config"]
-assert d["format"] == "1.0", d["format"]
+assert d["format"] == "2.0", d["format"]
 assert c["seed"] == 42 and c["seed_given"] is True, c
 assert c["argv"] == ["python3", "-c", "print(1)"], c["argv"]
 assert c["now"] == "2020-01-01T00:00:00Z" and c["tick_ns"] == 1000, c
@@ -73,7 +73,7 @@ assert d["exit"]["status"] == 1 and d["exit"]["stragglers"] == 2, d["exit"]
 PY
 
 out=$("$HERMETIC" journals show --records "$J" 2>&1)
-expect_line "records: a stream header per thread" "^stream 1\.2 thread 0 image 0 \(pid 4242, tid 4242\): 12 records$"
+expect_line "records: a stream header per thread" "^stream 1\.2 thread 0: python3 #1, image [0-9a-f]{16} \(pid 4242, tid 4242\): 12 records$"
 expect_line "records: a clock reading, numbered" "^  #3 +clock_gettime +CLOCK_MONOTONIC +1000\.000001000$"
 expect_line "records: entropy in hex" "^  #7 +getrandom +16 B +04040404040404040404040404040404$"
 expect_line "records: a wait outcome" "^  #11 +epoll_wait +timed out +returned 0, monotonic 1000\.000500000$"
@@ -113,9 +113,9 @@ echo "hello, I am not a journal" >"$T/text.hjournal"
 expect_refusal "foreign file: exit 65, not a journal" "$T/text.hjournal" 65 "not a hermetic journal"
 : >"$T/empty.hjournal"
 expect_refusal "empty file: exit 65" "$T/empty.hjournal" 65 "not a hermetic journal"
-check "write a format 2.0 journal" "$W" --write-major2 "$T/future.hjournal"
+check "write a journal of a newer major format" "$W" --write-newer-major "$T/future.hjournal"
 expect_refusal "newer major version: exit 65, upgrade" "$T/future.hjournal" 65 \
-	"format 2\.0 is newer than this hermetic reads \(1\.x\): upgrade hermetic"
+	"format 3\.0 is newer than this hermetic reads \(2\.x\): upgrade hermetic"
 expect_refusal "missing file: exit 66" "$T/nope.hjournal" 66 "No such file or directory"
 expect_refusal "directory: exit 66" "$T" 66 "not a regular file"
 

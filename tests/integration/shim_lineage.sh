@@ -161,3 +161,57 @@ if "$SHIM_CC" -I"$TOP/include" -o "$T/h" "$T/h.c" -L"$B" -lhermetic -Wl,-rpath,"
 else
 	fail "handle" "cannot compile against libhermetic.so"
 fi
+
+# Exec wrappers and version-manager shims change nothing: a program's values
+# depend on its place in the tree and on what it runs, not on exec hops or
+# the helpers a wrapper forked before it (lib/lineage.h image ids).
+if have python3 "exec wrappers"; then
+	REALPY=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
+	cat >"$T/p.py" <<'PYEOF'
+import os, subprocess, sys, uuid
+print("self", uuid.uuid4(), os.urandom(4).hex(), os.environ["HERMETIC_LINEAGE"])
+sys.stdout.flush()
+subprocess.run([sys.executable, "-c",
+    'import os, uuid; print("child", uuid.uuid4(), os.environ["HERMETIC_LINEAGE"])'])
+PYEOF
+	# A pyenv-style shim: a bash script that forks helpers (one of them the
+	# very program it then runs) and execs the real program.
+	mkdir -p "$T/shims"
+	cat >"$T/shims/python3" <<SHEOF
+#!/usr/bin/env bash
+set -e
+version=\$(echo 3 | tr -d ' ')
+helper=\$("$REALPY" -c 'import uuid; print(uuid.uuid4())')
+echo "helper \$helper" >"$T/helper.out"
+exec "$REALPY" "\$@"
+SHEOF
+	chmod +x "$T/shims/python3"
+	# (each a command line for shim_run, as a user would type it after "--")
+	ways=("python3 $T/p.py" "sh -c 'exec python3 $T/p.py'" "env python3 $T/p.py"
+		"$REALPY $T/p.py" "env PATH=$T/shims:\$PATH python3 $T/p.py")
+	[ -x /root/.pyenv/shims/python3 ] && ways+=("/root/.pyenv/shims/python3 $T/p.py")
+	first=
+	for w in "${ways[@]}"; do
+		out=$(eval "shim_run 42 $w" 2>&1)
+		if [ -z "$first" ]; then
+			first=$out
+			[ "$(grep -c '^self \|^child ' <<<"$out")" = 2 ] && grep -q ' 1$' <<<"$out" &&
+				grep -q '^child .* 1\.1$' <<<"$out" && pass "wrappers: python3 runs as 1, its child as 1.1" ||
+				fail "wrappers: python3 runs as 1, its child as 1.1" "$(tr '\n' '|' <<<"$out")"
+		elif [ "$out" = "$first" ]; then
+			pass "wrappers: '$w' prints what 'python3' does"
+		else
+			fail "wrappers: '$w' prints what 'python3' does" "$(tr '\n' '|' <<<"$out") vs $(tr '\n' '|' <<<"$first")"
+		fi
+	done
+	other=$(shim_run 43 python3 "$T/p.py" 2>&1)
+	[ -n "$other" ] && [ "$other" != "$first" ] && pass "wrappers: another seed, other values" ||
+		fail "wrappers: another seed, other values" "$other"
+	# The shim's helper is child 1.1 of an earlier image, running the same
+	# program as the real one's child 1.1: their streams differ.
+	helper=$(sed -n 's/^helper //p' "$T/helper.out")
+	child=$(sed -n 's/^child \([^ ]*\) .*/\1/p' <<<"$first")
+	[ -n "$helper" ] && [ -n "$child" ] && [ "$helper" != "$child" ] &&
+		pass "wrappers: a helper child of the wrapper and the program's child do not share a stream" ||
+		fail "wrappers: a helper child of the wrapper and the program's child do not share a stream" "$helper / $child"
+fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Recording and replay in the shim (issue 4): per thread and exec generation,
+# Recording and replay in the shim (issue 4): per image and thread,
 # every value the shim returned goes to a stream file in the spool directory
 # (HERMETIC_RECORD) and comes back from it (HERMETIC_REPLAY), strictly or not.
 source "$(dirname "$0")/../lib.sh"
@@ -71,7 +71,8 @@ int main(int argc, char **argv)
 			bad = 1;
 			continue;
 		}
-		printf("stream %s %u %u\n", d.hdr.lineage, d.hdr.thread, d.hdr.gen);
+		printf("stream %s %u %016llx %s %u %u\n", d.hdr.lineage, d.hdr.thread,
+		       (unsigned long long)d.hdr.image, d.hdr.exe, d.hdr.exe_count, d.hdr.gen);
 		while ((k = hm_jstream_next(&d, &r)) > 0) {
 			printf("%llu %s %s", (unsigned long long)r.index, hm_jrec_type_name(r.type),
 			       r.type == HM_JREC_END ? "-" : hm_jrec_call_name(r.type, r.call));
@@ -102,23 +103,48 @@ CEOF
 	{ fail record "cannot compile the stream decoder"; exit 0; }
 
 # spool_ok CASE: every stream file decodes completely, ends with an END
-# record, is mode 0600 and names in its header the stream its file name says.
+# record, is mode 0600 and names in its header the stream its file name
+# ("<lineage>.<thread>.<image>.hjs") says. Leaves each decoded as FILE.txt.
 spool_ok() {
-	local f base gen rest thr lin hdr n=0
+	local f base img rest thr lin hdr n=0
 	for f in "$T/$1"/spool/*.hjs; do
 		[ -e "$f" ] || { echo "no stream files"; return 1; }
 		n=$((n + 1))
 		base=${f##*/} base=${base%.hjs}
-		gen=${base##*.} rest=${base%.*}
+		img=${base##*.} rest=${base%.*}
 		thr=${rest##*.} lin=${rest%.*}
 		"$T/jsdump" "$f" >"$f.txt" || { echo "$base: $(tail -n 1 "$f.txt")"; return 1; }
 		hdr=$(head -n 1 "$f.txt")
-		[ "$hdr" = "stream $lin $thr $gen" ] || { echo "$base holds '$hdr'"; return 1; }
+		[[ "$hdr" == "stream $lin $thr $img "* ]] || { echo "$base holds '$hdr'"; return 1; }
 		[ "$(stat -c %a "$f")" = 600 ] || { echo "$base has mode $(stat -c %a "$f")"; return 1; }
 	done
-	rm -f "$T/$1"/spool/*.txt
 	[ $n -gt 0 ]
 }
+
+# sfile CASE LINEAGE THREAD EXE COUNT: the stream file of that thread of the
+# image of process LINEAGE running EXE (a regex) for the COUNT-th time
+# (spool_ok CASE first).
+sfile() {
+	local t
+	for t in "$T/$1"/spool/*.hjs.txt; do
+		if head -n 1 "$t" | grep -Eq "^stream $2 $3 [0-9a-f]{16} $4 $5 [0-9]+\$"; then
+			echo "${t%.txt}"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# simage CASE LINEAGE EXE COUNT: that image's id (16 hex digits).
+simage() {
+	local f
+	f=$(sfile "$1" "$2" 0 "$3" "$4") || return 1
+	head -n 1 "$f.txt" | cut -d' ' -f4
+}
+
+# The interpreter the python3 on PATH runs in the end (through any shim).
+PYEXE='python3[.0-9]*'
+
 
 # same NAME A B: PASS when the outputs are identical and not empty.
 same() {
@@ -129,11 +155,6 @@ same() {
 	fi
 }
 
-# gen0 CASE: exec generation of the first image that recorded as key 1
-# (setarch, or whatever starts the command, may exec before it).
-gen0() {
-	ls "$T/$1/spool" | sed -n 's/^1\.0\.\([0-9]*\)\.hjs$/\1/p' | sort -n | head -n 1
-}
 
 # report_clean CASE: the replay reported no mismatch and no live value
 report_clean() {
@@ -156,7 +177,7 @@ rc=$?
 	pass "python recorded with --clock off --rng off: real values, exit 1" ||
 	fail "python recorded with --clock off --rng off: real values, exit 1" "rc=$rc $rec"
 check "python spool: every stream decodes, ends, is 0600" spool_ok basic
-g=$(gen0 basic)
+g=$(simage basic 1 "$PYEXE" 1)
 rep=$(jr replay basic python3 "$T/basic.py" 2>&1)
 rc=$?
 same "python replays with identical output" "$rec" "$rep"
@@ -170,8 +191,8 @@ msg=$(grep 'replay mismatch' <<<"$out")
 line=$(cat "$T/basic/report" 2>/dev/null)
 [ $rc = 87 ] && pass "changed program: strict replay exits 87" ||
 	fail "changed program: strict replay exits 87" "rc=$rc $out"
-[[ "$msg" =~ ^hermetic:\ replay\ mismatch\ in\ process\ 1\ thread\ 0\ \((exec\ generation\ $g,\ )?pid\ [0-9]+,\ comm\ python3\):\ call\ \#([0-9]+)\ asked\ getrandom\(16\ bytes\),\ recorded\ getrandom\(8\ bytes\)$ ]] &&
-	callno=${BASH_REMATCH[2]} && pass "changed program: the message names process, thread and call" ||
+[[ "$msg" =~ ^hermetic:\ replay\ mismatch\ in\ process\ 1\ thread\ 0\ \(python3[.0-9]*,\ pid\ [0-9]+,\ comm\ python3\):\ call\ \#([0-9]+)\ asked\ getrandom\(16\ bytes\),\ recorded\ getrandom\(8\ bytes\)$ ]] &&
+	callno=${BASH_REMATCH[1]} && pass "changed program: the message names process, thread and call" ||
 	{ callno=x; fail "changed program: the message names process, thread and call" "$out"; }
 [ "$line" = "mismatch 1 0 $g $callno getrandom(16) getrandom(8)" ] &&
 	pass "changed program: one report line" || fail "changed program: one report line" "$line"
@@ -192,7 +213,9 @@ same "changed program: --no-strict resynchronises after the extra call" "$rec" "
 mkdir -p "$T/none/spool"
 out=$(jr replay none python3 "$T/basic.py" 2>&1)
 rc=$?
-[ $rc = 87 ] && grep -q "^mismatch 1 0 $g 1 [a-z_]*([0-9A-Z_]*) nothing\$" "$T/none/report" &&
+# (the first image to ask: the one the recording's first stream of process 1 came from)
+img=$(sed -n 's/^mismatch 1 0 \([0-9a-f]\{16\}\) 1 [a-z_]*([0-9A-Z_]*) nothing$/\1/p' "$T/none/report" 2>/dev/null)
+[ $rc = 87 ] && [ -n "$img" ] && [ -e "$T/basic/spool/1.0.$img.hjs" ] &&
 	pass "no recorded stream: strict mismatch, recorded nothing" ||
 	fail "no recorded stream: strict mismatch, recorded nothing" "rc=$rc $(cat "$T/none/report" 2>&1)"
 
@@ -222,9 +245,9 @@ rec=$(jr record layers python3 "$T/layers.py" 2>&1)
 rc=$?
 [ $rc = 1 ] && [ "$(wc -l <<<"$rec")" = 5 ] && pass "three layers recorded" || fail "three layers recorded" "rc=$rc $rec"
 check "three layers: every stream decodes" spool_ok layers
-ls "$T/layers/spool" | grep -qx '1.1.0.1.hjs' && ls "$T/layers/spool" | grep -qx '1.1.1.0.1.hjs' &&
-	pass "three layers: streams per lineage key and exec generation" ||
-	fail "three layers: streams per lineage key and exec generation" "$(ls "$T/layers/spool" | tr '\n' ' ')"
+sfile layers 1.1 0 "$PYEXE" 1 >/dev/null && sfile layers 1.1.1 0 "$PYEXE" 1 >/dev/null &&
+	pass "three layers: streams per process and image" ||
+	fail "three layers: streams per process and image" "$(head -q -n 1 "$T/layers/spool"/*.txt | tr '\n' '|')"
 rep=$(jr replay layers python3 "$T/layers.py" 2>&1)
 rc=$?
 same "three layers replay with identical output" "$rec" "$rep"
@@ -245,9 +268,10 @@ sys.exit(1)
 EOF
 rec=$(jr record threads python3 "$T/threads.py" 2>&1)
 check "four threads: every stream decodes" spool_ok threads
-g=$(gen0 threads)
-[ "$(ls "$T/threads/spool" | grep -c "^1\.[1-4]\.$g\.hjs\$")" = 4 ] && pass "four threads: one stream each" ||
-	fail "four threads: one stream each" "$(ls "$T/threads/spool" | tr '\n' ' ')"
+n=0
+for i in 1 2 3 4; do sfile threads 1 $i "$PYEXE" 1 >/dev/null && n=$((n + 1)); done
+[ $n = 4 ] && pass "four threads: one stream each" ||
+	fail "four threads: one stream each" "$(head -q -n 1 "$T/threads/spool"/*.txt | tr '\n' '|')"
 ok=1
 for i in 1 2 3; do # threads race for the GIL differently every time
 	rep=$(jr replay threads python3 "$T/threads.py" 2>&1)
@@ -375,22 +399,23 @@ rc=$? rec_ms=$(($(now_ms) - t0))
 [ $rc = 3 ] && grep -q '^poll 0 revents 0 after 100[0-9] ms$' <<<"$rec" && [ $rec_ms -ge 1400 ] &&
 	pass "C recorded with the clock off: real waits" || fail "C recorded with the clock off: real waits" "rc=$rc ${rec_ms}ms $rec"
 check "C spool: every stream decodes" spool_ok waits
-g=$(gen0 waits) g1=$(($(gen0 waits) + 1))
-reason() { sed -n 's/.* end - reason=//p' "$T/waits/spool/$1.hjs.txt" 2>/dev/null; }
-for f in "$T/waits/spool"/*.hjs; do "$T/jsdump" "$f" >"$f.txt"; done
-[ "$(reason 1.0.$g)" = 1 ] && [ "$(reason 1.0.$g1)" = 0 ] && [ "$(reason 1.1.0.0)" = 0 ] &&
-	[ "$(reason 1.1.$g)$(reason 1.2.$g)$(reason 1.3.$g)$(reason 1.4.$g)" = 2222 ] &&
+# w, run twice in process 1 (it execs itself); its fork child 1.1 still in w's
+# image (count 0); four threads of the first image.
+reason() { f=$(sfile waits "$@") && sed -n 's/.* end - reason=//p' "$f.txt"; }
+main=$(sfile waits 1 0 w 1).txt
+[ "$(reason 1 0 w 1)" = 1 ] && [ "$(reason 1 0 w 2)" = 0 ] && [ "$(reason 1.1 0 w 0)" = 0 ] &&
+	[ "$(reason 1 1 w 1)$(reason 1 2 w 1)$(reason 1 3 w 1)$(reason 1 4 w 1)" = 2222 ] &&
 	pass "streams end: exec, exit, fork child's exit, thread exits" ||
-	fail "streams end: exec, exit, fork child's exit, thread exits" "$(ls "$T/waits/spool" | tr '\n' ' ')"
-grep -q ' wait poll timed_out=1 result=0$' "$T/waits/spool/1.0.$g.hjs.txt" &&
-	grep -q ' wait poll timed_out=0 result=1$' "$T/waits/spool/1.0.$g.hjs.txt" &&
-	grep -q ' wait pthread_cond_timedwait timed_out=1 result=110$' "$T/waits/spool/1.0.$g.hjs.txt" &&
-	grep -q ' wait nanosleep timed_out=1 result=0$' "$T/waits/spool/1.0.$g.hjs.txt" &&
+	fail "streams end: exec, exit, fork child's exit, thread exits" "$(head -q -n 1 "$T/waits/spool"/*.txt | tr '\n' '|')"
+grep -q ' wait poll timed_out=1 result=0$' "$main" &&
+	grep -q ' wait poll timed_out=0 result=1$' "$main" &&
+	grep -q ' wait pthread_cond_timedwait timed_out=1 result=110$' "$main" &&
+	grep -q ' wait nanosleep timed_out=1 result=0$' "$main" &&
 	pass "wait outcomes recorded (poll timed out, poll event, cond timed out, sleep)" ||
-	fail "wait outcomes recorded (poll timed out, poll event, cond timed out, sleep)" "$(grep wait "$T/waits/spool/1.0.$g.hjs.txt" | tr '\n' '|')"
-[ "$(grep -c ' entropy getrandom len=8' "$T/waits/spool/1.0.$g.hjs.txt")" = 3 ] &&
+	fail "wait outcomes recorded (poll timed out, poll event, cond timed out, sleep)" "$(grep wait "$main" | tr '\n' '|')"
+[ "$(grep -c ' entropy getrandom len=8' "$main")" = 3 ] &&
 	pass "a failed exec keeps the stream going" ||
-	fail "a failed exec keeps the stream going" "$(tr '\n' '|' <"$T/waits/spool/1.0.$g.hjs.txt")"
+	fail "a failed exec keeps the stream going" "$(tr '\n' '|' <"$main")"
 t0=$(now_ms)
 rep=$(jr replay waits "$T/w" 2>&1)
 rc=$? rep_ms=$(($(now_ms) - t0))
@@ -435,7 +460,8 @@ int main(int argc, char **argv)
 CEOF
 "$SHIM_CC" -O2 -o "$T/die" "$T/die.c" || { fail record "cannot compile die.c"; exit 0; }
 jr record abort "$T/die" abort >/dev/null 2>&1
-f=$(ls "$T/abort/spool"/1.0.*.hjs 2>/dev/null | head -n 1)
+for f in "$T/abort/spool"/*.hjs; do "$T/jsdump" "$f" >"$f.txt"; done
+f=$(sfile abort 1 0 die 1)
 out=$("$T/jsdump" "$f" 2>&1)
 [ $? = 0 ] && [ "$(grep -c ' entropy getrandom len=8$' <<<"$out")" = 100 ] &&
 	pass "abort(): the stream is complete and ended" ||
@@ -449,7 +475,8 @@ done
 sleep 0.2
 [ -s "$T/die.pid" ] && kill -KILL "$(cat "$T/die.pid")"
 wait $pid 2>/dev/null
-f=$(ls "$T/hang/spool"/1.0.*.hjs 2>/dev/null | head -n 1)
+for f in "$T/hang/spool"/*.hjs; do "$T/jsdump" "$f" >"$f.txt"; done
+f=$(sfile hang 1 0 die 1)
 out=$("$T/jsdump" "$f" 2>&1)
 [ "$(grep -c ' entropy getrandom len=8$' <<<"$out")" = 100 ] && grep -q 'no end record' <<<"$out" &&
 	pass "killed while hanging in a wait: the values before it are on disk" ||

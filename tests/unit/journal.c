@@ -6,7 +6,7 @@
  * are refused with a clear error, never a crash.
  *
  * `journal --write FILE` writes the sample journal and `journal
- * --write-major2 FILE` one of a future format 2.0, and exit (used by
+ * --write-newer-major FILE` one of a future major format, and exit (used by
  * tests/integration/journal.sh).
  */
 #include <errno.h>
@@ -159,9 +159,28 @@ struct sample {
 	bool with_unknown;
 };
 
+/* A process id per lineage key, for the samples: FNV-1a of the key. */
+static uint64_t proc_of(const char *key)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *key; key++)
+		h = (h ^ (uint8_t)*key) * 1099511628211ULL;
+	return h ? h : 1;
+}
+
+/* The image of the samples' process with that key: python3, run once. */
+static uint64_t image_of(const char *key)
+{
+	return hm_image_id(proc_of(key), "python3", 1);
+}
+
+#define HDR(key) { .lineage = key, .proc = 1, .exe = "python3", .exe_count = 1 }
+
 static size_t make_stream(uint8_t *buf, size_t cap, const char *key, uint32_t thread, int n)
 {
-	struct hm_jstream_header h = { .thread = thread, .pid = 4242, .tid = 4242 + thread };
+	struct hm_jstream_header h = { .thread = thread, .pid = 4242, .tid = 4242 + thread,
+				       .proc = proc_of(key), .exe = "python3", .exe_count = 1 };
 	struct hm_jstream_enc e;
 	uint8_t rnd[16];
 
@@ -260,7 +279,9 @@ static void test_jstream_roundtrip(void)
 	};
 	static const int64_t vals[] = { 0, 1, -1, INT64_MAX, INT64_MIN, 1577836800000000000LL, 42 };
 	struct hm_jstream_header h = {
-		.lineage = "1.3.1", .thread = 2, .gen = 1, .pid = 99, .tid = 100
+		.lineage = "1.3.1", .thread = 2, .gen = 1, .pid = 99, .tid = 100,
+		.proc = 0x1234567890abcdefULL, .parent = 0xfedcba0987654321ULL,
+		.exe = "python3.11", .exe_count = 3
 	};
 	static uint8_t buf[1 << 16];
 	uint8_t ent[300];
@@ -277,6 +298,14 @@ static void test_jstream_roundtrip(void)
 	CHECK("jstream init refuses a bad lineage key",
 	      hm_jstream_enc_init(&e, buf, sizeof(buf), -1, &h) == -EINVAL);
 	strcpy(h.lineage, "1.3.1");
+	h.proc = 0;
+	CHECK("jstream init refuses process id 0",
+	      hm_jstream_enc_init(&e, buf, sizeof(buf), -1, &h) == -EINVAL);
+	h.proc = 0x1234567890abcdefULL;
+	strcpy(h.exe, "a/b");
+	CHECK("jstream init refuses a bad executable name",
+	      hm_jstream_enc_init(&e, buf, sizeof(buf), -1, &h) == -EINVAL);
+	strcpy(h.exe, "python3.11");
 	CHECK("jstream init", hm_jstream_enc_init(&e, buf, sizeof(buf), -1, &h) == 0);
 	/* Every clock call kind, many ids, extreme values in both orders. */
 	for (int c = 0; c <= HM_JC_MAX; c++)
@@ -297,7 +326,10 @@ static void test_jstream_roundtrip(void)
 
 	CHECK("jstream decode header",
 	      hm_jstream_dec_init(&d, buf, e.len) == 0 && !strcmp(d.hdr.lineage, "1.3.1") &&
-		      d.hdr.thread == 2 && d.hdr.gen == 1 && d.hdr.pid == 99 && d.hdr.tid == 100);
+		      d.hdr.thread == 2 && d.hdr.gen == 1 && d.hdr.pid == 99 && d.hdr.tid == 100 &&
+		      d.hdr.proc == 0x1234567890abcdefULL && d.hdr.parent == 0xfedcba0987654321ULL &&
+		      !strcmp(d.hdr.exe, "python3.11") && d.hdr.exe_count == 3 &&
+		      d.hdr.image == hm_image_id(d.hdr.proc, "python3.11", 3));
 	ok = 1;
 	for (int c = 0; c <= HM_JC_MAX; c++)
 		for (size_t i = 0; i < ARRAY_SIZE(ids); i++)
@@ -337,7 +369,7 @@ static void test_jstream_roundtrip(void)
 
 static void test_jstream_buffers(void)
 {
-	struct hm_jstream_header h = { .lineage = "1" };
+	struct hm_jstream_header h = HDR("1");
 	uint8_t small[HM_JSTREAM_MIN_BUF], big[100000];
 	struct hm_jstream_summary sum;
 	struct hm_jstream_enc e;
@@ -505,7 +537,7 @@ static size_t journal_size_of_stream(const uint8_t *s, size_t len)
 
 static void test_sizes(void)
 {
-	struct hm_jstream_header h = { .lineage = "1" };
+	struct hm_jstream_header h = HDR("1");
 	size_t cap = 40 << 20, zt, zr, ze;
 	uint8_t *buf = malloc(cap);
 	struct hm_jstream_enc e;
@@ -608,11 +640,11 @@ static void test_journal_roundtrip(void)
 	      j->n_streams == 3 && !strcmp(j->streams[0].sum.hdr.lineage, "1") &&
 		      j->streams[0].sum.hdr.thread == 0 && j->streams[1].sum.hdr.thread == 1 &&
 		      !strcmp(j->streams[2].sum.hdr.lineage, "1.2"));
-	st = hm_journal_find_stream(j, "1.2", 0, 0);
+	st = hm_journal_find_stream(j, image_of("1.2"), 0);
 	CHECK("journal stream lookup and bytes",
 	      st && st->len == s.l3 && !memcmp(st->data, s.s3, s.l3) && st->sum.clock == 8 &&
 		      st->sum.entropy == 2 && st->sum.wait == 1 && st->sum.wait_timed_out == 1 &&
-		      st->sum.ended && !hm_journal_find_stream(j, "1.3", 0, 0));
+		      st->sum.ended && !hm_journal_find_stream(j, image_of("1.3"), 0));
 	CHECK("journal kernel chunks",
 	      j->n_kernel == 2 && j->kernel_records == 5 && j->kernel[0].record_size == 24 &&
 		      j->kernel[1].n_records == 2 && !memcmp(j->kernel[1].records, s.krec[3], 48));
@@ -881,7 +913,7 @@ static void expect(const char *name, int r, int want, const char *err)
 static void test_hostile(void)
 {
 	static uint8_t sbuf[HM_JSTREAM_MIN_BUF];
-	struct hm_jstream_header h = { .lineage = "1" };
+	struct hm_jstream_header h = HDR("1");
 	struct hm_jstream_enc e;
 	struct hm_journal *j = NULL;
 	struct pl *p = malloc(sizeof(*p));
@@ -895,22 +927,28 @@ static void test_hostile(void)
 	hm_jstream_enc_init(&e, sbuf, sizeof(sbuf), -1, &h);
 	hm_jstream_put_clock(&e, 0, 0, 5);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_end(p);
 	expect("minimal journal is valid", PARSE(), 0, "x");
 
-	pl_init(p, 2, 0);
+	pl_init(p, HM_JOURNAL_MAJOR + 1, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_end(p);
 	expect("newer major version", PARSE(), -EPROTONOSUPPORT, err);
+	printf("#   message: %s\n", err);
+
+	pl_init(p, HM_JOURNAL_MAJOR - 1, 0);
+	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
+	pl_end(p);
+	expect("older major version (streams named by exec generation)", PARSE(), -EPROTONOSUPPORT, err);
 	printf("#   message: %s\n", err);
 
 	pl_init(p, 0, 9);
 	pl_end(p);
 	expect("major version 0", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 5);
+	pl_init(p, HM_JOURNAL_MAJOR, 5);
 	cfg[clen] = 0x77; /* a field of minor version 5 */
 	pl_sec(p, HM_JSEC_CONFIG, 1 | 0x100, cfg, clen + 1);
 	pl_sec(p, 0x1234, 0, "future", 6);
@@ -918,60 +956,60 @@ static void test_hostile(void)
 	expect("newer minor: trailing fields, new flags, unknown section are accepted", PARSE(), 0,
 	       "x");
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen + 1);
 	pl_end(p);
 	expect("same minor: trailing bytes in a section", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 5);
+	pl_init(p, HM_JOURNAL_MAJOR, 5);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_sec(p, 0x1234, HM_JSEC_F_CRITICAL, "future", 6);
 	pl_end(p);
 	expect("unknown critical section", PARSE(), -EPROTONOSUPPORT, err);
 	printf("#   message: %s\n", err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 0, cfg, clen);
 	pl_end(p);
 	expect("configuration not marked critical", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_end(p);
 	expect("no configuration", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_end(p);
 	expect("two configurations", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_sec(p, HM_JSEC_STREAM, 1, sbuf, e.len);
 	pl_sec(p, HM_JSEC_STREAM, 1, sbuf, e.len);
 	pl_end(p);
 	expect("two streams for one thread", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_sec(p, HM_JSEC_STREAM, 1, sbuf, e.len - 1);
 	pl_end(p);
 	expect("torn stream inside a journal", PARSE(), -EBADMSG, err);
 	printf("#   message: %s\n", err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_end(p);
 	pl_put(p, "x", 1);
 	expect("bytes after the end section", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_end(p);
 	p->b[20] ^= 1; /* inside the config: only the checksum sees it */
 	expect("checksum mismatch", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	p->n = 7;
 	pl_end(p);
@@ -981,38 +1019,38 @@ static void test_hostile(void)
 	memcpy(b, cfg, 54);
 	b[54] = 0x80, b[55] = 0x80, b[56] = 0x80, b[57] = 0x80, b[58] = 0x80, b[59] = 0x80;
 	b[60] = 0x80, b[61] = 0x80, b[62] = 0x40;
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, b, 63);
 	pl_end(p);
 	expect("argc 2^62", PARSE(), -EBADMSG, err);
 
 	memcpy(b, cfg, 54);
 	b[54] = 1, b[55] = 3, b[56] = 'a', b[57] = 0, b[58] = 'b', b[59] = 0;
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, b, 60);
 	pl_end(p);
 	expect("argument with a NUL byte", PARSE(), -EBADMSG, err);
 
 	memcpy(b, cfg, 56);
 	b[33] = 7;
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, b, 56);
 	pl_end(p);
 	expect("unknown network mode", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_sec(p, HM_JSEC_FINGERPRINT, 0, "\x00\x01\x01X\x02", 5);
 	pl_end(p);
 	expect("environment entry with has_value 2", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_sec(p, HM_JSEC_KERNEL, 0, "\x00\x00\x00\x00\x00\x00\x00\x00", 8);
 	pl_end(p);
 	expect("kernel record size 0", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_sec(p, HM_JSEC_KERNEL, 0,
 	       "\x03\x00\x00\x00\x00\x00\x00\x00"
@@ -1021,7 +1059,7 @@ static void test_hostile(void)
 	pl_end(p);
 	expect("kernel records not a whole number", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	{
 		uint8_t hd[8] = { 1, 0, 1, 0, 0xff, 0xff, 0xff, 0x7f };
@@ -1032,17 +1070,17 @@ static void test_hostile(void)
 
 	memcpy(b, cfg, 56);
 	b[32] |= 0x80;
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, b, 56);
 	pl_end(p);
 	expect("unknown configuration flag, same minor", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, 40);
 	pl_end(p);
 	expect("truncated configuration", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_sec(p, HM_JSEC_FINGERPRINT, 0, "\x00\x00", 2);
 	pl_sec(p, HM_JSEC_FINGERPRINT, 0, "\x00\x00", 2);
@@ -1050,46 +1088,46 @@ static void test_hostile(void)
 	expect("two fingerprints", PARSE(), -EBADMSG, err);
 
 	memset(b, 0, 20);
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_sec(p, HM_JSEC_EXIT, 0, b, 20);
 	pl_sec(p, HM_JSEC_EXIT, 0, b, 20);
 	pl_end(p);
 	expect("two exit sections", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_sec(p, HM_JSEC_EXIT, 0, b, 19);
 	pl_end(p);
 	expect("truncated exit section", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_sec(p, HM_JSEC_KERNEL_SUMMARY, 0, b, 16);
 	pl_sec(p, HM_JSEC_KERNEL_SUMMARY, 0, b, 16);
 	pl_end(p);
 	expect("two kernel summaries", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_sec(p, HM_JSEC_KERNEL, 0, "\x01\x00\x00\x00\x01\x00\x00\x00", 8);
 	pl_end(p);
 	expect("kernel reserved field not zero", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_sec(p, HM_JSEC_STREAM, 0, sbuf, e.len);
 	pl_end(p);
 	expect("stream not marked critical", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_sec(p, 0x4242, 0x8000, "x", 1);
 	pl_sec(p, HM_JSEC_CONFIG | 0, 1 | 0x4000, cfg, 0);
 	pl_end(p);
 	expect("reserved section flags, same minor", PARSE(), -EBADMSG, err);
 
-	pl_init(p, 1, 0);
+	pl_init(p, HM_JOURNAL_MAJOR, 0);
 	pl_sec(p, HM_JSEC_CONFIG, 1, cfg, clen);
 	pl_put(p, "\xff\xff\x01\x00\x09\x00\x00\x00", 8);
 	pl_put(p, "\x01\x00\x00\x00\x00\x00\x00\x00\x00", 9);
@@ -1097,17 +1135,24 @@ static void test_hostile(void)
 
 	/* A valid extension record (from a newer shim) is skipped. */
 	{
-		uint8_t s[64] = { 'H', 'M', 'J',  'S', 1,   0,	 0,   0,    0,
-				  1,   '1', 0x95, 3,   'a', 'b', 'c', 0x08, 0x02 };
+		/* header: magic, version 2, thread, gen, pid, tid, key "1", process 1,
+		 * parent 0, executable "x" run once */
+		uint8_t s[64] = { 'H', 'M', 'J', 'S', 2, 0, 0, 0, 0, 1, '1',
+				  1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+				  1, 'x', 1,
+				  0x95, 3, 'a', 'b', 'c', 0x08, 0x02 };
 		struct hm_jstream_summary sum;
 		const char *why = NULL;
 
 		CHECK("jstream: an extension record is skipped",
-		      hm_jstream_scan(s, 18, &sum, &why) == 0 && sum.ext == 1 && sum.clock == 1 &&
+		      hm_jstream_scan(s, 37, &sum, &why) == 0 && sum.ext == 1 && sum.clock == 1 &&
 			      !strcmp(hm_jrec_type_name(HM_JREC_EXT), "extension"));
-		s[16] = 0x78; /* escaped clock id, then nothing */
+		s[35] = 0x78; /* escaped clock id, then nothing */
 		CHECK("jstream: truncated escaped clock id",
-		      hm_jstream_scan(s, 17, &sum, &why) == -EBADMSG);
+		      hm_jstream_scan(s, 36, &sum, &why) == -EBADMSG);
+		s[4] = 1;
+		CHECK("jstream: version 1 streams are refused",
+		      hm_jstream_scan(s, 36, &sum, &why) == -EBADMSG);
 	}
 
 	/* zstd-level attacks. */
@@ -1227,14 +1272,14 @@ int main(int argc, char **argv)
 			fprintf(stderr, "Failed to write journal: %s\n", strerror(-r));
 		return r < 0;
 	}
-	if (argc == 3 && !strcmp(argv[1], "--write-major2")) {
-		/* A journal from a future format 2.0. */
+	if (argc == 3 && !strcmp(argv[1], "--write-newer-major")) {
+		/* A journal from a future format, one major version up. */
 		static struct pl p;
 		uint8_t cfg[64], z[4096];
 		size_t n;
 		FILE *f;
 
-		pl_init(&p, 2, 0);
+		pl_init(&p, HM_JOURNAL_MAJOR + 1, 0);
 		pl_sec(&p, HM_JSEC_CONFIG, 1, cfg, min_config(cfg));
 		pl_end(&p);
 		n = ZSTD_compress(z, sizeof(z), p.b, p.len, 3);

@@ -2,6 +2,7 @@
 /* Lineage keys and the small decimal codecs the shim uses. */
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include "lineage.h"
 #include "test.h"
 
@@ -43,6 +44,43 @@ int main(void)
 			steps++;
 		CHECK("deep chain ends with ENAMETOOLONG", r == -ENAMETOOLONG && steps > 50 &&
 								    hm_lineage_valid(buf));
+	}
+	/* Image identities: what runs and where, not how it was reached. */
+	{
+		uint64_t root = hm_proc_root(), py = hm_image_id(root, "python3.11", 1);
+		uint64_t bash1 = hm_image_id(root, "bash", 1), bash2 = hm_image_id(root, "bash", 2);
+		char exe[HM_EXE_MAX], runs[64];
+
+		CHECK("image id deterministic", py == hm_image_id(hm_proc_root(), "python3.11", 1));
+		CHECK("image id: executable, count and process all count",
+		      py != hm_image_id(root, "python3.12", 1) && bash1 != bash2 &&
+			      py != hm_image_id(hm_proc_child(py, 1), "python3.11", 1));
+		CHECK("image id: a fork child's inherited image differs from an exec of the same",
+		      hm_image_id(hm_proc_child(py, 1), "python3.11", 0) !=
+			      hm_image_id(hm_proc_child(py, 1), "python3.11", 1));
+		CHECK("process id: children of different images differ",
+		      hm_proc_child(bash1, 1) != hm_proc_child(bash2, 1) &&
+			      hm_proc_child(bash1, 1) != hm_proc_child(py, 1) &&
+			      hm_proc_child(py, 1) != hm_proc_child(py, 2));
+		CHECK("ids are never 0", root && py && hm_proc_child(0, 0));
+		hm_exe_name("/root/.pyenv/versions/3.11.7/bin/python3.11", exe);
+		CHECK("exe name: basename", !strcmp(exe, "python3.11") && hm_exe_valid(exe));
+		hm_exe_name("/x/a b=c,d", exe);
+		CHECK("exe name: odd bytes become _", !strcmp(exe, "a_b_c_d") && hm_exe_valid(exe));
+		hm_exe_name("", exe);
+		CHECK("exe name: none is ?", !strcmp(exe, "?") && hm_exe_valid(exe));
+		CHECK("exe name: invalid names", !hm_exe_valid("a/b") && !hm_exe_valid("") &&
+							  !hm_exe_valid("a=b") && !hm_exe_valid(NULL));
+		CHECK("runs: absent is 0", hm_runs_get("", "bash") == 0 && hm_runs_get(NULL, "x") == 0);
+		CHECK("runs: bump appends", !hm_runs_bump("", "env", runs, sizeof(runs)) &&
+						    !strcmp(runs, "env=1"));
+		CHECK("runs: bump counts and moves last",
+		      !hm_runs_bump("bash=2,env=1", "bash", runs, sizeof(runs)) &&
+			      !strcmp(runs, "env=1,bash=3") && hm_runs_get(runs, "bash") == 3 &&
+			      hm_runs_get(runs, "env") == 1 && hm_runs_get(runs, "bas") == 0);
+		CHECK("runs: too long refused",
+		      hm_runs_bump("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa=1", "b", runs,
+				   sizeof(runs)) == -ENAMETOOLONG);
 	}
 	CHECK("fmt u64", hm_fmt_u64(buf, sizeof(buf), 18446744073709551615ULL) == 20 &&
 				 !strcmp(buf, "18446744073709551615"));
