@@ -117,6 +117,8 @@ int enroll_status_code(int st);
  * audit (fetched into e->audit) and what escaped the shim; the command line
  * that repeats a run that exited with code. */
 void enroll_print_refusals(struct enroll *e);
+/* A refusal's destination ("1.2.3.4:80", "unix socket") and process name. */
+void enroll_refusal_names(const struct hm_refusal *r, char *addr, size_t size, char comm[17]);
 void enroll_fetch_audit(struct enroll *e);
 void enroll_print_audit(struct enroll *e);
 void enroll_build_repro(struct enroll *e);

@@ -43,12 +43,7 @@ static json_object *refusals(const struct enroll *e)
 		json_object *j = json_object_new_object();
 		char a[64], comm[17];
 
-		memcpy(comm, r->comm, 16);
-		comm[16] = 0;
-		if (r->family == 1)
-			snprintf(a, sizeof(a), "unix socket");
-		else
-			hm_addr_str(r->addr, r->port, a, sizeof(a));
+		enroll_refusal_names(r, a, sizeof(a), comm);
 		json_object_object_add(j, "destination", json_object_new_string(a));
 		json_object_object_add(j, "op", json_object_new_string(r->op == 2   ? "sendto"
 									: r->op == 3 ? "packet"

@@ -10,6 +10,16 @@
 #include "cli.h"
 #include "enroll.h"
 
+void enroll_refusal_names(const struct hm_refusal *r, char *addr, size_t size, char comm[17])
+{
+	memcpy(comm, r->comm, 16);
+	comm[16] = 0;
+	if (r->family == 1)
+		snprintf(addr, size, "unix socket");
+	else
+		hm_addr_str(r->addr, r->port, addr, size);
+}
+
 void enroll_print_refusals(struct enroll *e)
 {
 	struct hm_run_ref ref = { .run_id = e->run.run_id };
@@ -31,12 +41,7 @@ void enroll_print_refusals(struct enroll *e)
 		size_t used = strlen(line);
 		char comm[17];
 
-		memcpy(comm, r->comm, 16);
-		comm[16] = 0;
-		if (r->family == 1)
-			snprintf(a, sizeof(a), "unix socket");
-		else
-			hm_addr_str(r->addr, r->port, a, sizeof(a));
+		enroll_refusal_names(r, a, sizeof(a), comm);
 		if (!comm[0])
 			snprintf(comm, sizeof(comm), "pid unknown");
 		snprintf(line + used, sizeof(line) - used, "%s%s%s (%s)%s", i ? ", " : "",

@@ -68,6 +68,16 @@ check "the journal has the daemon's lines at their priorities" sh -c \
 check "status: tracing and the socket hooks work under the unit's hardening" sh -c \
 	"runuser -u ci -- hermetic status | grep -q 'cgroup/connect4 *active'"
 
+# The journal store under the unit's hardening (StateDirectory=, the
+# kernel's view through the syscall tracepoints).
+out=$(cd /tmp && as_ci hermetic enroll --clock off --record -- sh -c 'head -c 8 /dev/urandom >/dev/null; exit 1' 2>&1)
+id=$(printf '%s\n' "$out" | sed -n "s/.*journal \([0-9]*\) in hermeticd's store.*/\1/p")
+if [ -n "$id" ] && as_ci hermetic journals list | grep -q "^$id "; then
+	pass "a recorded run's journal is kept in the store and listed by its owner"
+else
+	fail "a recorded run's journal is kept in the store" "$(printf '%s' "$out" | tr '\n' '|')"
+fi
+
 # systemctl stop: the service stops; the socket starts it again.
 check "systemctl stop hermeticd" systemctl stop hermeticd.service
 check "the service is inactive" test "$(systemctl is-active hermeticd.service)" = inactive
