@@ -20,6 +20,8 @@ pkgs=(
 	# deb.sh, container.sh, systemd_vm.sh: a Debian root from mmdebstrap,
 	# booted under qemu and run by podman)
 	systemd dpkg-dev debhelper build-essential lintian mmdebstrap e2fsprogs podman
+	# tests/integration/ci_docs.sh: the recipes in docs/ci.md, run
+	jq python3-yaml
 )
 missing=()
 for p in "${pkgs[@]}"; do
