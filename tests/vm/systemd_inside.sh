@@ -78,6 +78,14 @@ else
 	fail "a recorded run's journal is kept in the store" "$(printf '%s' "$out" | tr '\n' '|')"
 fi
 
+# WatchdogSec=30s: the event loop's pings reach systemd (every 15 s).
+for _ in $(seq 600); do
+	[ "$(systemctl show -p WatchdogTimestampMonotonic --value hermeticd.service)" -gt 0 ] 2>/dev/null && break
+	sleep 0.1
+done
+check "systemd receives the daemon's watchdog pings" test \
+	"$(systemctl show -p WatchdogTimestampMonotonic --value hermeticd.service)" -gt 0
+
 # systemctl stop: the service stops; the socket starts it again.
 check "systemctl stop hermeticd" systemctl stop hermeticd.service
 check "the service is inactive" test "$(systemctl is-active hermeticd.service)" = inactive
