@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <time.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include "util.h"
 #include "daemon.h"
@@ -76,20 +77,38 @@ int hmd_clockpage_create(const char *dir, uint64_t run_id, uid_t uid, gid_t gid,
 {
 	struct hm_vclock *vc;
 	struct timespec ts;
+	uint64_t tag[2];
 	int fd, err, slot;
 
 	for (slot = 0; slot < MAX_PAGES && pages[slot].start; slot++)
 		;
 	if (slot == MAX_PAGES)
 		return -EUSERS;
-	if ((size_t)snprintf(ret_path, path_size, "%s/run-%" PRIu64, dir, run_id) >= path_size)
+	if (getrandom(tag, sizeof(tag), 0) != sizeof(tag))
+		return errno ? -errno : -EIO;
+	if ((size_t)snprintf(ret_path, path_size, "%s/run-%" PRIu64 "-%016" PRIx64 "%016" PRIx64,
+			     dir, run_id, tag[0], tag[1]) >= path_size)
 		return -ENAMETOOLONG;
-	unlink(ret_path); /* a leftover of a daemon that died; never followed */
 	fd = open(ret_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	/* The run's processes open it as the user that enrolled. */
 	if (fchown(fd, uid, gid) < 0 || ftruncate(fd, HM_VCLOCK_SIZE) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	/*
+	 * A run enrolled by root may hand work to other users (su, a server
+	 * that drops to nobody, Python's subprocess user=): those processes must
+	 * open the page too, or they leave the run's one clock. So root's pages
+	 * are 0666 and the name is the capability: 128 random bits, in a
+	 * directory only root can list (0711). Whoever learns the name (from
+	 * such a process's environment) can move that run's clock and nothing
+	 * else: the keeper signals only the run's own tasks, and a truncated
+	 * page is survived (on_sigbus). Other users' runs cannot change uid, so
+	 * their pages stay 0600.
+	 */
+	if (uid == 0 && fchmod(fd, 0666) < 0) {
 		err = -errno;
 		goto fail;
 	}
