@@ -236,8 +236,10 @@ static void *helper_main(void *unused)
 	hm_t.inited = true;
 	hm_t.index = 0xffff0000u;
 	for (;;) {
-		int64_t next = fire(now_mono());
+		/* kick before the table: a timer armed after fire() read the
+		 * table bumps kick past k, and the waits below see it. */
 		uint32_t k = __atomic_load_n(&tm.kick, __ATOMIC_ACQUIRE);
+		int64_t next = fire(now_mono());
 		struct hm_vwait w;
 
 		if (next == INT64_MAX) {
