@@ -109,7 +109,7 @@ static void process(struct hmd_keeper *k, uint32_t dom)
 	for (int tries = 0; tries < 16; tries++) {
 		int64_t bdl = 0, dl;
 		uint64_t bord = 0, ord;
-		uint32_t seq, tid, wake;
+		uint32_t seq, tid, wake, flags;
 		int best = -1;
 		struct hm_sched_tid t;
 
@@ -140,6 +140,7 @@ static void process(struct hmd_keeper *k, uint32_t dom)
 		seq = LOAD(slots[best].seq);
 		tid = LOAD(slots[best].tid);
 		wake = LOAD(slots[best].wake);
+		flags = LOAD(slots[best].flags);
 		if (hmd_sched_tid(k->sched, dom, tid, &t) < 0) {
 			/* Its thread is gone: the slot is free again. */
 			uint32_t w = HM_VS_WAITING;
@@ -149,7 +150,9 @@ static void process(struct hmd_keeper *k, uint32_t dom)
 			c->woken[best] = 0;
 			continue;
 		}
-		if (cas_max(&vc->mono, bdl))
+		if (flags & HM_VSF_SHORT)
+			STORE(slots[best].woken, seq); /* a back-off: ends, the clock stays */
+		else if (cas_max(&vc->mono, bdl))
 			INC(vc->advances);
 		c->woken[best] = seq + 1;
 		if (wake == HM_VW_FUTEX) {

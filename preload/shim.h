@@ -317,6 +317,8 @@ struct shim_thread {
 	int32_t slot; /* 1 + this thread's slot in the page, 0: none yet */
 	struct hm_vwait *vw; /* the virtual wait in progress, for the SIGURG handler */
 	uint32_t wakes; /* our SIGURGs received */
+	uint32_t shorts; /* short sleeps in a row (vclock.c) */
+	bool no_short; /* the timer helper: its waits are never back-offs */
 	struct timespec dl; /* the absolute real deadline a primitive is waiting for */
 	struct timespec rel; /* the relative timeout a raw syscall is waiting for */
 	struct hm_chacha_stream rng;
@@ -354,6 +356,8 @@ struct hm_vwait {
 	struct hm_vwait *prev; /* a wait this one interrupted (a signal handler's) */
 	const char *what; /* "poll", "sleep", ... for HERMETIC_DEBUG=waits */
 	int64_t start; /* the run's clock when it began */
+	bool short_wait; /* HM_VSF_SHORT: ends when the keeper says, clock unmoved */
+	uint32_t seq; /* the slot's seq for this wait */
 };
 void hm_vc_init(const char *path) HM_HIDDEN;
 bool hm_vc_cas_max(int64_t mono) HM_HIDDEN; /* move the clock to mono if later */

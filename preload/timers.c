@@ -235,6 +235,7 @@ static void *helper_main(void *unused)
 	 * the program's threads. */
 	hm_t.inited = true;
 	hm_t.index = 0xffff0000u;
+	hm_t.no_short = true;
 	for (;;) {
 		/* kick before the table: a timer armed after fire() read the
 		 * table bumps kick past k, and the waits below see it. */

@@ -36,6 +36,12 @@
 #include "config.h"
 
 #define HM_VW_SAFETY_NS (1000LL * 1000 * 1000)
+/* Sleeps this short are back-offs (a spin-then-sleep loop: the JVM's VM
+ * thread waiting for a safepoint sleeps 10 us at a time), not timeouts: the
+ * clock does not move for them, until a thread has made HM_VW_SHORT_RUN of
+ * them in a row (then it is polling for time, which must pass). */
+#define HM_VW_SHORT_NS (100LL * 1000)
+#define HM_VW_SHORT_RUN 1000
 #define HM_VW_GRACE_NS (2LL * 1000 * 1000)
 #define HM_VW_KEEPER_DEAD_NS (3000LL * 1000 * 1000)
 
@@ -257,7 +263,9 @@ static void self_keep(void)
 	}
 	if (!best)
 		return;
-	if (hm_vc_cas_max(bdl))
+	if (LOAD(best->flags) & HM_VSF_SHORT)
+		STORE(best->woken, LOAD(best->seq)); /* ends without the clock moving */
+	else if (hm_vc_cas_max(bdl))
 		__atomic_fetch_add(&hm.vc->advances, 1, __ATOMIC_RELAXED);
 	if (best != &s[hm_t.slot - 1])
 		wake_slot(best);
@@ -280,9 +288,23 @@ bool hm_vw_begin(struct hm_vwait *w, int64_t deadline, uint32_t wake, bool exter
 		return false;
 	w->s = s;
 	w->wakes = hm_t.wakes;
-	STORE(s->deadline, deadline);
+	w->short_wait = false;
+	if (!external && deadline != INT64_MAX) {
+		/* A longer wait starts the count again; past the limit, tiny sleeps
+		 * move the clock until the thread waits longer. */
+		if (deadline - w->start > HM_VW_SHORT_NS) {
+			hm_t.shorts = 0;
+		} else if (wake == HM_VW_FUTEX && !hm_t.no_short && hm_t.shorts < HM_VW_SHORT_RUN) {
+			w->short_wait = true;
+			hm_t.shorts++;
+		}
+	}
+	/* A short wait is published as due now: the keeper ends it first when the
+	 * run is idle, without moving the clock, and says so in s->woken. */
+	STORE(s->deadline, w->short_wait ? w->start : deadline);
+	STORE(s->flags, w->short_wait ? HM_VSF_SHORT : 0u);
 	STORE(s->wake, wake);
-	__atomic_fetch_add(&s->seq, 1, __ATOMIC_RELEASE);
+	w->seq = __atomic_add_fetch(&s->seq, 1, __ATOMIC_ACQ_REL);
 	STORE(s->state, external ? HM_VS_EXTERNAL : HM_VS_WAITING);
 	hm_t.vw = w;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -322,7 +344,7 @@ static void debug_wait(const struct hm_vwait *w)
 	memcpy(p, w->external ? ", external (real time)" : ", virtual", w->external ? 22 : 9);
 	p += w->external ? 22 : 9;
 	if (w->deadline != INT64_MAX) {
-		bool due = now >= w->deadline;
+		bool due = hm_vw_due(w);
 
 		memcpy(p, due ? ": timed out" : ": event", due ? 11 : 7);
 		p += due ? 11 : 7;
@@ -352,7 +374,9 @@ void hm_vw_end(struct hm_vwait *w)
 
 bool hm_vw_due(const struct hm_vwait *w)
 {
-	return LOAD(hm.vc->mono) >= w->deadline;
+	if (LOAD(hm.vc->mono) >= w->deadline)
+		return true;
+	return w->short_wait && w->s && LOAD(w->s->woken) == w->seq;
 }
 
 
@@ -428,7 +452,7 @@ void hm_vw_on_wake(void)
 	struct hm_vwait *w = hm_t.vw;
 
 	hm_t.wakes++;
-	if (w && hm.vc && LOAD(hm.vc->mono) >= w->deadline) {
+	if (w && hm.vc && hm_vw_due(w)) {
 		hm_t.rel.tv_sec = hm_t.rel.tv_nsec = 0;
 		hm_t.dl.tv_sec = hm_t.dl.tv_nsec = 0;
 	}

@@ -55,8 +55,15 @@ struct hm_vslot {
 	__u64 order; /* tie-break among equal deadlines: deterministic */
 	__u32 wake; /* HM_VW_* */
 	__u32 seq; /* waits begun so far */
-	__u64 pad[3];
+	__u32 flags; /* HM_VSF_* */
+	__u32 woken; /* the keeper's: the seq of a short wait it ended */
+	__u64 pad[2];
 };
+
+/* Slot flags. A short wait (under a millisecond: a spin-then-sleep back-off
+ * such as the JVM's safepoint poll) is woken when the run is idle without
+ * the clock moving for it (docs/virtual-time.md). */
+#define HM_VSF_SHORT 0x1
 
 struct hm_vclock {
 	__u32 magic;

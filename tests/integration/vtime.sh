@@ -166,3 +166,23 @@ except PermissionError:
 else
 	fail "noset compiles" "$(tr '\n' '|' <"$T/cc.err")"
 fi
+
+# Back-off sleeps (under 100 us, as the JVM's VM thread makes while it waits
+# for a safepoint) do not move the clock: the JVM's source launcher, which
+# compiles on JIT-busy threads, seeds Random the same way every run...
+if command -v java >/dev/null; then
+	a=$(timeout 120 "$HERMETIC" enroll --seed 7 -- java "$P/R.java" 2>&1)
+	b=$(timeout 120 "$HERMETIC" enroll --seed 7 -- java "$P/R.java" 2>&1)
+	c=$(timeout 120 "$HERMETIC" enroll --seed 7 -- java "$P/R.java" 2>&1)
+	d=$(timeout 120 "$HERMETIC" enroll --seed 8 -- java "$P/R.java" 2>&1)
+	[ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" = "$c" ] && [ "$a" != "$d" ] &&
+		pass "java R.java: time-seeded generators repeat under a seed, change with it" ||
+		fail "java R.java: time-seeded generators repeat under a seed, change with it" "$a / $b / $c / $d"
+fi
+# ... and a loop that polls with tiny sleeps still sees time pass.
+twice "a loop of 10 us sleeps until 10 ms have passed ends" "done" python3 -c '
+import time
+t = time.monotonic()
+while time.monotonic() < t + 0.01:
+    time.sleep(1e-5)
+print("done")'
