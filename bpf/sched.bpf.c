@@ -97,21 +97,34 @@ struct {
 enum op { OP_BLOCK, OP_PREEMPT, OP_DEAD, OP_IN, OP_WAKING, OP_WAKEUP, OP_NEW };
 
 /* The domain of the task's cgroup or of one of its nearest ancestors, or -1. */
+/* The domain of cgroup cg, or -2 to look at its parent (*cg moves), or -1.
+ * (No loops here: kernels before 6.4 refuse a loop whose back-edge is a
+ * fall-through, "back-edge from insn", which clang emits for these; the
+ * callers repeat these steps in straight lines instead.) */
+static __always_inline int dom_step(struct cgroup **cg)
+{
+	__u64 id;
+	__u32 *dom;
+
+	if (!*cg || BPF_CORE_READ(*cg, level) < min_level)
+		return -1;
+	id = BPF_CORE_READ(*cg, kn, id);
+	dom = bpf_map_lookup_elem(&hm_sched_cg, &id);
+	if (dom)
+		return *dom < HM_SCHED_DOMAINS ? (int)*dom : -1;
+	/* self is the first member of struct cgroup */
+	*cg = (struct cgroup *)BPF_CORE_READ(*cg, self.parent);
+	return -2;
+}
+
+/* The domain of the task's cgroup or of one of its 3 nearest ancestors, or -1. */
 static __always_inline int resolve_dom(struct cgroup *cg)
 {
-	for (int i = 0; i < 4 && cg; i++) {
-		__u64 id;
-		__u32 *dom;
+	int d;
 
-		if (BPF_CORE_READ(cg, level) < min_level)
-			return -1;
-		id = BPF_CORE_READ(cg, kn, id);
-		dom = bpf_map_lookup_elem(&hm_sched_cg, &id);
-		if (dom)
-			return *dom < HM_SCHED_DOMAINS ? (int)*dom : -1;
-		/* self is the first member of struct cgroup */
-		cg = (struct cgroup *)BPF_CORE_READ(cg, self.parent);
-	}
+	if ((d = dom_step(&cg)) != -2 || (d = dom_step(&cg)) != -2 ||
+	    (d = dom_step(&cg)) != -2 || (d = dom_step(&cg)) != -2)
+		return d;
 	return -1;
 }
 
@@ -173,74 +186,79 @@ static __always_inline void add(int dom, __s64 delta)
 	bpf_ringbuf_submit(q, 0);
 }
 
+/* One attempt to move the task's entry e for op: true when done (or
+ * nothing to do), false when another CPU changed e meanwhile. */
+static __always_inline bool try_update(struct task_struct *t, enum op op, struct cgroup *cg,
+				       __u64 cg32, __u64 *e)
+{
+	__u64 old = *(volatile __u64 *)e, new;
+	int old_dom = (int)(old & T_DOM_MASK) - 1, dom, resolved_now = 0;
+
+	if ((old & T_RESOLVED) && (old & 0xffffffff00000000ULL) == cg32) {
+		dom = old_dom;
+	} else {
+		dom = resolve_dom(cg);
+		resolved_now = dom >= 0;
+	}
+	if (dom < 0 && !(old & T_RUNNING)) {
+		/* Not ours: cache that, unless already cached. */
+		new = cg32 | T_RESOLVED;
+		return old == new || __sync_val_compare_and_swap(e, old, new) == old;
+	}
+	new = cg32 | T_RESOLVED | (__u64)(dom + 1);
+	/* RUNNING of the old entry counts in old_dom; of the new, in dom. */
+	switch (op) {
+	case OP_BLOCK:
+		if ((old & T_RACING) && old_dom == dom)
+			new |= T_RUNNING;
+		break;
+	case OP_DEAD:
+		new = 0;
+		break;
+	case OP_PREEMPT:
+	case OP_IN:
+	case OP_NEW:
+	case OP_WAKEUP:
+		new |= T_RUNNING;
+		break;
+	case OP_WAKING:
+		new |= T_RUNNING;
+		if ((old & T_RUNNING) && old_dom == dom)
+			new |= T_RACING;
+		break;
+	}
+	if (dom < 0)
+		new &= ~(T_RUNNING | T_RACING);
+	if (__sync_val_compare_and_swap(e, old, new) != old)
+		return false;
+	if (old_dom == dom) {
+		add(dom, (__s64)!!(new & T_RUNNING) - (__s64)!!(old & T_RUNNING));
+	} else {
+		/* moved between domains (or into one): count the new first */
+		add(dom, !!(new & T_RUNNING));
+		add(old_dom, -(__s64)!!(old & T_RUNNING));
+	}
+	if (op == OP_DEAD && dom >= 0)
+		forget_tid(t, dom);
+	else if (resolved_now && dom >= 0)
+		remember_tid(t, dom);
+	return true;
+}
+
 static __always_inline void update(struct task_struct *t, enum op op)
 {
 	__u32 tid = BPF_CORE_READ(t, pid);
 	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
 	__u64 cg32 = (__u64)(__u32)BPF_CORE_READ(cg, kn, id) << 32;
 	__u64 *e = bpf_map_lookup_elem(&hm_sched_task, &tid);
-	__u64 old, new;
-	int old_dom, dom, resolved_now = 0;
 
 	if (!e || !tid)
 		return;
-	for (int tries = 0; tries < 8; tries++) {
-		old = *(volatile __u64 *)e;
-		old_dom = (int)(old & T_DOM_MASK) - 1;
-		if ((old & T_RESOLVED) && (old & 0xffffffff00000000ULL) == cg32) {
-			dom = old_dom;
-		} else {
-			dom = resolve_dom(cg);
-			resolved_now = dom >= 0;
-		}
-		if (dom < 0 && !(old & T_RUNNING)) {
-			/* Not ours: cache that, unless already cached. */
-			new = cg32 | T_RESOLVED;
-			if (old == new || __sync_val_compare_and_swap(e, old, new) == old)
-				return;
-			continue;
-		}
-		new = cg32 | T_RESOLVED | (__u64)(dom + 1);
-		/* RUNNING of the old entry counts in old_dom; of the new, in dom. */
-		switch (op) {
-		case OP_BLOCK:
-			if ((old & T_RACING) && old_dom == dom)
-				new |= T_RUNNING;
-			break;
-		case OP_DEAD:
-			new = 0;
-			break;
-		case OP_PREEMPT:
-		case OP_IN:
-		case OP_NEW:
-			new |= T_RUNNING;
-			break;
-		case OP_WAKING:
-			new |= T_RUNNING;
-			if ((old & T_RUNNING) && old_dom == dom)
-				new |= T_RACING;
-			break;
-		case OP_WAKEUP:
-			new |= T_RUNNING;
-			break;
-		}
-		if (dom < 0)
-			new &= ~(T_RUNNING | T_RACING);
-		if (__sync_val_compare_and_swap(e, old, new) != old)
-			continue;
-		if (old_dom == dom) {
-			add(dom, (__s64)!!(new & T_RUNNING) - (__s64)!!(old & T_RUNNING));
-		} else {
-			/* moved between domains (or into one): count the new first */
-			add(dom, !!(new & T_RUNNING));
-			add(old_dom, -(__s64)!!(old & T_RUNNING));
-		}
-		if (op == OP_DEAD && dom >= 0)
-			forget_tid(t, dom);
-		else if (resolved_now && dom >= 0)
-			remember_tid(t, dom);
-		return;
-	}
+	/* Another CPU may change the entry between our read and our swap: try
+	 * again, a few times (it is the same task: a waker and its wakee). */
+	if (!try_update(t, op, cg, cg32, e) && !try_update(t, op, cg, cg32, e) &&
+	    !try_update(t, op, cg, cg32, e))
+		try_update(t, op, cg, cg32, e);
 }
 
 SEC("tp_btf/sched_switch")
