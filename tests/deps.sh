@@ -10,7 +10,7 @@ pkgs=(
 	iproute2 curl python3 nodejs default-jdk-headless golang-go openssl sqlite3
 	perl git coreutils tar make faketime libfaketime procps util-linux libc6-dev
 	python3-pip hyperfine strace
-	# tests/bench: a real multi-file test suite, CPython's own
+	# tests/bench and tests/compat: real test suites, CPython's own
 	libpython3.11-testsuite
 	# tests/fuzz: libFuzzer's runtime for clang 14
 	libclang-rt-14-dev
@@ -28,6 +28,9 @@ for p in "${pkgs[@]}"; do
 	# nodejs may come from another repository on some machines; any install counts.
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
+# tests/compat installs tape's suite with npm ci; npm comes with nodejs
+# where nodejs is not Debian's (and conflicts with Debian's npm there).
+command -v npm >/dev/null || missing+=(npm)
 [ "${#missing[@]}" = 0 ] && exit 0
 if [ "$(id -u)" != 0 ]; then
 	echo "make deps: missing packages: ${missing[*]}" >&2

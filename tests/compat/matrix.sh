@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The compatibility matrix (docs/compatibility.md): real test suites that
+# nobody here wrote, each run bare and under `hermetic enroll` with default
+# options, compared per test case.
+#
+#   tests/compat/matrix.sh [-o OUT] [SUITE...]
+#
+# SUITE is a module of python.modules (CPython's own test suite) or `tape`
+# (tape's own test suite, from the npm registry); default all. Both sides run
+# in a network namespace of their own with only loopback and without
+# CAP_SYS_TIME (netns.sh). The enrolled side uses a private hermeticd (its
+# own socket, cgroup subtree and runtime directory, tests/lib.sh). Per suite
+# it prints PASS when every case that passes bare passes enrolled, or FAIL
+# naming the cases that regress, with their output; cases that fail or are
+# skipped bare are reported, not counted. OUT (default a temporary
+# directory) keeps every log, matrix.tsv (the figures) and SUITE.report.
+#
+# The two sides of a suite run at the same time, each in its own namespace,
+# so that they see the same machine load; suites run one after another.
+# COMPAT_LIMIT (default 900) is each side's real-time limit in seconds.
+source "$(dirname "$0")/../lib.sh"
+C=$TOP/tests/compat
+PY=${COMPAT_PYTHON:-/usr/bin/python3.11}
+out=
+while getopts o: opt; do
+	case $opt in
+	o) out=$OPTARG ;;
+	*) echo "usage: matrix.sh [-o OUT] [SUITE...]" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+out=${out:-$T/out}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+mods=$(grep -v '^#' "$C/python.modules" | cut -f1 | grep -v '^$')
+suites=("$@")
+[ "${#suites[@]}" = 0 ] && suites=($mods tape)
+
+need_root compat || exit 0
+if [ ! -x "$PY" ] || [ ! -d "${PY%/bin/*}/lib/python3.11/test/libregrtest" ]; then
+	fail compat "CPython's test suite for $PY is missing: apt-get install libpython3.11-testsuite"
+	exit 0
+fi
+start_daemon || { fail compat "daemon did not start: $(tail -3 "$T/daemon.log" | tr '\n' '|')"; exit 0; }
+export HERMETIC HERMETIC_SOCKET
+
+: >"$out/matrix.tsv"
+for s in "${suites[@]}"; do
+	if [ "$s" = tape ]; then
+		nd=$B/compat-node
+		if ! command -v node >/dev/null || ! "$C/node-setup.sh" "$nd" >"$out/npm.log" 2>&1; then
+			fail "tape" "could not install tape's suite with npm ci: $(tail -5 "$out/npm.log" | tr '\n' '|')"
+			continue
+		fi
+		"$C/run-node.sh" bare "$out" "$nd" &
+		bare=$!
+		"$C/run-node.sh" enrolled "$out" "$nd"
+		wait $bare
+		"$PY" "$C/compare.py" tap tape "$out" --tsv "$out/matrix.tsv" --report "$out/tape.report"
+	elif grep -qx "$s" <<<"$mods"; then
+		# No AF_VSOCK case may run, bare or enrolled: they reach the
+		# hypervisor, which no network namespace stops. python.exclude
+		# leaves them out by name; check that none is left.
+		grep -v '^#' "$C/python.exclude" | cut -f1 | grep -v '^$' >"$T/ignore"
+		if "$PY" -m test --list-cases --ignorefile "$T/ignore" "$s" 2>&1 | grep -i vsock >"$T/vsock"; then
+			fail "$s" "AF_VSOCK cases would run (add them to python.exclude): $(head -3 "$T/vsock" | tr '\n' ' ')"
+			continue
+		fi
+		"$C/run-python.sh" bare "$out" "$s" &
+		bare=$!
+		"$C/run-python.sh" enrolled "$out" "$s"
+		wait $bare
+		"$PY" "$C/compare.py" junit "$s" "$out" --tsv "$out/matrix.tsv" --report "$out/$s.report"
+	else
+		fail "$s" "no such suite (python.modules, or tape)"
+	fi
+done
