@@ -6,6 +6,8 @@
  * read the deadline again after every EINTR from hm_t.dl, which the keeper's
  * SIGURG zeroes when the deadline comes (vclock.c).
  */
+#include <dlfcn.h>
+#include <link.h>
 #include <string.h>
 #include <linux/futex.h>
 #include "wait.h"
@@ -105,6 +107,51 @@ static bool wait_clock_ok(clockid_t id)
 	return id == CLOCK_REALTIME || id == CLOCK_MONOTONIC;
 }
 
+/*
+ * CPython's GIL. A thread that wants the GIL waits on the GIL's condition
+ * variable for the switch interval (5 ms), and when that times out it asks
+ * the holder to let go: that is how computing threads take turns, and how a
+ * thread busy-polling a flag another thread sets ever sees it. The interval
+ * is the interpreter's scheduling, not the program's time: on the run's
+ * clock it would never elapse while the holder computes (the run is not
+ * idle), so the turns would never come. So a timed wait on a condition
+ * variable inside _PyRuntime (CPython 3.11 keeps the GIL there) waits for
+ * the same length of real time, moves no clock and is not journalled.
+ */
+static struct {
+	uintptr_t start, end; /* _PyRuntime, once found */
+	unsigned misses; /* calls since we last looked for it */
+} gil;
+
+static bool gil_cond(const pthread_cond_t *c)
+{
+	uintptr_t a = (uintptr_t)c;
+
+	if (!gil.start && gil.misses++ % 1024 == 0) {
+		void *sym = dlsym(RTLD_DEFAULT, "_PyRuntime");
+		Dl_info info;
+		const ElfW(Sym) *es = NULL;
+
+		if (sym && dladdr1(sym, &info, (void **)&es, RTLD_DL_SYMENT) && es && es->st_size) {
+			gil.end = (uintptr_t)sym + es->st_size;
+			__atomic_store_n(&gil.start, (uintptr_t)sym, __ATOMIC_RELEASE);
+		}
+	}
+	return gil.start && a >= gil.start && a < gil.end;
+}
+
+/* The GIL's wait, for real: the same length as the virtual deadline is away. */
+static int gil_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t id,
+		    const struct timespec *abstime)
+{
+	int64_t left = hm_clock_to_mono(id, ts_to_ns(abstime)) - mono_now();
+	clockid_t rid = id == CLOCK_MONOTONIC ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+	struct timespec dl = ns_to_ts(hm_real_ns(rid) + (left > 0 ? left : 0));
+
+	return hm.real.pthread_cond_clockwait ? hm.real.pthread_cond_clockwait(c, m, rid, &dl)
+					       : hm.real.pthread_cond_timedwait(c, m, &dl);
+}
+
 HM_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 				     const struct timespec *abstime)
 {
@@ -113,6 +160,8 @@ HM_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 	hm_ready();
 	if (!hm.clock_hook || !valid_abstime(abstime))
 		return hm.real.pthread_cond_timedwait(c, m, abstime);
+	if (hm.clock && gil_cond(c))
+		return gil_wait(c, m, cond_clock(c), abstime);
 	ABS_WAIT_JR(HM_JW_COND_TIMEDWAIT, r, ABS_COND, cond_clock(c), abstime,
 		    hm.real.pthread_cond_timedwait(c, m, &hm_t.dl),
 		    hm.real.pthread_cond_timedwait(c, m, abstime), ERRNUM_TIMEDOUT,
@@ -128,6 +177,8 @@ HM_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
 	hm_ready();
 	if (!hm.clock_hook || !valid_abstime(abstime) || !wait_clock_ok(id))
 		return hm.real.pthread_cond_clockwait(c, m, id, abstime);
+	if (hm.clock && gil_cond(c))
+		return gil_wait(c, m, id, abstime);
 	ABS_WAIT_JR(HM_JW_COND_CLOCKWAIT, r, ABS_COND, id, abstime,
 		    hm.real.pthread_cond_clockwait(c, m, real_clock_for(id), &hm_t.dl),
 		    hm.real.pthread_cond_clockwait(c, m, id, abstime), ERRNUM_TIMEDOUT,

@@ -25,10 +25,17 @@
  *
  * epoll sets: epoll_ctl notes, per epoll descriptor, the descriptors of the
  * real world added to it; a wait on the set is EXTERNAL while one of those is.
+ *
+ * TCP between processes of the run has no Nagle delay (TCP_NODELAY is set
+ * on loopback connections, both ends; the program still sees the value it
+ * set itself). With Nagle, a small write waits for the peer's delayed ACK -
+ * a timer in the kernel, up to 40 ms of real time - while the run looks idle
+ * to the scheduler: the clock would move past data that is on its way.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -54,6 +61,8 @@ static struct {
 		int n; /* -1: too many, take the set as outside */
 		int fd[EP_OUT];
 	} ep[NFDS];
+	/* TCP_NODELAY forced on (bit 0) and what the program set (bit 1) */
+	_Atomic uint8_t nodelay[NFDS];
 	_Atomic int outside; /* descriptors not C_RUN/C_UNKNOWN */
 	char cgroup[256]; /* ours, from /proc/self/cgroup; "" until read */
 } pe;
@@ -287,6 +296,7 @@ void hm_fd_forget(int fd)
 {
 	if (fd < 0 || fd >= NFDS)
 		return;
+	atomic_store(&pe.nodelay[fd], 0);
 	unmark_bound(fd);
 	if (atomic_load_explicit(&pe.cls[fd], memory_order_relaxed) != C_UNKNOWN)
 		set_class(fd, C_UNKNOWN, 0);
@@ -299,6 +309,7 @@ void hm_fd_copy(int to, int from)
 		return;
 	hm_fd_forget(to);
 	set_class(to, atomic_load(&pe.cls[from]), atomic_load(&pe.port[from]));
+	atomic_store(&pe.nodelay[to], atomic_load(&pe.nodelay[from]));
 }
 
 /* Mark the loopback port fd is bound to as the run's. */
@@ -371,6 +382,17 @@ static void bind_loopback_client(int fd, const struct sockaddr *sa)
 	mark_bound(fd);
 }
 
+/* A TCP socket between processes of the run: no Nagle delay (above). */
+static void force_nodelay(int fd)
+{
+	int one = 1;
+
+	if (fd < 0 || fd >= NFDS || (atomic_load(&pe.nodelay[fd]) & 1))
+		return;
+	if (hm_sys6(SYS_setsockopt, fd, IPPROTO_TCP, TCP_NODELAY, (long)&one, sizeof(one), 0) == 0)
+		atomic_fetch_or(&pe.nodelay[fd], 1);
+}
+
 /*
  * connect() classifies the socket by its destination (and forgets what it
  * was before), and binds loopback TCP clients as above.
@@ -386,8 +408,10 @@ HM_EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 	if (hm.vc && sa && (sa->sa_family == AF_INET || sa->sa_family == AF_INET6)) {
 		e = errno;
 		c = inet_class(sa, sockopt_int(fd, SO_TYPE) == SOCK_DGRAM, &port);
-		if (c == C_LOOP_TCP)
+		if (c == C_LOOP_TCP) {
 			bind_loopback_client(fd, sa);
+			force_nodelay(fd);
+		}
 		errno = e;
 	}
 	if (c == C_OUTSIDE ||
@@ -419,9 +443,43 @@ static int after_accept(int r)
 		int e = errno;
 
 		hm_fd_forget(r); /* a new socket: its peer is found at its first wait */
+		classify(r);
+		if (atomic_load(&pe.cls[r]) == C_LOOP_TCP &&
+		    __atomic_load_n(&port_map(false)[pe.port[r]], __ATOMIC_ACQUIRE))
+			force_nodelay(r); /* a client of the run */
 		errno = e;
 	}
 	return r;
+}
+
+/* TCP_NODELAY as the program set it, where we forced it on. */
+HM_EXPORT int getsockopt(int fd, int level, int opt, void *val, socklen_t *len)
+{
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys6(SYS_getsockopt, fd, level, opt, (long)val, (long)len, 0));
+	if (level == IPPROTO_TCP && opt == TCP_NODELAY && fd >= 0 && fd < NFDS &&
+	    (atomic_load(&pe.nodelay[fd]) & 1) && val && len && *len >= sizeof(int)) {
+		*(int *)val = (atomic_load(&pe.nodelay[fd]) >> 1) & 1;
+		*len = sizeof(int);
+		return 0;
+	}
+	return hm.real.getsockopt(fd, level, opt, val, len);
+}
+
+HM_EXPORT int setsockopt(int fd, int level, int opt, const void *val, socklen_t len)
+{
+	if (unlikely(!hm_ready()))
+		return hm_sys_errno(hm_sys6(SYS_setsockopt, fd, level, opt, (long)val, len, 0));
+	if (level == IPPROTO_TCP && opt == TCP_NODELAY && fd >= 0 && fd < NFDS &&
+	    (atomic_load(&pe.nodelay[fd]) & 1) && val && len >= sizeof(int)) {
+		/* remembered; the socket itself stays without Nagle */
+		if (*(const int *)val)
+			atomic_fetch_or(&pe.nodelay[fd], 2);
+		else
+			atomic_fetch_and(&pe.nodelay[fd], (uint8_t)~2);
+		return 0;
+	}
+	return hm.real.setsockopt(fd, level, opt, val, len);
 }
 
 HM_EXPORT int accept(int fd, struct sockaddr *sa, socklen_t *len)

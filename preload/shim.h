@@ -138,6 +138,8 @@
 	X(accept, int, (int, struct sockaddr *, socklen_t *))                                      \
 	X(accept4, int, (int, struct sockaddr *, socklen_t *, int))                                \
 	X(socket, int, (int, int, int))                                                            \
+	X(getsockopt, int, (int, int, int, void *, socklen_t *))                                   \
+	X(setsockopt, int, (int, int, int, const void *, socklen_t))                               \
 	X(recv, ssize_t, (int, void *, size_t, int))                                               \
 	X(recvfrom, ssize_t, (int, void *, size_t, int, struct sockaddr *, socklen_t *))           \
 	X(recvmsg, ssize_t, (int, struct msghdr *, int))                                           \

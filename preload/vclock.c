@@ -325,7 +325,7 @@ bool hm_vw_begin(struct hm_vwait *w, int64_t deadline, uint32_t wake, bool exter
 static void debug_wait(const struct hm_vwait *w)
 {
 	char line[256], *p = line;
-	int64_t now = LOAD(hm.vc->mono), len = w->deadline - w->start;
+	int64_t now = LOAD(hm.vc->mono), len = w->deadline - w->start - HM_VW_SLACK_NS;
 	const char *parts[] = { "hermetic: wait: process ", hm.lineage, " thread " };
 
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
