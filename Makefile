@@ -104,9 +104,11 @@ $(PRELOAD): $(PRELOAD_OBJS) $(LIB_PIC_OBJS) preload/preload.map
 # libhermetic.so: the public handle (include/hermetic/hermetic.h) for tests
 # that link it; it forwards to the shim when the shim is loaded.
 # SONAME libhermetic.so.0; libhermetic.so is the link-time name.
-$(B)/libhermetic.so.0: $(B)/pic/lib/handle.o
+HANDLE_OBJS := $(addprefix $(B)/pic/lib/,handle.o scope.o lineage.o chacha20.o)
+$(B)/libhermetic.so.0: $(HANDLE_OBJS) lib/handle.map
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -shared -Wl,-soname,libhermetic.so.0 -o $@ $^ -ldl
+	$(Q)$(CC) $(CFLAGS) -shared -Wl,-soname,libhermetic.so.0 -Wl,--version-script=lib/handle.map \
+		-o $@ $(HANDLE_OBJS) -ldl
 
 $(B)/libhermetic.so: $(B)/libhermetic.so.0
 	$(Q)ln -sf libhermetic.so.0 $@

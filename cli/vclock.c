@@ -19,16 +19,7 @@
 #include "cli.h"
 #include "enroll.h"
 #include "hermetic/vclock.h"
-
-/* splitmix64's finaliser: a seed's bits spread over the whole word. */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
+#include "scope.h"
 
 static struct hm_vclock *map_page(const char *path)
 {
@@ -100,7 +91,7 @@ void cli_vclock_setup(struct enroll *e)
 	 * JVM's Random, ThreadLocalRandom) repeat under one seed and change
 	 * with it. The wall clock starts at --now: CLOCK_REALTIME = mono +
 	 * wall_off. */
-	int64_t mono = HM_VMONO_BASE + (int64_t)(mix64(e->cfg.seed) % 1000000000ULL);
+	int64_t mono = hm_mono_start(e->cfg.seed); /* (scopes start theirs alike, lib/scope.c) */
 
 	__atomic_store_n(&e->vc->mono, mono, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->vc->wall_off, e->cfg.now_ns - mono, __ATOMIC_RELEASE);

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <sys/random.h>
 #include "hermetic/hermetic.h"
+#include "scope.h"
 
 static struct {
 	int (*active)(void);
@@ -20,6 +21,9 @@ static struct {
 	int (*set_now_ns)(int64_t);
 	int (*real_clock_gettime)(clockid_t, struct timespec *);
 	ssize_t (*real_getrandom)(void *, size_t, unsigned);
+	int (*scope_enter)(const char *, const uint64_t *, const int64_t *);
+	int (*scope_leave)(int);
+	const char *(*scope_name)(void);
 } shim;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -36,6 +40,10 @@ static void resolve(void)
 		RTLD_DEFAULT, "hermetic_shim_real_clock_gettime");
 	shim.real_getrandom = (ssize_t(*)(void *, size_t, unsigned))dlsym(
 		RTLD_DEFAULT, "hermetic_shim_real_getrandom");
+	shim.scope_enter = (int (*)(const char *, const uint64_t *, const int64_t *))dlsym(
+		RTLD_DEFAULT, "hermetic_shim_scope_enter");
+	shim.scope_leave = (int (*)(int))dlsym(RTLD_DEFAULT, "hermetic_shim_scope_leave");
+	shim.scope_name = (const char *(*)(void))dlsym(RTLD_DEFAULT, "hermetic_shim_scope_name");
 }
 
 static void init(void)
@@ -101,4 +109,28 @@ HERMETIC_API ssize_t hermetic_real_getrandom(void *buf, size_t len, unsigned fla
 	if (shim.real_getrandom)
 		return shim.real_getrandom(buf, len, flags);
 	return getrandom(buf, len, flags);
+}
+
+HERMETIC_API int hermetic_scope_enter(const char *name, const uint64_t *seed,
+				      const int64_t *now_ns)
+{
+	init();
+	return shim.scope_enter ? shim.scope_enter(name, seed, now_ns) : -ENOTSUP;
+}
+
+HERMETIC_API int hermetic_scope_leave(int status)
+{
+	init();
+	return shim.scope_leave ? shim.scope_leave(status) : -ENOTSUP;
+}
+
+HERMETIC_API const char *hermetic_scope_name(void)
+{
+	init();
+	return shim.scope_name ? shim.scope_name() : NULL;
+}
+
+HERMETIC_API uint64_t hermetic_scope_seed(uint64_t base, const char *name)
+{
+	return hm_scope_seed(base, name);
 }

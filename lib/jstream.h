@@ -90,6 +90,7 @@ enum hm_jend_reason {
 	HM_JEND_EXIT, /* the process exited */
 	HM_JEND_EXEC, /* the image exec'd: another image (gen + 1) continues the process */
 	HM_JEND_THREAD_EXIT, /* this thread returned or called pthread_exit */
+	HM_JEND_SCOPE, /* the process entered or left a scope: its next stream is there */
 };
 
 /* Names a stream: who produced it. A stream is (image, thread); the

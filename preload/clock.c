@@ -70,8 +70,11 @@ __attribute__((noinline, cold)) static void spin_exceeded(void)
 	hm_sys(SYS_exit_group, HM_EXIT_SPIN, 0, 0);
 }
 
+/* realtime = the run's monotonic view + this; a scope has its own (scope.c) */
 static inline int64_t wall_off(void)
 {
+	if (unlikely(hm.sc_on))
+		return hm.sc_wall;
 	return __atomic_load_n(&hm.vc->wall_off, __ATOMIC_ACQUIRE);
 }
 
@@ -111,13 +114,16 @@ static inline int64_t read_clock(clockid_t id)
 		return id == CLOCK_TAI ? v + HM_TAI_OFFSET : v;
 	}
 	if (is_cpu_id(id)) {
+		if (hm_scope_stale())
+			hm_scope_thread_sync();
 		v = hm_t.cpu;
 		hm_t.cpu += hm.tick;
 		return v;
 	}
-	return view(true);
+	return view(true) + hm.sc_mono;
 }
 
+/* Monotonic: the run's clock (deadlines are on it); realtime: this process's. */
 int64_t hm_clock_now(clockid_t id)
 {
 	if (is_cpu_id(id))
@@ -131,7 +137,7 @@ int64_t hm_clock_to_mono(clockid_t id, int64_t t)
 {
 	if (is_wall_id(id))
 		return t - wall_off() - (id == CLOCK_TAI ? HM_TAI_OFFSET : 0);
-	return t;
+	return t - hm.sc_mono;
 }
 
 void hm_clock_waited(void)
@@ -151,8 +157,7 @@ void hm_clock_follow(clockid_t id, int64_t ns)
 	}
 	if (!hm_clock_virtual_id(id))
 		return;
-	if (is_wall_id(id))
-		ns = hm_clock_to_mono(id, ns);
+	ns = hm_clock_to_mono(id, ns);
 	m = view(false) - hm_t.off;
 	hm_t.off = ns - m;
 	hm_t.last = ns;
@@ -162,7 +167,7 @@ void hm_clock_follow(clockid_t id, int64_t ns)
 void hm_clock_jump(int64_t mono)
 {
 	hm_t.reads = 0;
-	hm_vc_cas_max(mono);
+	hm_vc_cas_max(mono - hm.sc_mono);
 }
 
 /* Does this process hold CAP_SYS_TIME (as the kernel would ask)? */
@@ -182,6 +187,8 @@ static int set_wall(int64_t ns)
 		errno = EPERM;
 		return -1;
 	}
+	if (hm.sc_on)
+		return hm_scope_set_wall(ns, false) < 0 ? -1 : 0;
 	__atomic_store_n(&hm.vc->wall_off, ns - view(false), __ATOMIC_RELEASE);
 	return 0;
 }

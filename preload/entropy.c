@@ -25,10 +25,14 @@ void hm_rng_reset(void)
 
 void hm_random_bytes(void *buf, size_t len)
 {
-	if (unlikely(!hm_t.rng_ready)) {
+	if (unlikely(!hm_t.rng_ready || hm_scope_stale())) {
 		uint8_t key[HM_CHACHA_KEY_SIZE];
 
-		hm_stream_key(hm.seed, hm.image, hm_t.index, key);
+		if (hm_scope_stale())
+			hm_scope_thread_sync();
+		/* in a scope: (seed, scope, lineage within it), scope.c */
+		if (!hm.sc_epoch || !hm_scope_rng_key(key))
+			hm_stream_key(hm.seed, hm.image, hm_t.index, key);
 		hm_chacha_stream_init(&hm_t.rng, key);
 		hm_t.rng_ready = true;
 	}
@@ -298,6 +302,8 @@ HM_EXPORT int open(const char *path, int flags, ...)
 	OPEN_MODE(flags, mode);
 	if (unlikely(!hm_ready()))
 		return hm_sys_errno(hm_sys6(SYS_openat, AT_FDCWD, (long)path, flags, mode, 0, 0));
+	if (unlikely(hm_magic_path(path)) && hm.active)
+		return hm_magic_open(path, flags);
 	return opened(hm.real.open(path, flags, mode), path);
 }
 
@@ -308,6 +314,8 @@ HM_EXPORT int open64(const char *path, int flags, ...)
 	OPEN_MODE(flags, mode);
 	if (unlikely(!hm_ready()))
 		return hm_sys_errno(hm_sys6(SYS_openat, AT_FDCWD, (long)path, flags, mode, 0, 0));
+	if (unlikely(hm_magic_path(path)) && hm.active)
+		return hm_magic_open(path, flags);
 	return opened(hm.real.open64(path, flags, mode), path);
 }
 
@@ -318,6 +326,8 @@ HM_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 	OPEN_MODE(flags, mode);
 	if (unlikely(!hm_ready()))
 		return hm_sys_errno(hm_sys6(SYS_openat, dirfd, (long)path, flags, mode, 0, 0));
+	if (unlikely(hm_magic_path(path)) && hm.active)
+		return hm_magic_open(path, flags);
 	return opened(hm.real.openat(dirfd, path, flags, mode), path);
 }
 
@@ -328,30 +338,40 @@ HM_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 	OPEN_MODE(flags, mode);
 	if (unlikely(!hm_ready()))
 		return hm_sys_errno(hm_sys6(SYS_openat, dirfd, (long)path, flags, mode, 0, 0));
+	if (unlikely(hm_magic_path(path)) && hm.active)
+		return hm_magic_open(path, flags);
 	return opened(hm.real.openat64(dirfd, path, flags, mode), path);
 }
 
 HM_EXPORT int __open_2(const char *path, int flags)
 {
 	hm_ready();
+	if (unlikely(hm_magic_path(path)) && hm.active)
+		return hm_magic_open(path, flags);
 	return opened(hm.real.__open_2(path, flags), path);
 }
 
 HM_EXPORT int __open64_2(const char *path, int flags)
 {
 	hm_ready();
+	if (unlikely(hm_magic_path(path)) && hm.active)
+		return hm_magic_open(path, flags);
 	return opened(hm.real.__open64_2(path, flags), path);
 }
 
 HM_EXPORT int __openat_2(int dirfd, const char *path, int flags)
 {
 	hm_ready();
+	if (unlikely(hm_magic_path(path)) && hm.active)
+		return hm_magic_open(path, flags);
 	return opened(hm.real.__openat_2(dirfd, path, flags), path);
 }
 
 HM_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
 {
 	hm_ready();
+	if (unlikely(hm_magic_path(path)) && hm.active)
+		return hm_magic_open(path, flags);
 	return opened(hm.real.__openat64_2(dirfd, path, flags), path);
 }
 

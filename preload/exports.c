@@ -13,7 +13,7 @@ HM_EXPORT int hermetic_shim_active(void)
 
 HM_EXPORT uint64_t hermetic_shim_seed(void)
 {
-	return hermetic_shim_active() ? hm.seed : 0;
+	return hermetic_shim_active() ? hm_scope_seed_now() : 0;
 }
 
 HM_EXPORT const char *hermetic_shim_lineage(void)
@@ -39,6 +39,8 @@ HM_EXPORT int hermetic_shim_advance_ns(int64_t ns)
 		return -ENOTSUP;
 	if (ns < 0)
 		return -EINVAL;
+	if (hm.sc_on)
+		return hm_scope_advance(ns); /* this process's, not the run's (scope.c) */
 	/* The run's clock, for every process of the run. */
 	hm_vc_cas_max(hm_clock_now(CLOCK_MONOTONIC) + ns);
 	hm_clock_waited();
@@ -51,6 +53,8 @@ HM_EXPORT int hermetic_shim_set_now_ns(int64_t ns)
 		return -ENOTSUP;
 	/* Forward: the monotonic clock moves with it. Back: only the wall
 	 * clock does (monotonic time never goes back). */
+	if (hm.sc_on)
+		return hm_scope_set_wall(ns, true);
 	int64_t now = hm_clock_now(CLOCK_REALTIME), mono = hm_clock_now(CLOCK_MONOTONIC);
 
 	if (ns > now)
@@ -70,4 +74,27 @@ HM_EXPORT int hermetic_shim_real_clock_gettime(clockid_t id, struct timespec *ts
 HM_EXPORT ssize_t hermetic_shim_real_getrandom(void *buf, size_t len, unsigned flags)
 {
 	return hm_sys_errno(hm_sys(SYS_getrandom, buf, len, flags));
+}
+
+/* Scopes (scope.c). name: 1..511 bytes, no control characters; seed NULL:
+ * derived from the current seed and the name; now_ns NULL: --now. */
+HM_EXPORT int hermetic_shim_scope_enter(const char *name, const uint64_t *seed,
+					const int64_t *now_ns)
+{
+	return hm_scope_enter(name, seed, now_ns);
+}
+
+HM_EXPORT int hermetic_shim_scope_leave(int status)
+{
+	return hm_scope_leave((enum hm_scope_status)status);
+}
+
+HM_EXPORT const char *hermetic_shim_scope_name(void)
+{
+	return hermetic_shim_active() ? hm_scope_name() : NULL;
+}
+
+HM_EXPORT uint64_t hermetic_shim_scope_seed(uint64_t base, const char *name)
+{
+	return hm_scope_seed(base, name);
 }

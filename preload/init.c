@@ -169,6 +169,7 @@ static void init(void)
 	hm_fs_init_shift();
 	hm.jr_strict = !env_is(HM_ENV_REPLAY_STRICT, "0", false);
 	hm_jr_init();
+	hm_scope_init();
 	pthread_atfork(hm_fork_prepare, hm_fork_parent, hm_fork_child);
 	hm_signals_init();
 	hm.active = true;

@@ -17,6 +17,9 @@
  *   thread exit   the thread's own END(thread exit), from pthread_create's trampoline
  *   fork          the child drops what it inherited (buffered bytes, fds, replay
  *                 positions) unwritten and starts new streams under its own key
+ *   scope         entering or leaving one (scope.c): each thread's stream gets
+ *                 END(scope) at its next value, which opens its stream of the
+ *                 new scope, in the scope's own directory
  *
  * A recording thread appends with no atomic read-modify-write at all: it marks
  * itself busy (a plain store), then checks that no closer is at work (a plain
@@ -70,6 +73,7 @@ struct hm_jr_thread {
 	int busy; /* the owner is appending (only the owner writes it) */
 	uint32_t index;
 	pid_t tid;
+	uint32_t epoch; /* hm.sc_epoch its streams belong to (scope.c) */
 	/* recording */
 	uint8_t rec; /* ST_* */
 	bool exec_ended; /* END(exec) written, cut it if the exec fails */
@@ -137,18 +141,25 @@ static void sb_hex(struct sbuf *b, uint64_t v)
 	sb_str(b, t);
 }
 
-/* "<dir>/<lineage>.<thread>.<image>.hjs"; false if it does not fit. */
-static bool stream_path(char *buf, const char *dir, uint32_t index)
+/* "<dir>/[<scope dir>/]<lineage>.<thread>.<image>.hjs", the stream's
+ * identity within its scope (scope.c); false if it does not fit. */
+static bool stream_path(char *buf, const char *dir, uint32_t index, bool replay,
+			struct hm_stream_ident *id)
 {
 	struct sbuf b = { buf, 0, PATH_BUF };
 
+	hm_stream_ident(index, replay, id);
 	sb_str(&b, dir);
 	sb_str(&b, "/");
-	sb_str(&b, hm.lineage);
+	if (id->dir[0]) {
+		sb_str(&b, id->dir);
+		sb_str(&b, "/");
+	}
+	sb_str(&b, id->lineage);
 	sb_str(&b, ".");
-	sb_u64(&b, index);
+	sb_u64(&b, id->thread);
 	sb_str(&b, ".");
-	sb_hex(&b, hm.image);
+	sb_hex(&b, id->image);
 	sb_str(&b, ".hjs");
 	return b.n + 1 < PATH_BUF;
 }
@@ -195,6 +206,7 @@ static struct hm_jr_thread *self(void)
 	t->index = hm_t.index;
 	t->tid = gettid_raw();
 	t->fd = -1;
+	t->epoch = __atomic_load_n(&hm.sc_epoch, __ATOMIC_ACQUIRE);
 	pthread_mutex_lock(&hm.jr_lock);
 	if (hm.jr_closed) {
 		pthread_mutex_unlock(&hm.jr_lock);
@@ -230,14 +242,13 @@ static void warn_errno(const char *what, const char *path, long err)
 
 static bool rec_open(struct hm_jr_thread *t)
 {
-	struct hm_jstream_header h = { .thread = t->index, .gen = hm.gen, .pid = hm.pid,
-					.proc = hm.proc, .parent = hm.parent,
-					.exe_count = hm.exe_count };
+	struct hm_jstream_header h = { .pid = hm.pid, .exe_count = hm.exe_count };
+	struct hm_stream_ident id;
 	char path[PATH_BUF];
 	long fd;
 
 	t->rec = ST_OFF;
-	if (!stream_path(path, hm.rec_dir, t->index)) {
+	if (!stream_path(path, hm.rec_dir, t->index, false, &id)) {
 		if (!__atomic_exchange_n(&warned_rec, true, __ATOMIC_RELAXED))
 			hm_warn("HERMETIC_RECORD path too long, not recording: ", hm.rec_dir, NULL);
 		return false;
@@ -250,8 +261,12 @@ static bool rec_open(struct hm_jr_thread *t)
 		return false;
 	}
 	hm_sys(SYS_fchmod, fd, 0600, 0); /* whatever the umask */
-	memcpy(h.lineage, hm.lineage, strlen(hm.lineage) + 1);
+	memcpy(h.lineage, id.lineage, strlen(id.lineage) + 1);
 	memcpy(h.exe, hm.exe, strlen(hm.exe) + 1);
+	h.thread = id.thread;
+	h.gen = id.gen;
+	h.proc = id.proc;
+	h.parent = id.parent;
 	h.tid = (uint32_t)t->tid;
 	if (hm_jstream_enc_init(&t->enc, t->buf, REC_BUF, (int)fd, &h) < 0) {
 		hm_sys(SYS_close, fd, 0, 0);
@@ -262,6 +277,44 @@ static bool rec_open(struct hm_jr_thread *t)
 	return true;
 }
 
+static inline bool rec_lock(struct hm_jr_thread *t);
+static inline void rec_unlock(struct hm_jr_thread *t);
+static void end_stream(struct hm_jr_thread *t, enum hm_jend_reason why);
+static void report_live(struct hm_jr_thread *t);
+
+/* The process entered or left a scope (scope.c) since this thread's streams
+ * began: they end, and the next value opens the thread's streams of the
+ * new scope. Only the owner rotates; the busy flag keeps closers out. */
+static void rotate(struct hm_jr_thread *t)
+{
+	t->epoch = __atomic_load_n(&hm.sc_epoch, __ATOMIC_ACQUIRE);
+	if (t->rec == ST_OPEN && rec_lock(t)) {
+		end_stream(t, HM_JEND_SCOPE);
+		hm_sys(SYS_close, t->fd, 0, 0);
+		t->fd = -1;
+		t->rec = ST_NONE;
+		rec_unlock(t);
+	} else if (t->rec == ST_OFF) {
+		t->rec = ST_NONE;
+	}
+	if (t->rep != RP_NONE) {
+		report_live(t);
+		if (t->map)
+			hm_sys(SYS_munmap, t->map, t->map_len, 0);
+		t->map = NULL;
+		t->rep = RP_NONE;
+		t->diverged = false;
+		t->bad_why = NULL;
+		t->asked = 0;
+		memset(t->cur, 0, sizeof(t->cur));
+	}
+}
+
+static inline bool stale(const struct hm_jr_thread *t)
+{
+	return unlikely(t->epoch != __atomic_load_n(&hm.sc_epoch, __ATOMIC_RELAXED));
+}
+
 /* The calling thread's state with an open recording stream, or NULL. */
 static struct hm_jr_thread *rec_self(void)
 {
@@ -269,6 +322,8 @@ static struct hm_jr_thread *rec_self(void)
 
 	if (!t)
 		return NULL;
+	if (stale(t))
+		rotate(t);
 	if (t->rec == ST_NONE)
 		rec_open(t);
 	return t->rec == ST_OPEN ? t : NULL;
@@ -313,7 +368,7 @@ void hm_jr_put_clock(enum hm_jclock_call call, clockid_t id, int64_t ns)
 {
 	struct hm_jr_thread *t = hm_t.jr;
 
-	if (unlikely(!t || t->rec != ST_OPEN) && !(t = rec_self()))
+	if (unlikely(!t || t->rec != ST_OPEN || stale(t)) && !(t = rec_self()))
 		return;
 	if (unlikely(!rec_lock(t)))
 		return;
@@ -325,7 +380,7 @@ void hm_jr_put_entropy(enum hm_jentropy_src src, const void *buf, size_t len)
 {
 	struct hm_jr_thread *t = hm_t.jr;
 
-	if (unlikely(!t || t->rec != ST_OPEN) && !(t = rec_self()))
+	if (unlikely(!t || t->rec != ST_OPEN || stale(t)) && !(t = rec_self()))
 		return;
 	if (unlikely(!rec_lock(t)))
 		return;
@@ -337,7 +392,7 @@ static void put_wait(enum hm_jwait_call call, bool timed_out, int64_t result, ui
 {
 	struct hm_jr_thread *t = hm_t.jr;
 
-	if (unlikely(!t || t->rec != ST_OPEN) && !(t = rec_self()))
+	if (unlikely(!t || t->rec != ST_OPEN || stale(t)) && !(t = rec_self()))
 		return;
 	if (unlikely(!rec_lock(t)))
 		return;
@@ -526,13 +581,21 @@ static void sb_comm(struct sbuf *b)
 }
 
 /* "process 1.2 thread 0 (python3.11, pid N, comm python3)"; the image's
- * count when the process ran its executable more than once ("bash #3"). */
+ * count when the process ran its executable more than once ("bash #3");
+ * "... in scope NAME" inside one. */
 static void sb_where(struct sbuf *b, uint32_t index)
 {
+	struct hm_stream_ident id;
+
+	hm_stream_ident(index, true, &id);
 	sb_str(b, "process ");
-	sb_str(b, hm.lineage);
+	sb_str(b, id.lineage);
 	sb_str(b, " thread ");
-	sb_u64(b, index);
+	sb_u64(b, id.thread);
+	if (hm_scope_name()) {
+		sb_str(b, " in scope ");
+		sb_str(b, hm_scope_name());
+	}
 	sb_str(b, " (");
 	sb_str(b, hm.exe);
 	if (hm.exe_count != 1) {
@@ -583,12 +646,15 @@ __attribute__((noinline, cold)) static void mismatch(struct hm_jr_thread *t, uin
 	sb_str(&m, "\n");
 	hm_sys(SYS_write, 2, msg, m.n);
 	if (hm.jr_strict) {
+		struct hm_stream_ident id;
+
+		hm_stream_ident(t->index, true, &id);
 		sb_str(&l, "mismatch ");
-		sb_str(&l, hm.lineage);
+		sb_str(&l, id.lineage);
 		sb_str(&l, " ");
-		sb_u64(&l, t->index);
+		sb_u64(&l, id.thread);
 		sb_str(&l, " ");
-		sb_hex(&l, hm.image);
+		sb_hex(&l, id.image);
 		sb_str(&l, " ");
 		sb_u64(&l, callno);
 		sb_str(&l, " ");
@@ -607,15 +673,17 @@ static void report_live(struct hm_jr_thread *t)
 {
 	char line[HM_LINEAGE_MAX + 80];
 	struct sbuf l = { line, 0, sizeof(line) };
+	struct hm_stream_ident id;
 
 	if (!t->live)
 		return;
+	hm_stream_ident(t->index, true, &id);
 	sb_str(&l, "live ");
-	sb_str(&l, hm.lineage);
+	sb_str(&l, id.lineage);
 	sb_str(&l, " ");
-	sb_u64(&l, t->index);
+	sb_u64(&l, id.thread);
 	sb_str(&l, " ");
-	sb_hex(&l, hm.image);
+	sb_hex(&l, id.image);
 	sb_str(&l, " ");
 	sb_u64(&l, t->live);
 	sb_str(&l, "\n");
@@ -627,13 +695,14 @@ static void report_live(struct hm_jr_thread *t)
 
 static void rep_open(struct hm_jr_thread *t)
 {
+	struct hm_stream_ident id;
 	char path[PATH_BUF];
 	struct stat st;
 	long fd, p;
 
 	t->rep = RP_BAD;
 	t->bad_why = "unreadable stream file";
-	if (!stream_path(path, hm.rep_dir, t->index))
+	if (!stream_path(path, hm.rep_dir, t->index, true, &id))
 		return;
 	fd = hm_sys6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0, 0, 0);
 	if (fd == -ENOENT) {
@@ -656,7 +725,7 @@ static void rep_open(struct hm_jr_thread *t)
 		t->bad_why = t->cur[DATA].dec.why;
 		return;
 	}
-	if (t->cur[DATA].dec.hdr.image != hm.image || t->cur[DATA].dec.hdr.thread != t->index) {
+	if (t->cur[DATA].dec.hdr.image != id.image || t->cur[DATA].dec.hdr.thread != id.thread) {
 		t->bad_why = "the stream file names another stream";
 		return;
 	}
@@ -739,6 +808,8 @@ static bool rep_next(const struct ask *a, struct hm_jrec *ret)
 
 	if (hm_t.jr_done || __atomic_load_n(&hm.jr_closed, __ATOMIC_RELAXED) || !(t = self()))
 		return false;
+	if (stale(t))
+		rotate(t);
 	if (t->rep == RP_NONE)
 		rep_open(t);
 	t->asked++;
@@ -810,8 +881,9 @@ bool hm_jr_get_entropy(enum hm_jentropy_src src, void *buf, size_t len)
 
 static uint64_t vtime_now(void)
 {
+	/* (the reading's time: within a scope, the scope's) */
 	if (hm.clock || (hm.jr & HM_JR_REPLAY))
-		return (uint64_t)hm_clock_now(CLOCK_MONOTONIC);
+		return (uint64_t)(hm_clock_now(CLOCK_MONOTONIC) + hm.sc_mono);
 	return (uint64_t)hm_real_ns(CLOCK_MONOTONIC);
 }
 

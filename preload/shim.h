@@ -22,6 +22,7 @@
  *   passwd.c   the password database's home directory under --fs isolate
  *   net.c      DNS refusal
  *   record.c   recording and replay of the values the wrappers return
+ *   scope.c    per-test scopes: clock offset, rekeyed streams, /dev/hermetic/...
  *   exports.c  hermetic_shim_* functions behind include/hermetic/hermetic.h
  */
 #ifndef HERMETIC_SHIM_H
@@ -32,6 +33,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <string.h>
 #include <time.h>
 #include <sys/types.h>
 #include <sys/syscall.h>
@@ -285,6 +287,11 @@ struct shim_state {
 	_Atomic uint32_t threads; /* threads created so far (main thread is 0) */
 	struct hm_vclock *vc; /* the run's clock page (vclock.c); NULL: clock off */
 	bool debug_waits; /* HERMETIC_DEBUG has "waits": print every timed wait */
+	/* The scope this process is in (scope.c); read on every clock reading. */
+	bool sc_on;
+	uint32_t sc_epoch; /* +1 at every entry and exit: threads rekey */
+	int64_t sc_mono; /* monotonic reading = run's view + sc_mono (0: no scope) */
+	int64_t sc_wall; /* in a scope, realtime = run's monotonic view + sc_wall */
 	/* HERMETIC_* (except LINEAGE/IMAGE) as "NAME=value" strings in env_buf. */
 	const char *env[HM_ENV_MAX];
 	int nenv;
@@ -327,6 +334,7 @@ struct shim_thread {
 	struct hm_jr_thread *jr; /* this thread's streams, NULL until first used */
 	bool jr_done; /* this thread's streams are closed (it is exiting) */
 	bool jw_event; /* replay: the wait in progress saw an event, wait for it */
+	uint32_t sc_epoch; /* hm.sc_epoch this thread's stream and CPU clock follow */
 };
 
 extern struct shim_state hm HM_HIDDEN;
@@ -433,6 +441,44 @@ static inline void hm_randfd_set(int fd, bool on)
 {
 	hm_fdbits_set(hm.rand_fds, fd, on);
 }
+
+/* scope.c */
+#include "scope.h"
+#define HM_MAGIC_PREFIX "/dev/hermetic/"
+static inline bool hm_magic_path(const char *path)
+{
+	return path && path[0] == '/' && !strncmp(path, HM_MAGIC_PREFIX, sizeof(HM_MAGIC_PREFIX) - 1);
+}
+int hm_magic_open(const char *path, int flags) HM_HIDDEN;
+void hm_scope_init(void) HM_HIDDEN;
+void hm_scope_thread_sync(void) HM_HIDDEN; /* this thread follows a new scope */
+static inline bool hm_scope_stale(void)
+{
+	return unlikely(hm_t.sc_epoch != __atomic_load_n(&hm.sc_epoch, __ATOMIC_RELAXED));
+}
+/* This thread's stream key in or between scopes; false: the run's own. */
+bool hm_scope_rng_key(uint8_t key[HM_CHACHA_KEY_SIZE]) HM_HIDDEN;
+int hm_scope_enter(const char *name, const uint64_t *seed, const int64_t *now) HM_HIDDEN;
+int hm_scope_leave(enum hm_scope_status status) HM_HIDDEN;
+const char *hm_scope_name(void) HM_HIDDEN; /* NULL outside scopes */
+uint64_t hm_scope_seed_now(void) HM_HIDDEN; /* the scope's seed, else the run's */
+int hm_scope_advance(int64_t ns) HM_HIDDEN;
+int hm_scope_set_wall(int64_t ns, bool mono_too) HM_HIDDEN;
+/* Who a thread's journal stream belongs to: this process's identity, or its
+ * identity within the scope, and the scope's dir in the spool or replay
+ * directory ("" outside scopes). */
+struct hm_stream_ident {
+	char lineage[HM_LINEAGE_MAX];
+	uint32_t thread, gen;
+	uint64_t proc, parent, image; /* lib/lineage.h, or lib/scope.h's within a scope */
+	char dir[HM_SCOPE_DIR_MAX];
+};
+void hm_stream_ident(uint32_t index, bool replay, struct hm_stream_ident *id) HM_HIDDEN;
+/* exports.c (also called from scope.c's /dev/hermetic/ operations) */
+HM_EXPORT uint64_t hermetic_shim_seed(void);
+HM_EXPORT int64_t hermetic_shim_now_ns(void);
+HM_EXPORT int hermetic_shim_advance_ns(int64_t ns);
+HM_EXPORT int hermetic_shim_set_now_ns(int64_t ns);
 
 /* pyc.c: Python bytecode caches, their source mtime translated */
 bool hm_pyc_path(const char *path) HM_HIDDEN;

@@ -136,8 +136,11 @@ static char *append_hex(char *p, uint64_t v)
 /* Fill buf (env_size(envp) bytes) and return the new envp. */
 static char **env_fill(void *buf, char *const envp[], const struct env_spec *spec)
 {
+	/* One count of hm.env: scope.c may add an entry meanwhile (env_size's
+	 * slack covers one more than it counted). */
+	int nenv = __atomic_load_n(&hm.nenv, __ATOMIC_ACQUIRE);
 	char **out = buf, **o = out;
-	char *s = (char *)(out + count_env(envp) + hm.nenv + 4);
+	char *s = (char *)(out + count_env(envp) + nenv + 4);
 	const char *pre = find_preload(envp);
 
 	for (size_t i = 0; envp && envp[i]; i++) {
@@ -147,8 +150,8 @@ static char **env_fill(void *buf, char *const envp[], const struct env_spec *spe
 			continue;
 		*o++ = envp[i];
 	}
-	for (int i = 0; i < hm.nenv; i++)
-		*o++ = (char *)hm.env[i];
+	for (int i = 0; i < nenv; i++)
+		*o++ = (char *)__atomic_load_n(&hm.env[i], __ATOMIC_ACQUIRE);
 	if (hm.preload) {
 		*o++ = s;
 		s = append(s, "LD_PRELOAD=");

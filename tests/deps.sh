@@ -10,6 +10,9 @@ pkgs=(
 	iproute2 curl python3 nodejs default-jdk-headless golang-go openssl sqlite3
 	perl git coreutils tar make faketime libfaketime procps util-linux libc6-dev
 	python3-pip hyperfine strace
+	# tests/integration/pytest.sh: the plugin with Debian's pytest and xdist,
+	# the package pip-installed into a venv
+	python3-pytest python3-pytest-xdist python3-venv python3-setuptools
 	# tests/bench and tests/compat: real test suites, CPython's own
 	libpython3.11-testsuite
 	# tests/fuzz: libFuzzer's runtime for clang 14

@@ -1,0 +1,291 @@
+"""pytest plugin: every test that asks for it runs in a hermetic scope of its
+own (README, section "pytest"). Loaded through the pytest11 entry point once
+the package is installed; it does nothing until one of its options, its
+marker or its fixture is used.
+
+How it runs: a scope is a feature of hermetic's shim, so pytest must run
+enrolled. Given one of the --hermetic-* options, a pytest that is not
+enrolled re-executes itself (same interpreter, same arguments) as
+'hermetic enroll [--seed B] [--now T] [--record=DIR --journal-per-scope] --
+python -m pytest ...', or as 'hermetic replay FILE --scope NODEID -- ...' for
+--hermetic-replay. Started as 'hermetic enroll -- pytest ...' it uses that
+run. Each test's scope is named by its node id; its seed is derived from
+the base seed (--hermetic-seed, else the run's) and the node id, unless the
+marker gives seed=.
+"""
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import json
+
+import pytest
+
+import hermetic
+
+MARK = "hermetic"
+FIXTURE = "hermetic_sandbox"
+REEXEC = "HERMETIC_PYTEST_REEXEC"
+
+
+def pytest_addoption(parser):
+    g = parser.getgroup("hermetic", "hermetic: per-test clock and entropy scopes")
+    g.addoption("--hermetic-all", action="store_true", default=False,
+                help="run every test in a hermetic scope (except @pytest.mark.hermetic(off=True))")
+    g.addoption("--hermetic-seed", metavar="BASE", type=int, default=None,
+                help="base seed: each test's seed is derived from BASE and its node id")
+    g.addoption("--hermetic-now", metavar="TIME", default=None,
+                help="where every test's clock starts (ISO 8601 or @epoch; default: hermetic's --now)")
+    g.addoption("--hermetic-record", metavar="DIR", default=None,
+                help="keep a journal of every failing test in DIR (DIR/index.json names them)")
+    g.addoption("--hermetic-replay", metavar="FILE", default=None,
+                help="run the test a journal recorded on the values it recorded")
+
+
+def _used(config):
+    o = config.option
+    return bool(o.hermetic_all or o.hermetic_seed is not None or o.hermetic_record or
+                o.hermetic_replay or o.hermetic_now)
+
+
+def _hermetic_bin():
+    b = os.environ.get("HERMETIC_BIN") or shutil.which("hermetic")
+    if not b:
+        raise pytest.UsageError(
+            "hermetic: the 'hermetic' command is not on PATH; install hermetic, or run "
+            "'hermetic enroll -- %s'" % _cmdline())
+    return b
+
+
+def _cmdline():
+    return " ".join(shlex.quote(a) for a in ["pytest"] + sys.argv[1:])
+
+
+def _strip(args, opt):
+    """args without opt and its value (as '--opt V' or '--opt=V')."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a == opt:
+            skip = True
+        elif not a.startswith(opt + "="):
+            out.append(a)
+    return out
+
+
+def _journal_scopes(hbin, path):
+    try:
+        r = subprocess.run([hbin, "journals", "show", path, "--json"], capture_output=True,
+                           text=True, check=False)
+    except OSError as e:
+        raise pytest.UsageError("hermetic: cannot run %s: %s" % (hbin, e))
+    if r.returncode != 0:
+        raise pytest.UsageError("hermetic: cannot read journal %s: %s" % (path, r.stderr.strip()))
+    return json.loads(r.stdout).get("scopes", [])
+
+
+def _reexec(config):
+    o = config.option
+    args = list(config.invocation_params.args)
+    if args != sys.argv[1:]:
+        raise pytest.UsageError(
+            "hermetic: this pytest is not enrolled in a hermetic run and was not started from a "
+            "command line it can repeat; run it as 'hermetic enroll -- pytest ...'")
+    if os.environ.get(REEXEC):
+        raise pytest.UsageError("hermetic: re-executed under hermetic but still not enrolled "
+                                "(is the shim installed where hermetic expects it?)")
+    hbin = _hermetic_bin()
+    py = [sys.executable, "-m", "pytest"]
+    if o.hermetic_replay:
+        scopes = _journal_scopes(hbin, o.hermetic_replay)
+        if not scopes:
+            raise pytest.UsageError("hermetic: journal %s holds no test (no scope); replay a whole "
+                                    "run with 'hermetic replay %s'" % (o.hermetic_replay, o.hermetic_replay))
+        failed = [s for s in scopes if s.get("status") == "failed"] or scopes
+        node = failed[0]["name"]
+        rest = _strip(args, "--hermetic-replay")
+        cmd = [hbin, "replay", o.hermetic_replay, "--scope", node, "--"] + py + rest + [node]
+    else:
+        cmd = [hbin, "enroll"]
+        if o.hermetic_seed is not None:
+            cmd.append("--seed=%d" % o.hermetic_seed)
+        if o.hermetic_now:
+            cmd.append("--now=%s" % o.hermetic_now)
+        if o.hermetic_record:
+            cmd += ["--record=%s" % o.hermetic_record, "--journal-per-scope"]
+        cmd += ["--"] + py + args
+    sys.stderr.write("hermetic: re-running under hermetic: %s\n" % " ".join(shlex.quote(c) for c in cmd))
+    sys.stderr.flush()
+    os.environ[REEXEC] = "1"
+    try:
+        os.execv(cmd[0], cmd)
+    except OSError as e:
+        raise pytest.UsageError("hermetic: cannot run %s: %s" % (cmd[0], e))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    if not _used(config) or hermetic.current() is not None:
+        if hermetic.current() is not None and config.option.hermetic_replay:
+            raise pytest.UsageError(
+                "hermetic: --hermetic-replay starts 'hermetic replay' itself: run "
+                "'pytest --hermetic-replay FILE' outside 'hermetic enroll'")
+        if hermetic.current() is not None and config.option.hermetic_record and \
+                not os.environ.get("HERMETIC_RECORD"):
+            raise pytest.UsageError(
+                "hermetic: --hermetic-record needs a recorded run: run 'pytest --hermetic-record DIR' "
+                "outside 'hermetic enroll' (it enrolls itself), or 'hermetic enroll --record=DIR "
+                "--journal-per-scope -- pytest ...'")
+        return None
+    if hasattr(config, "workerinput"):
+        return None  # an xdist worker: its master is enrolled, so is it
+    _reexec(config)
+    return None
+
+
+class _State:
+    def __init__(self, config):
+        self.config = config
+        o = config.option
+        h = hermetic.current()
+        self.handle = h
+        self.base = o.hermetic_seed if o.hermetic_seed is not None else (h.base_seed if h else None)
+        self.now = o.hermetic_now
+        self.replay_node = os.environ.get("HERMETIC_REPLAY_SCOPE")
+        self.failures = []  # (nodeid, seed)
+
+    def spec(self, item):
+        """(seed, now) for a test that runs in a scope, else None."""
+        m = item.get_closest_marker(MARK)
+        kw = dict(m.kwargs) if m else {}
+        if kw.get("off"):
+            return None
+        if not (m or self.config.option.hermetic_all or FIXTURE in getattr(item, "fixturenames", ())
+                or self.replay_node == item.nodeid):
+            return None
+        unknown = set(kw) - {"seed", "now", "off"}
+        if unknown:
+            raise pytest.UsageError("@pytest.mark.hermetic: unknown argument%s %s (seed=, now=, off=)"
+                                    % ("s" if len(unknown) > 1 else "", ", ".join(sorted(unknown))))
+        if self.handle is None:
+            raise pytest.UsageError(
+                "hermetic: %s asks for a hermetic scope but pytest is not enrolled; run "
+                "'pytest --hermetic-all ...' (it enrolls itself) or 'hermetic enroll -- pytest ...'"
+                % item.nodeid)
+        seed = kw.get("seed")
+        if seed is None:
+            seed = self.handle.scope_seed(item.nodeid, base=self.base)
+        return int(seed), kw.get("now", self.now), "seed" in kw
+
+    def repro(self, item, seed, fixed):
+        args = ["pytest"]
+        if self.config.option.hermetic_all:
+            args.append("--hermetic-all")
+        if self.base is not None:
+            args.append("--hermetic-seed=%d" % self.base)
+        now = self.now or _iso(os.environ.get("HERMETIC_NOW", ""))
+        if now:
+            args.append("--hermetic-now=%s" % now)
+        args.append(item.nodeid)
+        line = " ".join(shlex.quote(a) for a in args)
+        extra = " (the test's own seed=%d)" % seed if fixed else " (its seed %d)" % seed
+        return line, extra
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "hermetic(seed=None, now=None, off=False): run this test in a hermetic scope "
+        "(clock from --now, entropy from (seed, node id)); off=True exempts it from --hermetic-all")
+    config._hermetic = _State(config)
+
+
+def _iso(ns):
+    """HERMETIC_NOW (ns since the epoch) as ISO 8601, or ''."""
+    if not ns.lstrip("-").isdigit():
+        return ""
+    t = hermetic._EPOCH + hermetic._dt.timedelta(microseconds=int(ns) // 1000)
+    return t.isoformat().replace("+00:00", "Z")
+
+
+def pytest_report_header(config):
+    st = getattr(config, "_hermetic", None)
+    if st is None or st.handle is None:
+        if st is not None and _used(config):
+            return ["hermetic: not enrolled"]
+        return None
+    h = st.handle
+    now = st.now or _iso(os.environ.get("HERMETIC_NOW", ""))
+    return ["hermetic: base seed %d (each test's seed from it and the node id), every test's "
+            "clock from %s, network %s; repeat with --hermetic-seed=%d"
+            % (st.base, now or "--now", h.network, st.base)]
+
+
+def pytest_collection_modifyitems(session, config, items):
+    st = config._hermetic
+    if not st.replay_node:
+        return
+    keep = [i for i in items if i.nodeid == st.replay_node]
+    if not keep:
+        raise pytest.UsageError("hermetic: the journal's test %s was not collected" % st.replay_node)
+    config.hook.pytest_deselected(items=[i for i in items if i.nodeid != st.replay_node])
+    items[:] = keep
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    st = item.config._hermetic
+    spec = st.spec(item)
+    if spec is None:
+        yield
+        return
+    seed, now, fixed = spec
+    item._hermetic = {"seed": seed, "fixed": fixed, "status": hermetic.SCOPE_PASSED}
+    token = hermetic.enter_scope(item.nodeid, seed=seed, now=now)
+    try:
+        yield
+    finally:
+        hermetic.leave_scope(token, item._hermetic["status"])
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    info = getattr(item, "_hermetic", None)
+    if info is None:
+        return
+    if rep.failed:
+        info["status"] = hermetic.SCOPE_FAILED
+        line, extra = item.config._hermetic.repro(item, info["seed"], info["fixed"])
+        text = "reproduce%s:\n  %s\n" % (extra, line)
+        if os.environ.get("HERMETIC_RECORD"):
+            text += "its journal is kept with the run's (see the journal directory's index.json)\n"
+        rep.sections.append(("hermetic", text))
+        rep.user_properties.append(("hermetic_repro", line))
+    elif rep.skipped and info["status"] == hermetic.SCOPE_PASSED and call.when != "teardown":
+        info["status"] = hermetic.SCOPE_SKIPPED
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    lines = []
+    for rep in terminalreporter.stats.get("failed", []) + terminalreporter.stats.get("error", []):
+        for k, v in getattr(rep, "user_properties", ()):
+            if k == "hermetic_repro" and v not in lines:
+                lines.append(v)
+    if lines:
+        terminalreporter.write_sep("-", "hermetic: reproduce a failing test")
+        for l in lines:
+            terminalreporter.write_line(l)
+
+
+@pytest.fixture
+def hermetic_sandbox(request):
+    """The test runs in a hermetic scope; this is the run's handle (clock,
+    seed, real world)."""
+    h = hermetic.current()
+    if h is None or h.scope != request.node.nodeid:
+        raise pytest.UsageError("hermetic_sandbox: %s is not in its hermetic scope" % request.node.nodeid)
+    return h

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The pytest plugin, with Debian's pytest and pytest-xdist and the package
+# pip-installed from python/ into a venv: each test's values are the same in
+# the whole file, alone (-k) and under -n 2; --hermetic-seed changes them;
+# the clock starts at --now in every test; the fixture moves it; a marker's
+# seed= fixes a test's values; a failing test's repro line reproduces it.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/shim_lib.sh"
+shim_built pytest || exit 0
+PY=/usr/bin/python3 # Debian's pytest is Debian's python's (tests/deps.sh)
+if ! $PY -c 'import pytest, xdist' 2>/dev/null; then
+	skip pytest "python3-pytest and python3-pytest-xdist not installed (make deps)"
+	exit 0
+fi
+# The package as a user installs it: pip, from a copy of python/ (pip
+# writes build files next to the sources), no index, no dependencies.
+cp -r "$TOP/python" "$T/pkg"
+if ! { $PY -m venv --system-site-packages "$T/venv" &&
+	"$T/venv/bin/pip" install -q --no-build-isolation --no-index "$T/pkg"; } >"$T/pip.log" 2>&1; then
+	fail "pip install python/" "$(tail -3 "$T/pip.log" | tr '\n' '|')"
+	exit 0
+fi
+pass "pip installs the hermetic package from python/ with no dependencies"
+VPY=$T/venv/bin/python
+cp "$TOP/tests/integration/pytest/test_values.py" "$T/"
+cd "$T"
+export HERMETIC_BIN=$HERMETIC
+# pytest from the venv; options of the daemon (or --no-daemon) through enroll
+pyt() { timeout 300 "$VPY" -m pytest -p no:cacheprovider -s -q "$@" test_values.py 2>&1; }
+run() { timeout 300 "$HERMETIC" enroll $SHIM_DAEMON_OPT --now @${SHIM_NOW%000000000} "$@" 2>&1; }
+val() { grep "VALUES $1 " <<<"$2" | sed 's/^.*VALUES //'; }
+
+# inert until used
+out=$(pyt -k second)
+grep -q "1 passed" <<<"$out" && ! grep -q "^hermetic:" <<<"$out" && grep -q "VALUES second time=" <<<"$out" &&
+	[ "$(val second "$out")" != "$(val second "$(pyt -k second)")" ] &&
+	pass "the plugin does nothing until used" || fail "the plugin is inert until used" "$(tr '\n' '|' <<<"$out")"
+
+full=$(run --seed 42 -- "$VPY" -m pytest -p no:cacheprovider -s -q --hermetic-all test_values.py)
+alone=$(run --seed 42 -- "$VPY" -m pytest -p no:cacheprovider -s -q --hermetic-all -k second test_values.py)
+other=$(run --seed 42 -- "$VPY" -m pytest -p no:cacheprovider -s -q --hermetic-all --hermetic-seed 7 test_values.py)
+s_full=$(val second "$full") s_alone=$(val second "$alone") s_other=$(val second "$other")
+[ -n "$s_full" ] && [ "$s_full" = "$s_alone" ] &&
+	pass "a test's time, uuid4, random and os.urandom are the same in the whole file and alone (-k)" ||
+	fail "same values in the file and alone" "$s_full | $s_alone"
+[ -n "$s_other" ] && [ "$s_other" != "$s_full" ] && pass "--hermetic-seed changes a test's values" ||
+	fail "--hermetic-seed changes a test's values" "$s_other"
+hdr=$(run --seed 42 -- "$VPY" -m pytest -p no:cacheprovider --co --hermetic-all --hermetic-seed 7 test_values.py)
+grep -q "^hermetic: base seed 7 " <<<"$hdr" && pass "--hermetic-seed is printed in the header" ||
+	fail "--hermetic-seed in the header" "$(head -5 <<<"$hdr")"
+n=$(grep -c "VALUES [a-z]* time=${SHIM_NOW%000000000}.0 " <<<"$full")
+[ "$n" = 4 ] && pass "the clock starts at --now in every test" || fail "the clock starts at --now in every test" "$n of 4: $full"
+grep -q "VALUES sandbox advanced=3600.0 now=2020-01-01T01:00:00+00:00" <<<"$full" &&
+	pass "the hermetic_sandbox fixture moves the clock" || fail "the fixture moves the clock" "$(val sandbox "$full")"
+[ "$(val fixed "$full")" = "$(val fixed "$other")" ] && [ -n "$(val fixed "$full")" ] &&
+	pass "@pytest.mark.hermetic(seed=) fixes a test's values" || fail "a marker's seed= fixes values" "$(val fixed "$full") | $(val fixed "$other")"
+grep -q "VALUES off scope=None" <<<"$full" && pass "@pytest.mark.hermetic(off=True) exempts a test" ||
+	fail "off=True exempts a test" "$(val off "$full")"
+
+# a failing test prints a repro command; it reproduces the failure and its values
+repro=$(grep -A1 '^reproduce' <<<"$other" | tail -1 | sed 's/^ *//')
+case "$repro" in pytest\ *test_fails) pass "a failing test prints a repro command" ;;
+*) fail "a failing test prints a repro command" "$repro" ;; esac
+r=$(eval "timeout 300 $VPY -m $repro -p no:cacheprovider -s -q" 2>&1)
+if grep -q "1 failed" <<<"$r" && [ "$(val fails "$r")" = "$(val fails "$other")" ] &&
+	[ "$(grep -o 'fails on purpose: [0-9a-f-]*' <<<"$r" | head -1)" = "$(grep -o 'fails on purpose: [0-9a-f-]*' <<<"$other" | head -1)" ]; then
+	pass "the repro line (pytest re-running itself under hermetic) reproduces the failure and its values"
+else
+	fail "the repro line reproduces the failure" "$(tr '\n' '|' <<<"$r" | tail -c 600)"
+fi
+grep -q "^hermetic: re-running under hermetic: " <<<"$r" && pass "a pytest that is not enrolled re-runs itself under hermetic enroll" ||
+	fail "pytest re-runs itself under hermetic" "$(head -3 <<<"$r")"
+
+# pytest-xdist: two workers, the same values per test
+ok=1
+x=$(run --seed 42 -- "$VPY" -m pytest -p no:cacheprovider -q -rA -n 2 --hermetic-all test_values.py)
+for t in first second fixed fails; do
+	[ "$(val $t "$x")" = "$(val $t "$full")" ] || { ok=0; bad="$t: $(val $t "$x") vs $(val $t "$full")"; }
+done
+grep -q "WORKER gw0" <<<"$x" && grep -q "WORKER gw1" <<<"$x" ||
+	{ ok=0; bad="not two workers: $(grep WORKER <<<"$x" | tr '\n' '|')"; }
+[ "$ok" = 1 ] && pass "under pytest -n 2 every test has the same values" || fail "pytest -n 2, same values" "${bad:-}"
+
+# not enrolled, the marker alone: a clear error
+cat >"$T/test_marked.py" <<'PYEOF'
+import pytest
+@pytest.mark.hermetic
+def test_marked():
+    pass
+PYEOF
+m=$(timeout 300 "$VPY" -m pytest -p no:cacheprovider -q test_marked.py 2>&1)
+grep -q "asks for a hermetic scope but pytest is not enrolled; run 'pytest --hermetic-all" <<<"$m" &&
+	pass "a marked test in a pytest that is not enrolled says what to do" || fail "marker without enrollment" "$m"
+# hermetic.sandbox() outside a run
+s=$(timeout 60 "$VPY" -c 'import hermetic
+with hermetic.sandbox("x"): pass' 2>&1)
+grep -q "NotEnrolled: hermetic.sandbox('x') needs a process enrolled in a hermetic run; run it under hermetic: 'hermetic enroll -- COMMAND'" <<<"$s" &&
+	pass "hermetic.sandbox() outside a run says what to do" || fail "sandbox() outside a run" "$s"
