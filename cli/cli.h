@@ -40,6 +40,11 @@ ssize_t cli_call(int sock, uint16_t type, const void *req, uint32_t len, int sen
 int cmd_enroll(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_journals(int argc, char **argv);
+/* journals show: the journal's scopes (journals_scopes.c) */
+struct hm_journal;
+struct json_object;
+void journals_scopes_text(const struct hm_journal *j);
+struct json_object *journals_scopes_json(const struct hm_journal *j);
 int cmd_replay(int argc, char **argv);
 
 #endif

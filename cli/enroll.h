@@ -49,6 +49,7 @@ struct enroll {
 	bool record;
 	const char *record_dir;
 	bool keep_passing;
+	bool journal_per_scope; /* --journal-per-scope (record_scopes.c) */
 	struct record *rec;
 	/* set by replay: variables for CMD after the run's own; no seed line,
 	 * no line that repeats the run */

@@ -44,6 +44,8 @@ static void usage(FILE *f)
 		"                          '--record DIR' works when CMD follows '--'\n"
 		"  --keep-passing          keep the journal when CMD exits 0 too (default:\n"
 		"                          only failing runs keep one)\n"
+		"  --journal-per-scope     keep a journal in the record directory for every\n"
+		"                          scope (test) left failed, instead of one for the run\n"
 		"  --report FILE           append one line of JSON about the run to FILE:\n"
 		"                          exit status, seed, now, refusals, coverage,\n"
 		"                          journal, the command that repeats it (for CI)\n"
@@ -214,7 +216,7 @@ static bool dashdash_follows(int argc, char **argv, int from)
 void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 {
 	enum {
-		O_RECORD = 240, O_KEEP_PASSING, O_REPORT,
+		O_RECORD = 240, O_KEEP_PASSING, O_REPORT, O_JOURNAL_PER_SCOPE,
 		O_NETWORK = 256, O_NO_LOOPBACK, O_NO_UNIX, O_ALLOW, O_NO_DAEMON, O_GRACE, O_SEED,
 		O_NOW, O_TICK, O_CLOCK, O_RNG, O_SPIN, O_ASLR,
 		/* boundary options (hm_boundary_set) from here on */
@@ -247,6 +249,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 		{ "keep-root", no_argument, NULL, O_KEEP_ROOT },
 		{ "record", optional_argument, NULL, O_RECORD },
 		{ "keep-passing", no_argument, NULL, O_KEEP_PASSING },
+		{ "journal-per-scope", no_argument, NULL, O_JOURNAL_PER_SCOPE },
 		{ "report", required_argument, NULL, O_REPORT },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -279,6 +282,9 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 			break;
 		case O_KEEP_PASSING:
 			e->keep_passing = true;
+			break;
+		case O_JOURNAL_PER_SCOPE:
+			e->journal_per_scope = true;
 			break;
 		case O_REPORT:
 			if (!*optarg)
@@ -337,6 +343,8 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 		bad_usage("--allow, --no-loopback and --no-unix need the daemon (not --no-daemon)");
 	if (e->keep_passing && !e->record)
 		bad_usage("--keep-passing needs --record");
+	if (e->journal_per_scope && !e->record_dir)
+		bad_usage("--journal-per-scope needs --record=DIR: the journals of failing scopes go to DIR");
 	if (e->record && e->no_daemon && !e->record_dir)
 		bad_usage("--record with --no-daemon needs a directory (--record=DIR): the\n"
 			  "  journal store is hermeticd's");

@@ -196,6 +196,8 @@ static const char *end_name(const struct hm_jstream_summary *s)
 		return "exec";
 	case HM_JEND_THREAD_EXIT:
 		return "thread exit";
+	case HM_JEND_SCOPE:
+		return "scope";
 	}
 	return "ended";
 }
@@ -340,6 +342,8 @@ static const char *end_reason_name(uint64_t reason)
 		return "exec";
 	case HM_JEND_THREAD_EXIT:
 		return "thread exit";
+	case HM_JEND_SCOPE:
+		return "scope";
 	}
 	return "ended";
 }
@@ -642,6 +646,7 @@ static void show_text(const char *path, size_t fsize, const struct hm_journal *j
 	} else {
 		printf("exit       (not recorded: the run did not finish)\n");
 	}
+	journals_scopes_text(j);
 	if (j->n_skipped)
 		printf("note       %zu sections of a newer format were skipped\n", j->n_skipped);
 	for (size_t i = 0; records && i < j->n_streams; i++)
@@ -769,6 +774,7 @@ static void show_json(const char *path, size_t fsize, const struct hm_journal *j
 		json_object_array_add(procs, po);
 	}
 	json_object_object_add(o, "processes", procs);
+	json_object_object_add(o, "scopes", journals_scopes_json(j));
 
 	m = json_object_new_object();
 	json_object_object_add(m, "records", json_object_new_uint64(j->kernel_records));

@@ -176,11 +176,11 @@ static void fetch_kstream(struct enroll *e)
 	r->krec = (const uint8_t *)r->kmap + sizeof(h);
 }
 
-/* Every stream file of the spool: "<lineage>.<thread>.<image>.hjs". */
-static int write_streams(struct enroll *e, struct hm_journal_writer *w)
+/* Every stream file of one spool directory (dfd, which is taken):
+ * "<lineage>.<thread>.<image>.hjs". */
+int record_write_dir(struct enroll *e, struct hm_journal_writer *w, int dfd)
 {
 	struct record *r = e->rec;
-	_cleanup_close_ int dfd = open(r->spool.path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d;
 	struct dirent *de;
 	int ret = 0;
@@ -188,9 +188,10 @@ static int write_streams(struct enroll *e, struct hm_journal_writer *w)
 	if (dfd < 0)
 		return -errno;
 	d = fdopendir(dfd);
-	if (!d)
+	if (!d) {
+		close(dfd);
 		return -errno;
-	dfd = -1; /* owned by d now */
+	}
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name), cut = 0;
 		struct stat st;
@@ -226,9 +227,26 @@ static int write_streams(struct enroll *e, struct hm_journal_writer *w)
 	return ret;
 }
 
+const char *record_spool(const struct enroll *e)
+{
+	return e->rec->spool.path;
+}
+
+const char *record_dir(const struct enroll *e)
+{
+	return e->rec->dir;
+}
+
+/* The journal of the run, or (only) of one scope of it. */
+struct fill_ctx {
+	struct enroll *e;
+	const char *only; /* a scope's directory in the spool, or NULL */
+};
+
 static int fill(struct hm_journal_writer *w, void *userdata)
 {
-	struct enroll *e = userdata;
+	struct fill_ctx *ctx = userdata;
+	struct enroll *e = ctx->e;
 	struct record *r = e->rec;
 	_cleanup_free_ struct hm_journal_kv *opts = NULL;
 	struct hm_journal_config c = {
@@ -258,9 +276,15 @@ static int fill(struct hm_journal_writer *w, void *userdata)
 		return k;
 	if (r->have_fp && (k = hm_journal_write_fingerprint(w, &r->fp)) < 0)
 		return k;
-	if ((k = write_streams(e, w)) < 0)
+	if (!ctx->only) {
+		k = record_write_dir(e, w,
+				     open(r->spool.path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+		if (k < 0)
+			return k;
+	}
+	if ((k = record_write_scopes(e, w, ctx->only)) < 0)
 		return k;
-	if (r->krec) {
+	if (r->krec && !ctx->only) {
 		size_t per = KCHUNK_BYTES / r->khdr.record_size;
 
 		for (uint64_t i = 0; i < r->khdr.records; i += per) {
@@ -272,7 +296,7 @@ static int fill(struct hm_journal_writer *w, void *userdata)
 				return k;
 		}
 	}
-	if (r->kfd >= 0) {
+	if (r->kfd >= 0 && !ctx->only) {
 		/* events: what the daemon received; dropped: what the journal
 		 * lacks, whether the kernel or the daemon could not keep it. */
 		uint64_t events = r->khdr.records + r->khdr.daemon_dropped;
@@ -304,10 +328,13 @@ static void command_line(struct enroll *e, char *buf, size_t size)
 }
 
 static json_object *index_entry(const char *file, uint64_t run_id, const char *command,
-				int status, uint64_t seed, int64_t started_ns)
+				int status, uint64_t seed, int64_t started_ns, const char *scope)
 {
 	json_object *o = json_object_new_object();
 	char t[64];
+
+	if (scope)
+		json_object_object_add(o, "scope", json_object_new_string(scope));
 
 	json_object_object_add(o, "file", json_object_new_string(file));
 	json_object_object_add(o, "run_id", json_object_new_uint64(run_id));
@@ -349,7 +376,8 @@ static json_object *index_rebuild(int dfd, const char *dir)
 					 j->config.argv[i]);
 		json_object_array_add(arr, index_entry(de->d_name, j->config.run_id, cmd,
 						       j->has_exit ? j->exit.status : -1,
-						       j->config.cfg.seed, j->config.started_ns));
+						       j->config.cfg.seed, j->config.started_ns,
+						       j->n_scopes == 1 ? j->scopes[0].name : NULL));
 		hm_journal_free(j);
 	}
 	closedir(d);
@@ -358,7 +386,7 @@ static json_object *index_rebuild(int dfd, const char *dir)
 
 /* DIR/index.json: add the journal, rewrite atomically. Concurrent
  * recordings into one DIR serialise on a lock of the directory. */
-static int index_update(struct enroll *e, const char *name)
+int record_index_update(struct enroll *e, const char *name, const char *scope)
 {
 	struct record *r = e->rec;
 	_cleanup_close_ int dfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -396,7 +424,7 @@ static int index_update(struct enroll *e, const char *name)
 	json_object_put(arr);
 	command_line(e, cmd, sizeof(cmd));
 	json_object_array_add(kept, index_entry(name, e->no_daemon ? 0 : e->run.run_id, cmd, r->code,
-						e->cfg.seed, e->started_ns));
+						e->cfg.seed, e->started_ns, scope));
 	text = json_object_to_json_string_ext(kept, JSON_C_TO_STRING_PRETTY |
 							    JSON_C_TO_STRING_NOSLASHESCAPE);
 	len = strlen(text);
@@ -435,8 +463,17 @@ static int store(struct enroll *e, int fd, const char **ret_msg)
 	return n < 0 ? (int)n : 0;
 }
 
+/* One scope's journal (record_scopes.c). */
+static int fill_scope(struct hm_journal_writer *w, struct enroll *e, const char *dir)
+{
+	struct fill_ctx ctx = { e, dir };
+
+	return fill(w, &ctx);
+}
+
 void record_finish(struct enroll *e, int code)
 {
+	struct fill_ctx whole = { e, NULL };
 	struct record *r = e->rec;
 	char name[128], t[32], path[PATH_MAX + 160] = "", stored[64] = "";
 	const char *msg = NULL;
@@ -445,6 +482,10 @@ void record_finish(struct enroll *e, int code)
 	int k, fd = -1;
 
 	r->code = code;
+	/* --journal-per-scope: a journal per failing scope (test) instead of
+	 * one for the run, whatever the run's own status. */
+	if (e->journal_per_scope && record_scope_journals(e, fill_scope) > 0)
+		return;
 	if (code == 0 && !e->keep_passing)
 		return; /* a passing run's journal is dropped (--keep-passing keeps it) */
 	if (!e->no_daemon)
@@ -458,13 +499,13 @@ void record_finish(struct enroll *e, int code)
 
 	if (r->dir[0]) {
 		/* enroll runs as the user who asked: the file is theirs. */
-		k = hm_journal_save(r->dir, name, (uid_t)-1, (gid_t)-1, 0, fill, e);
+		k = hm_journal_save(r->dir, name, (uid_t)-1, (gid_t)-1, 0, fill, &whole);
 		if (k < 0) {
 			warnx_("Failed to write journal '%s/%s': %s%s", r->dir, name, strerror(-k),
 			       e->no_daemon ? "" : "; handing it to hermeticd's store only");
 		} else {
 			snprintf(path, sizeof(path), "%s/%s", r->dir, name);
-			k = index_update(e, name);
+			k = record_index_update(e, name, NULL);
 			if (k < 0)
 				warnx_("Failed to update '%s/" INDEX_NAME "': %s", r->dir, strerror(-k));
 			fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -475,7 +516,7 @@ void record_finish(struct enroll *e, int code)
 		struct hm_journal_writer *w = NULL;
 
 		fd = memfd_create("hermetic-journal", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-		if (fd < 0 || (k = hm_journal_writer_new(fd, 0, &w)) < 0 || (k = fill(w, e)) < 0 ||
+		if (fd < 0 || (k = hm_journal_writer_new(fd, 0, &w)) < 0 || (k = fill(w, &whole)) < 0 ||
 		    (k = hm_journal_writer_finish(w)) < 0) {
 			if (fd < 0)
 				k = -errno;

@@ -29,6 +29,22 @@ void record_finish(struct enroll *e, int code);
 /* Remove the spool. */
 void record_cleanup(struct enroll *e);
 
+/* Inside record.c and record_scopes.c: */
+const char *record_spool(const struct enroll *e);
+const char *record_dir(const struct enroll *e); /* DIR, absolute, or "" */
+/* The stream files of one spool directory (dfd is taken) as stream sections. */
+int record_write_dir(struct enroll *e, struct hm_journal_writer *w, int dfd);
+/* The spool's scope directories as scope sections with their streams:
+ * every one, or only the scope whose directory is only and its continuations. */
+int record_write_scopes(struct enroll *e, struct hm_journal_writer *w, const char *only);
+/* DIR/index.json gets the journal name (of a scope's, with its name). */
+int record_index_update(struct enroll *e, const char *name, const char *scope);
+/* --journal-per-scope: a journal in DIR for each scope left failed, written
+ * with fill(w, e, its directory). Returns how many were kept, or -errno. */
+typedef int (*record_fill_scope_fn)(struct hm_journal_writer *w, struct enroll *e,
+				    const char *dir);
+int record_scope_journals(struct enroll *e, record_fill_scope_fn fill);
+
 /* The audit (lib/audit.h) of a journal's kernel stream, as the daemon saw
  * the run. a->procs is malloc'ed: free it. Returns 0 or -ENOMEM. */
 int journal_audit(const struct hm_journal *j, struct hm_audit_acc *a);

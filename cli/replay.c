@@ -22,6 +22,7 @@
 #include "enroll.h"
 #include "record.h"
 #include "tmpdir.h"
+#include "scope.h"
 
 extern char **environ;
 
@@ -32,6 +33,8 @@ struct replay {
 	const char *source; /* the file or store id as given */
 	struct hm_journal *j;
 	bool strict;
+	const char *scope; /* --scope NAME */
+	int32_t chosen; /* its occurrence in the journal (j->scopes), -1 none */
 	struct cli_tmpdir dir; /* private: streams/ and report */
 	char streams[PATH_MAX + 16];
 	char report[PATH_MAX + 16];
@@ -41,7 +44,7 @@ struct replay {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: hermetic replay JOURNAL [--no-strict] [-- CMD [ARGS...]]\n"
+		"Usage: hermetic replay JOURNAL [--no-strict] [--scope NAME] [-- CMD [ARGS...]]\n"
 		"\n"
 		"Run a recorded command again on the values its journal holds: the same\n"
 		"clock readings and random bytes, process by process (lineage key) and\n"
@@ -57,6 +60,10 @@ static void usage(FILE *f)
 		"\n"
 		"  --no-strict   when a process asks for more or other values than were\n"
 		"                recorded, continue on live values and say how many\n"
+		"  --scope NAME  replay one scope (a test: pytest's node id) of the journal:\n"
+		"                its values are fed back wherever a process enters a scope\n"
+		"                of that name; everything outside it runs on live values.\n"
+		"                Of several, the first one left failed (else the first)\n"
 		"  -h, --help    show this help\n"
 		"\n"
 		"Exit status: CMD's own; 87 when a process asked for a value the journal\n"
@@ -146,6 +153,37 @@ static struct hm_journal *load(const char *src)
 
 /* --- the replay directory -------------------------------------------------------------- */
 
+/* --scope NAME: which of the journal's scopes of that name. */
+static void choose_scope(struct replay *rp)
+{
+	const struct hm_journal *j = rp->j;
+	char names[1024] = "";
+	size_t used = 0, count = 0;
+
+	rp->chosen = -1;
+	for (size_t i = 0; i < j->n_scopes; i++) {
+		const struct hm_journal_scope *sc = &j->scopes[i];
+
+		if (sc->kind != HM_JSCOPE_SCOPE)
+			continue;
+		if (!strcmp(sc->name, rp->scope)) {
+			count++;
+			if (rp->chosen < 0 || (sc->status == HM_SCOPE_FAILED &&
+					       j->scopes[rp->chosen].status != HM_SCOPE_FAILED))
+				rp->chosen = (int32_t)i;
+		} else if (used < sizeof(names) - 1) {
+			used += snprintf(names + used, sizeof(names) - used, "%s'%s'", used ? ", " : "",
+					 sc->name);
+		}
+	}
+	if (rp->chosen < 0)
+		die(EXIT_DATAERR, "journal '%s' has no scope named '%s'%s%s", rp->source, rp->scope,
+		    names[0] ? "; its scopes: " : " (it has no scopes)", names);
+	if (count > 1)
+		warnx_("replay: the journal has %zu scopes named '%s'; replaying the %s one", count,
+		       rp->scope, j->scopes[rp->chosen].status == HM_SCOPE_FAILED ? "first failed" : "first");
+}
+
 /* Every stream as "<lineage>.<thread>.<image>.hjs" (image in 16 hex digits,
  * as the shim names them) in a 0700 directory of our own (the streams hold
  * secrets), and an empty report file. */
@@ -164,12 +202,33 @@ static void extract(struct replay *rp)
 		die(EXIT_INTERNAL, "Failed to open '%s': %s", rp->streams, strerror(errno));
 	for (size_t i = 0; i < rp->j->n_streams; i++) {
 		const struct hm_journal_stream *s = &rp->j->streams[i];
-		char name[HM_LINEAGE_MAX + 48];
+		char name[HM_LINEAGE_MAX + 48], sub[300] = "";
+		const char *dir = s->scope >= 0 ? rp->j->scopes[s->scope].dir : NULL;
 		int k;
 
+		/* --scope: that scope's streams only, in "scope" ("scope+<k>" for
+		 * its continuations), where the shim looks for them. */
+		if (rp->scope) {
+			const char *chosen = rp->j->scopes[rp->chosen].dir, *plus;
+
+			if (!dir || strncmp(dir, chosen, strlen(chosen)) ||
+			    (dir[strlen(chosen)] && dir[strlen(chosen)] != '+'))
+				continue;
+			plus = dir + strlen(chosen);
+			snprintf(sub, sizeof(sub), "scope%s/", plus);
+		} else if (dir) {
+			snprintf(sub, sizeof(sub), "%s/", dir); /* the reader checked its bytes */
+		}
+		if (sub[0]) {
+			sub[strlen(sub) - 1] = 0;
+			if (mkdirat(sfd, sub, 0700) < 0 && errno != EEXIST)
+				die(EXIT_INTERNAL, "Failed to create '%s/%s': %s", rp->streams, sub,
+				    strerror(errno));
+			sub[strlen(sub)] = '/';
+		}
 		/* The reader validated the lineage key: digits and dots only. */
-		snprintf(name, sizeof(name), "%s.%" PRIu32 ".%016" PRIx64 ".hjs", s->sum.hdr.lineage,
-			 s->sum.hdr.thread, s->sum.hdr.image);
+		snprintf(name, sizeof(name), "%s%s.%" PRIu32 ".%016" PRIx64 ".hjs", sub,
+			 s->sum.hdr.lineage, s->sum.hdr.thread, s->sum.hdr.image);
 		fd = openat(sfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0)
 			die(EXIT_INTERNAL, "Failed to create '%s/%s': %s", rp->streams, name,
@@ -296,7 +355,10 @@ static void warn_streams(const struct hm_journal *j)
 		warnx_("replay: %" PRIu64 " stream%s ended without an end record (process %s first: "
 		       "killed, or cut at a torn write); past its end a process runs on live values",
 		       cut, cut == 1 ? "" : "s", first_cut);
-	if (!j->has_kernel_summary)
+	if (!j->has_kernel_summary && j->n_scopes)
+		warnx_("replay: the journal holds scopes (tests) only, not the run's kernel view: "
+		       "processes that ran without the shim cannot be named");
+	else if (!j->has_kernel_summary)
 		warnx_("replay: the journal has no kernel view (recorded without hermeticd): "
 		       "processes that ran without the shim cannot be named");
 	else if (j->kernel_dropped)
@@ -412,8 +474,9 @@ static int read_report(struct replay *rp, int code)
 		return EXIT_REPLAY;
 	}
 	if (code)
-		warnx_("command exited with status %d; replay again with:\n  hermetic replay %s%s",
-		       code, rp->strict ? "" : "--no-strict ", rp->source);
+		warnx_("command exited with status %d; replay again with:\n  hermetic replay %s%s%s%s%s",
+		       code, rp->strict ? "" : "--no-strict ", rp->source, rp->scope ? " --scope '" : "",
+		       rp->scope ? rp->scope : "", rp->scope ? "'" : "");
 	if (!rp->strict) {
 		if (live)
 			warnx_("replay: %" PRIu64 " value%s %s live (not in the journal), in %" PRIu64
@@ -484,6 +547,10 @@ int cmd_replay(int argc, char **argv)
 			rp.strict = false;
 		} else if (!strcmp(argv[i], "--strict")) {
 			rp.strict = true;
+		} else if (!strcmp(argv[i], "--scope") || !strncmp(argv[i], "--scope=", 8)) {
+			rp.scope = argv[i][7] == '=' ? argv[i] + 8 : i + 1 < argc ? argv[++i] : NULL;
+			if (!rp.scope || !rp.scope[0])
+				bad_usage("--scope needs the name of a scope (a test's node id)");
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
@@ -500,6 +567,8 @@ int cmd_replay(int argc, char **argv)
 		bad_usage("no journal given");
 	rp.j = load(rp.source);
 	c = &rp.j->config;
+	if (rp.scope)
+		choose_scope(&rp);
 	if (!cmd && !c->argc)
 		die(EXIT_DATAERR, "journal '%s' records no command; give one after '--'", rp.source);
 
@@ -539,6 +608,10 @@ int cmd_replay(int argc, char **argv)
 	e.extra_env[e.n_extra_env++][1] = rp.strict ? "1" : "0";
 	e.extra_env[e.n_extra_env][0] = HM_ENV_REPLAY_REPORT;
 	e.extra_env[e.n_extra_env++][1] = rp.report;
+	if (rp.scope) {
+		e.extra_env[e.n_extra_env][0] = HM_ENV_REPLAY_SCOPE;
+		e.extra_env[e.n_extra_env++][1] = rp.scope;
+	}
 	e.quiet_repro = true;
 	e.before_spawn = before_spawn;
 	e.userdata = &rp;

@@ -11,7 +11,9 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <zstd.h>
+#include <inttypes.h>
 #include "journal.h"
+#include "scope.h"
 #include "util.h"
 
 #define HEADER_SIZE 16
@@ -92,6 +94,7 @@ static const struct sec_info {
 	{ HM_JSEC_STREAM, HM_JSEC_F_CRITICAL, "stream" },
 	{ HM_JSEC_KERNEL, 0, "kernel" },
 	{ HM_JSEC_KERNEL_SUMMARY, 0, "kernel summary" },
+	{ HM_JSEC_SCOPE, HM_JSEC_F_CRITICAL, "scope" },
 	{ HM_JSEC_END, HM_JSEC_F_CRITICAL, "end" },
 };
 
@@ -407,6 +410,47 @@ int hm_journal_write_exit(struct hm_journal_writer *w, const struct hm_journal_e
 	return r;
 }
 
+bool hm_journal_scope_dir_valid(const char *dir)
+{
+	size_t n;
+
+	if (!dir || !strcmp(dir, ".") || !strcmp(dir, ".."))
+		return false;
+	for (n = 0; dir[n]; n++)
+		if (!((dir[n] >= 'a' && dir[n] <= 'z') || (dir[n] >= 'A' && dir[n] <= 'Z') ||
+		      (dir[n] >= '0' && dir[n] <= '9') || dir[n] == '.' || dir[n] == '+' ||
+		      dir[n] == '-'))
+			return false;
+	return n > 0 && n < 256;
+}
+
+static bool scope_valid(const struct hm_journal_scope *sc)
+{
+	return sc->kind <= HM_JSCOPE_CONT && sc->status <= HM_SCOPE_STATUS_MAX &&
+	       hm_journal_scope_dir_valid(sc->dir) && hm_lineage_valid(sc->root) && sc->name &&
+	       (hm_scope_name_valid(sc->name) || (sc->kind == HM_JSCOPE_CONT && !sc->name[0]));
+}
+
+int hm_journal_write_scope(struct hm_journal_writer *w, const struct hm_journal_scope *sc)
+{
+	struct obuf b = {};
+	int r;
+
+	if (!scope_valid(sc))
+		return -EINVAL;
+	ob_le(&b, sc->kind, 1);
+	ob_le(&b, sc->status, 1);
+	ob_le(&b, sc->seed, 8);
+	ob_le(&b, (uint64_t)sc->now_ns, 8);
+	ob_le(&b, (uint64_t)sc->mono_ns, 8);
+	ob_str(&b, sc->dir);
+	ob_str(&b, sc->name);
+	ob_str(&b, sc->root);
+	r = write_section(w, HM_JSEC_SCOPE, &b);
+	ob_free(&b);
+	return r;
+}
+
 int hm_journal_write_stream(struct hm_journal_writer *w, const void *bytes, size_t len)
 {
 	struct hm_jstream_dec d;
@@ -696,6 +740,7 @@ struct pctx {
 	size_t offset; /* of its header in the payload */
 	const char *name;
 	bool newer_minor;
+	int32_t scope; /* the scope the next stream sections belong to, -1 none */
 };
 
 static int bad(struct pctx *x, int code, const char *fmt, ...)
@@ -836,6 +881,38 @@ static int parse_exit(struct pctx *x, struct cur *c)
 	return done(x, c);
 }
 
+static int grow(void **arr, size_t n, size_t *cap, size_t size);
+
+static int parse_scope(struct pctx *x, struct cur *c, size_t *cap)
+{
+	struct hm_journal *j = x->j;
+	struct hm_journal_scope *sc;
+	uint64_t kind, status, seed, now, mono;
+	int r;
+
+	r = grow((void **)&j->scopes, j->n_scopes, cap, sizeof(*j->scopes));
+	if (r < 0)
+		return bad(x, r, "out of memory");
+	sc = &j->scopes[j->n_scopes++]; /* counted first: hm_journal_free frees what it holds */
+	memset(sc, 0, sizeof(*sc));
+	if (c_le(c, 1, &kind) < 0 || c_le(c, 1, &status) < 0 || c_le(c, 8, &seed) < 0 ||
+	    c_le(c, 8, &now) < 0 || c_le(c, 8, &mono) < 0 || c_str(c, &sc->dir) < 0 ||
+	    c_str(c, &sc->name) < 0 || c_str(c, &sc->root) < 0)
+		return bad(x, -EBADMSG, "truncated");
+	sc->kind = kind;
+	sc->status = status;
+	sc->seed = seed;
+	sc->now_ns = (int64_t)now;
+	sc->mono_ns = (int64_t)mono;
+	if (kind > HM_JSCOPE_CONT || status > HM_SCOPE_STATUS_MAX || !scope_valid(sc))
+		return bad(x, -EBADMSG, "a malformed scope (kind %" PRIu64 ", status %" PRIu64 ", "
+			   "directory '%s')", kind, status, sc->dir);
+	for (size_t i = 0; i + 1 < j->n_scopes; i++)
+		if (!strcmp(j->scopes[i].dir, sc->dir))
+			return bad(x, -EBADMSG, "two scopes with the directory '%s'", sc->dir);
+	return done(x, c);
+}
+
 static int grow(void **arr, size_t n, size_t *cap, size_t size)
 {
 	void *p;
@@ -870,6 +947,9 @@ static int parse_stream(struct pctx *x, struct cur *c, size_t *cap)
 			   s->sum.valid_len, why ? why : "malformed");
 	s->data = c->p + c->off;
 	s->len = c_left(c);
+	s->scope = x->scope;
+	if (x->scope >= 0)
+		j->scopes[x->scope].n_streams++;
 	c->off = c->len;
 	j->n_streams++;
 	return 0;
@@ -952,12 +1032,22 @@ int hm_journal_stream_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
-/* What names a stream: (image, thread). */
+/* By scope (outside scopes first, then in the journal's order), then tree order. */
+static int scoped_cmp(const void *pa, const void *pb)
+{
+	const struct hm_journal_stream *a = pa, *b = pb;
+
+	CMP(a->scope, b->scope);
+	return hm_journal_stream_cmp(pa, pb);
+}
+
+/* What names a stream: (scope, image, thread). */
 static int identity_cmp(const void *pa, const void *pb)
 {
 	const struct hm_jstream_header *a = &((const struct hm_journal_stream *)pa)->sum.hdr;
 	const struct hm_jstream_header *b = &((const struct hm_journal_stream *)pb)->sum.hdr;
 
+	CMP(((const struct hm_journal_stream *)pa)->scope, ((const struct hm_journal_stream *)pb)->scope);
 	CMP(a->image, b->image);
 	CMP(a->thread, b->thread);
 	return 0;
@@ -1016,7 +1106,7 @@ static int parse_payload(struct pctx *x)
 {
 	struct hm_journal *j = x->j;
 	struct cur c = { j->buf, j->size, 0 };
-	size_t stream_cap = 0, kernel_cap = 0;
+	size_t stream_cap = 0, kernel_cap = 0, scope_cap = 0;
 	uint64_t major, minor, flags;
 	bool ended = false;
 	int r;
@@ -1074,6 +1164,9 @@ static int parse_payload(struct pctx *x)
 				   x->index, x->offset, (unsigned long long)len, c_left(&c));
 		s = (struct cur){ c.p + c.off, (size_t)len, 0 };
 		c.off += (size_t)len;
+		/* A scope's streams are the stream sections right after it. */
+		if (type != HM_JSEC_STREAM)
+			x->scope = -1;
 		si = sec_info((uint16_t)type);
 		if (!si) {
 			if (sflags & HM_JSEC_F_CRITICAL)
@@ -1111,6 +1204,10 @@ static int parse_payload(struct pctx *x)
 		case HM_JSEC_STREAM:
 			r = parse_stream(x, &s, &stream_cap);
 			break;
+		case HM_JSEC_SCOPE:
+			r = parse_scope(x, &s, &scope_cap);
+			x->scope = r < 0 ? -1 : (int32_t)j->n_scopes - 1;
+			break;
 		case HM_JSEC_KERNEL:
 			r = parse_kernel(x, &s, &kernel_cap);
 			break;
@@ -1147,7 +1244,7 @@ static int parse_payload(struct pctx *x)
 				   j->streams[i].sum.hdr.lineage, j->streams[i].sum.hdr.exe,
 				   j->streams[i].sum.hdr.exe_count, j->streams[i].sum.hdr.thread);
 	if (j->n_streams > 1)
-		qsort(j->streams, j->n_streams, sizeof(*j->streams), hm_journal_stream_cmp);
+		qsort(j->streams, j->n_streams, sizeof(*j->streams), scoped_cmp);
 	return 0;
 }
 
@@ -1172,6 +1269,12 @@ void hm_journal_free(struct hm_journal *j)
 	kv_free(j->fingerprint.fields, j->fingerprint.n_fields);
 	kv_free(j->fingerprint.env, j->fingerprint.n_env);
 	free(j->streams);
+	for (size_t i = 0; i < j->n_scopes; i++) {
+		free(j->scopes[i].dir);
+		free(j->scopes[i].name);
+		free(j->scopes[i].root);
+	}
+	free(j->scopes);
 	free(j->kernel);
 	free(j->buf);
 	free(j);
@@ -1182,7 +1285,7 @@ static int parse_owned(uint8_t *payload, size_t len, struct hm_journal **ret, ch
 		       size_t errlen)
 {
 	struct hm_journal *j = calloc(1, sizeof(*j));
-	struct pctx x = { .j = j, .err = err, .errlen = errlen };
+	struct pctx x = { .j = j, .err = err, .errlen = errlen, .scope = -1 };
 	int r;
 
 	if (!j) {

@@ -24,7 +24,7 @@
 
 #define HM_JOURNAL_MAGIC "HMJRNL\r\n" /* 8 bytes, first in the payload */
 #define HM_JOURNAL_MAJOR 2
-#define HM_JOURNAL_MINOR 0
+#define HM_JOURNAL_MINOR 1
 #define HM_JOURNAL_SUFFIX ".hjournal"
 /* Default cap on a journal's decompressed size (and on the file itself). */
 #define HM_JOURNAL_MAX_SIZE (1ULL << 30)
@@ -41,6 +41,7 @@ enum hm_jsec_type {
 	HM_JSEC_STREAM = 4,
 	HM_JSEC_KERNEL = 5,
 	HM_JSEC_KERNEL_SUMMARY = 6,
+	HM_JSEC_SCOPE = 7, /* 2.1: the stream sections after it are a scope's */
 	HM_JSEC_END = 0xffff,
 };
 /* Section flags: a reader that does not know a critical section's type
@@ -94,6 +95,23 @@ struct hm_journal_stream {
 	struct hm_jstream_summary sum; /* sum.hdr names the stream */
 	const uint8_t *data;
 	size_t len;
+	int32_t scope; /* index into hm_journal.scopes, -1: outside scopes */
+};
+
+/* A scope (lib/scope.h): the streams its processes' threads had in it. A
+ * continuation holds what one image's threads drew at a level after leaving
+ * scopes inside it (name: that level's scope, "" outside scopes). */
+enum hm_jscope_kind { HM_JSCOPE_SCOPE, HM_JSCOPE_CONT };
+struct hm_journal_scope {
+	uint8_t kind; /* HM_JSCOPE_* */
+	uint8_t status; /* enum hm_scope_status: how the scope was left */
+	uint64_t seed; /* the scope's seed */
+	int64_t now_ns; /* where its realtime clock started */
+	int64_t mono_ns; /* where its monotonic clock started */
+	char *dir; /* its directory in a spool or replay dir: "scope.1-0-3", "...+1", "cont.1-0+2" */
+	char *name;
+	char *root; /* lineage key of the process that entered it */
+	size_t n_streams; /* as read */
 };
 
 /* One chunk of the kernel's stream: opaque fixed-size records. */
@@ -114,7 +132,9 @@ struct hm_journal {
 	struct hm_journal_fingerprint fingerprint;
 	struct hm_journal_exit exit;
 	size_t n_streams;
-	struct hm_journal_stream *streams; /* sorted: hm_journal_stream_cmp */
+	struct hm_journal_stream *streams; /* sorted: by scope, then hm_journal_stream_cmp */
+	size_t n_scopes;
+	struct hm_journal_scope *scopes; /* in the journal's order */
 	size_t n_kernel;
 	struct hm_journal_kernel *kernel;
 	uint64_t kernel_records; /* sum over the chunks */
@@ -150,6 +170,13 @@ int hm_journal_write_stream_fd(struct hm_journal_writer *w, int fd, size_t *ret_
 int hm_journal_write_kernel(struct hm_journal_writer *w, uint32_t record_size, const void *records,
 			    size_t n);
 int hm_journal_write_kernel_summary(struct hm_journal_writer *w, uint64_t events, uint64_t dropped);
+/* A scope section: the stream sections written after it, up to the next
+ * section of another type, are the scope's. -EINVAL for a bad dir, name or
+ * root (the reader's rules, docs/journal-format.md). */
+int hm_journal_write_scope(struct hm_journal_writer *w, const struct hm_journal_scope *sc);
+/* A scope directory name a reader accepts: [A-Za-z0-9.+-], 1..255 bytes,
+ * not "." or "..". */
+bool hm_journal_scope_dir_valid(const char *dir);
 /* A raw section streamed in pieces (e.g. a stream copied from a file):
  * begin, then append exactly len bytes in total before the next section. */
 int hm_journal_section_begin(struct hm_journal_writer *w, uint16_t type, uint16_t flags,

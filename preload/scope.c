@@ -250,6 +250,23 @@ static void meta_begin(const struct level *l, int64_t now)
 	meta_append(l, text, p - text);
 }
 
+/* The directory this image's streams continue in after leaving a scope
+ * inside level l (recording). */
+static void cont_dir(const struct level *l)
+{
+	char path[PATH_BUF], dir[HM_SCOPE_DIR_MAX], *p = path, *end = path + sizeof(path) - 1;
+
+	if (l == &sc.lv[0])
+		hm_scope_contname(NULL, hm.lineage, hm.gen, l->resumes, dir);
+	else
+		hm_scope_contname(l->dir, NULL, 0, l->resumes, dir);
+	put(&p, end, hm.rec_dir);
+	put(&p, end, "/");
+	put(&p, end, dir);
+	*p = 0;
+	hm_sys(SYS_mkdirat, AT_FDCWD, path, 0700);
+}
+
 /* The identity of thread index's stream: within the scope when in one. */
 void hm_stream_ident(uint32_t index, bool replay, struct hm_stream_ident *id)
 {
@@ -395,6 +412,8 @@ int hm_scope_leave(enum hm_scope_status status)
 	l->resumes++;
 	l->rpid = hm.pid;
 	l->rgen = hm.gen;
+	if (hm.jr & HM_JR_RECORD)
+		cont_dir(l);
 	env_update();
 	publish();
 	hm_clock_waited();

@@ -12,7 +12,8 @@ pkgs=(
 	python3-pip hyperfine strace
 	# tests/integration/pytest.sh: the plugin with Debian's pytest and xdist,
 	# the package pip-installed into a venv
-	python3-pytest python3-pytest-xdist python3-venv python3-setuptools
+	python3-pytest python3-pytest-xdist python3-pytest-rerunfailures python3-venv
+	python3-setuptools
 	# tests/bench and tests/compat: real test suites, CPython's own
 	libpython3.11-testsuite
 	# tests/fuzz: libFuzzer's runtime for clang 14

@@ -6,13 +6,16 @@ marker or its fixture is used.
 How it runs: a scope is a feature of hermetic's shim, so pytest must run
 enrolled. Given one of the --hermetic-* options, a pytest that is not
 enrolled re-executes itself (same interpreter, same arguments) as
-'hermetic enroll [--seed B] [--now T] -- python -m pytest ...'. Started as 'hermetic enroll -- pytest ...' it uses that
+'hermetic enroll [--seed B] [--now T] [--record=DIR --journal-per-scope] --
+python -m pytest ...', or as 'hermetic replay FILE --scope NODEID -- ...' for
+--hermetic-replay (the journal's configuration wins). Started as 'hermetic enroll -- pytest ...' it uses that
 run. Each test's scope is named by its node id; its seed is derived from
 the base seed (--hermetic-seed, else the run's) and the node id, unless the
 marker gives seed=.
 """
 import os
 import shlex
+import json
 import shutil
 import subprocess
 import sys
@@ -24,6 +27,8 @@ import hermetic
 MARK = "hermetic"
 FIXTURE = "hermetic_sandbox"
 REEXEC = "HERMETIC_PYTEST_REEXEC"
+REPLAY_SEED = "HERMETIC_PYTEST_REPLAY_SEED"
+REPLAY_NOW = "HERMETIC_PYTEST_REPLAY_NOW"
 
 
 def pytest_addoption(parser):
@@ -34,11 +39,16 @@ def pytest_addoption(parser):
                 help="base seed: each test's seed is derived from BASE and its node id")
     g.addoption("--hermetic-now", metavar="TIME", default=None,
                 help="where every test's clock starts (ISO 8601 or @epoch; default: hermetic's --now)")
+    g.addoption("--hermetic-record", metavar="DIR", default=None,
+                help="keep a journal of every failing test in DIR (DIR/index.json names them)")
+    g.addoption("--hermetic-replay", metavar="FILE", default=None,
+                help="run the test a journal recorded, on the values it recorded")
 
 
 def _used(config):
     o = config.option
-    return bool(o.hermetic_all or o.hermetic_seed is not None or o.hermetic_now)
+    return bool(o.hermetic_all or o.hermetic_seed is not None or o.hermetic_record or
+                o.hermetic_replay or o.hermetic_now)
 
 
 def _hermetic_bin():
@@ -54,6 +64,30 @@ def _cmdline():
     return " ".join(shlex.quote(a) for a in ["pytest"] + sys.argv[1:])
 
 
+def _strip(args, opt):
+    """args without opt and its value (as '--opt V' or '--opt=V')."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a == opt:
+            skip = True
+        elif not a.startswith(opt + "="):
+            out.append(a)
+    return out
+
+
+def _journal_scopes(hbin, path):
+    try:
+        r = subprocess.run([hbin, "journals", "show", path, "--json"], capture_output=True,
+                           text=True, check=False)
+    except OSError as e:
+        raise pytest.UsageError("hermetic: cannot run %s: %s" % (hbin, e))
+    if r.returncode != 0:
+        raise pytest.UsageError("hermetic: cannot read journal %s: %s" % (path, r.stderr.strip()))
+    return json.loads(r.stdout).get("scopes", [])
+
+
 def _reexec(config):
     o = config.option
     args = list(config.invocation_params.args)
@@ -66,12 +100,28 @@ def _reexec(config):
                                 "(is the shim installed where hermetic expects it?)")
     hbin = _hermetic_bin()
     py = [sys.executable, "-m", "pytest"]
-    cmd = [hbin, "enroll"]
-    if o.hermetic_seed is not None:
-        cmd.append("--seed=%d" % o.hermetic_seed)
-    if o.hermetic_now:
-        cmd.append("--now=%s" % o.hermetic_now)
-    cmd += ["--"] + py + args
+    if o.hermetic_replay:
+        scopes = _journal_scopes(hbin, o.hermetic_replay)
+        if not scopes:
+            raise pytest.UsageError("hermetic: journal %s holds no test (no scope); replay a whole "
+                                    "run with 'hermetic replay %s'" % (o.hermetic_replay, o.hermetic_replay))
+        scopes = [s for s in scopes if s.get("kind") == "scope"]
+        failed = [s for s in scopes if s.get("status") == "failed"] or scopes
+        node = failed[0]["name"]
+        # the recorded test's own seed and start, whatever the options say now
+        os.environ[REPLAY_SEED] = str(failed[0]["seed"])
+        os.environ[REPLAY_NOW] = failed[0]["now"]
+        rest = _strip(args, "--hermetic-replay")
+        cmd = [hbin, "replay", o.hermetic_replay, "--scope", node, "--"] + py + rest + [node]
+    else:
+        cmd = [hbin, "enroll"]
+        if o.hermetic_seed is not None:
+            cmd.append("--seed=%d" % o.hermetic_seed)
+        if o.hermetic_now:
+            cmd.append("--now=%s" % o.hermetic_now)
+        if o.hermetic_record:
+            cmd += ["--record=%s" % o.hermetic_record, "--journal-per-scope"]
+        cmd += ["--"] + py + args
     sys.stderr.write("hermetic: re-running under hermetic: %s\n" % " ".join(shlex.quote(c) for c in cmd))
     sys.stderr.flush()
     os.environ[REEXEC] = "1"
@@ -84,6 +134,16 @@ def _reexec(config):
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config):
     if not _used(config) or hermetic.current() is not None:
+        if hermetic.current() is not None and config.option.hermetic_replay:
+            raise pytest.UsageError(
+                "hermetic: --hermetic-replay starts 'hermetic replay' itself: run "
+                "'pytest --hermetic-replay FILE' outside 'hermetic enroll'")
+        if hermetic.current() is not None and config.option.hermetic_record and \
+                not os.environ.get("HERMETIC_RECORD"):
+            raise pytest.UsageError(
+                "hermetic: --hermetic-record needs a recorded run: run 'pytest --hermetic-record DIR' "
+                "outside 'hermetic enroll' (it enrolls itself), or 'hermetic enroll --record=DIR "
+                "--journal-per-scope -- pytest ...'")
         return None
     if hasattr(config, "workerinput"):
         return None  # an xdist worker: its master is enrolled, so is it
@@ -121,6 +181,8 @@ class _State:
                 "'pytest --hermetic-all ...' (it enrolls itself) or 'hermetic enroll -- pytest ...'"
                 % item.nodeid)
         seed = kw.get("seed")
+        if item.nodeid == self.replay_node and os.environ.get(REPLAY_SEED):
+            return int(os.environ[REPLAY_SEED]), os.environ.get(REPLAY_NOW), True
         if seed is None:
             seed = self.handle.scope_seed(item.nodeid, base=self.base)
         return int(seed), kw.get("now", self.now), "seed" in kw
@@ -172,10 +234,11 @@ def pytest_collection_modifyitems(session, config, items):
     st = config._hermetic
     if not st.replay_node:
         return
-    keep = [i for i in items if i.nodeid == st.replay_node]
+    # (the first: its file may be on the command line besides its node id)
+    keep = [i for i in items if i.nodeid == st.replay_node][:1]
     if not keep:
         raise pytest.UsageError("hermetic: the journal's test %s was not collected" % st.replay_node)
-    config.hook.pytest_deselected(items=[i for i in items if i.nodeid != st.replay_node])
+    config.hook.pytest_deselected(items=[i for i in items if i is not keep[0]])
     items[:] = keep
 
 
@@ -187,12 +250,28 @@ def pytest_runtest_protocol(item, nextitem):
         yield
         return
     seed, now, fixed = spec
-    item._hermetic = {"seed": seed, "fixed": fixed, "status": hermetic.SCOPE_PASSED}
-    token = hermetic.enter_scope(item.nodeid, seed=seed, now=now)
+    info = item._hermetic = {"seed": seed, "now": now, "fixed": fixed,
+                             "status": hermetic.SCOPE_PASSED, "ran": False}
+    info["token"] = hermetic.enter_scope(item.nodeid, seed=seed, now=now)
     try:
         yield
     finally:
-        hermetic.leave_scope(token, item._hermetic["status"])
+        hermetic.leave_scope(info["token"], info["status"])
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_setup(item):
+    # A rerun plugin (pytest-rerunfailures) runs setup, call and teardown
+    # again inside one protocol: each attempt gets a scope of its own, left
+    # with its own status, so a failing attempt keeps its journal.
+    info = getattr(item, "_hermetic", None)
+    if info is not None and info["ran"]:
+        hermetic.leave_scope(info["token"], info["status"])
+        info["status"] = hermetic.SCOPE_PASSED
+        info["token"] = hermetic.enter_scope(item.nodeid, seed=info["seed"], now=info["now"])
+    if info is not None:
+        info["ran"] = True
+    yield
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -204,8 +283,12 @@ def pytest_runtest_makereport(item, call):
         return
     if rep.failed:
         info["status"] = hermetic.SCOPE_FAILED
+        if item.config._hermetic.replay_node:
+            return  # replaying: hermetic replay says how to replay again
         line, extra = item.config._hermetic.repro(item, info["seed"], info["fixed"])
         text = "reproduce%s:\n  %s\n" % (extra, line)
+        if os.environ.get("HERMETIC_RECORD"):
+            text += "its journal is kept with the run's (the journal directory's index.json)\n"
         rep.sections.append(("hermetic", text))
         rep.user_properties.append(("hermetic_repro", line))
     elif rep.skipped and info["status"] == hermetic.SCOPE_PASSED and call.when != "teardown":

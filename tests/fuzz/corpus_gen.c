@@ -25,11 +25,16 @@ static int fill(struct hm_journal_writer *w, void *userdata)
 	struct hm_journal_fingerprint f = { 2, fields, 2, env };
 	struct hm_journal_exit e = { .status = 1, .wall_ns = 5 };
 	uint8_t krec[2][16] = { { 1 }, { 2 } };
+	/* a scope (2.1) holding a stream of the same identity */
+	struct hm_journal_scope sc = { .kind = HM_JSCOPE_SCOPE, .status = 2, .seed = 3,
+				       .dir = "scope.1-0-1", .name = "t::x", .root = "1" };
 	int r;
 
 	hm_config_init(&c.cfg);
 	if ((r = hm_journal_write_config(w, &c)) < 0 ||
 	    (r = hm_journal_write_fingerprint(w, &f)) < 0 ||
+	    (r = hm_journal_write_stream(w, stream, stream_len)) < 0 ||
+	    (r = hm_journal_write_scope(w, &sc)) < 0 ||
 	    (r = hm_journal_write_stream(w, stream, stream_len)) < 0 ||
 	    (r = hm_journal_write_kernel(w, 16, krec, 2)) < 0 ||
 	    (r = hm_journal_write_kernel_summary(w, 2, 0)) < 0 ||

@@ -96,3 +96,57 @@ s=$(timeout 60 "$VPY" -c 'import hermetic
 with hermetic.sandbox("x"): pass' 2>&1)
 grep -q "NotEnrolled: hermetic.sandbox('x') needs a process enrolled in a hermetic run; run it under hermetic: 'hermetic enroll -- COMMAND'" <<<"$s" &&
 	pass "hermetic.sandbox() outside a run says what to do" || fail "sandbox() outside a run" "$s"
+
+# --hermetic-record DIR: journals of failing tests only, indexed by node id
+cp "$TOP/tests/integration/pytest/test_flaky.py" "$T/"
+J=$T/journals
+rec=$(timeout 300 "$VPY" -m pytest -p no:cacheprovider -p no:rerunfailures -s -q --hermetic-all --hermetic-seed 7 \
+	--hermetic-record "$J" test_values.py 2>&1)
+files=$(cd "$J" 2>/dev/null && ls *.hjournal 2>/dev/null)
+idx=$($PY -c 'import json,sys; print(" ".join(e.get("scope","-") for e in json.load(open(sys.argv[1]))))' "$J/index.json" 2>&1)
+[ "$(wc -w <<<"$files")" = 1 ] && [ "$idx" = "test_values.py::test_fails" ] &&
+	pass "--hermetic-record keeps a journal for the failing test only, DIR/index.json names it" ||
+	fail "--hermetic-record keeps journals of failing tests only" "files: $files index: $idx $(grep hermetic: <<<"$rec" | tr '\n' '|')"
+jf=$J/$(head -1 <<<"$files")
+show=$("$HERMETIC" journals show "$jf" 2>&1)
+grep -q "^scope      test_values.py::test_fails: failed, seed " <<<"$show" &&
+	pass "journals show names the journal's test" || fail "journals show names the test" "$(grep -i scope <<<"$show")"
+
+# --hermetic-replay FILE: runs that test only, on its recorded values
+rp=$(timeout 300 "$VPY" -m pytest -p no:cacheprovider -p no:rerunfailures -s -q --hermetic-replay "$jf" test_values.py 2>&1)
+if grep -q "1 failed" <<<"$rp" && [ "$(grep -c 'VALUES ' <<<"$rp")" = 1 ] &&
+	[ -n "$(val fails "$rp")" ] && [ "$(val fails "$rp")" = "$(val fails "$rec")" ]; then
+	pass "--hermetic-replay runs the recorded test only, on its recorded values"
+else
+	fail "--hermetic-replay reproduces the test" "$(val fails "$rp") / $(val fails "$rec") $(grep -E 'hermetic|passed|failed' <<<"$rp" | tr '\n' '|')"
+fi
+grep -q "^hermetic: replaying $jf" <<<"$rp" && pass "--hermetic-replay goes through hermetic replay (its configuration, its warnings)" ||
+	fail "--hermetic-replay through hermetic replay" "$(head -3 <<<"$rp")"
+
+# a rerun plugin's passing attempt does not drop the failing attempt's journal
+if $PY -c 'import pytest_rerunfailures' 2>/dev/null; then
+	J2=$T/journals2
+	fl=$(FLAKY_MARKER=$T/flaky.marker timeout 300 "$VPY" -m pytest -p no:cacheprovider -q --reruns 1 \
+		--hermetic-all --hermetic-record "$J2" test_flaky.py 2>&1)
+	n=$(ls "$J2"/*.hjournal 2>/dev/null | wc -l)
+	grep -q "1 passed, 1 rerun" <<<"$fl" && [ "$n" = 1 ] &&
+		pass "a failing attempt keeps its journal when the rerun passes" ||
+		fail "failing attempt's journal with a passing rerun" "$n journals: $(tail -3 <<<"$fl" | tr '\n' '|')"
+else
+	skip "a failing attempt keeps its journal when the rerun passes" "python3-pytest-rerunfailures not installed"
+fi
+
+# hermetic replay JOURNAL --scope NODEID on a whole-suite journal
+W=$T/whole
+run --seed 42 --record="$W" --keep-passing -- "$VPY" -m pytest -p no:cacheprovider -s -q --hermetic-all test_values.py >"$T/whole.out"
+wj=$(ls "$W"/*.hjournal | head -1)
+nsc=$("$HERMETIC" journals show "$wj" --json | $PY -c 'import json,sys; print(len([s for s in json.load(sys.stdin)["scopes"] if s["kind"]=="scope"]))')
+[ "$nsc" = 5 ] && pass "a whole-suite journal holds a scope per test" || fail "a scope per test in the journal" "$nsc"
+one=$(timeout 300 "$HERMETIC" replay "$wj" --scope test_values.py::test_second -- "$VPY" -m pytest -p no:cacheprovider \
+	-s -q --hermetic-all -k second test_values.py 2>&1)
+[ -n "$(val second "$one")" ] && [ "$(val second "$one")" = "$(val second "$(cat "$T/whole.out")")" ] && grep -q "1 passed" <<<"$one" &&
+	pass "hermetic replay --scope replays one test of a whole-suite journal" ||
+	fail "hermetic replay --scope" "$(val second "$one") $(grep -E 'hermetic|passed|failed' <<<"$one" | tr '\n' '|')"
+nos=$("$HERMETIC" replay "$wj" --scope nosuch -- true 2>&1)
+grep -q "has no scope named 'nosuch'; its scopes: 'test_values.py::test_first'" <<<"$nos" &&
+	pass "replay --scope of a name the journal lacks lists its scopes" || fail "replay --scope unknown name" "$nos"
