@@ -13,6 +13,9 @@ includedir ?= $(prefix)/include
 datadir ?= $(prefix)/share
 mandir ?= $(datadir)/man
 bashcompdir ?= $(datadir)/bash-completion/completions
+# The Python package (python/hermetic) and its pytest plugin: Debian's path
+# for prefix=/usr (the .deb); elsewhere 'pip install ./python' is the way.
+pythondir ?= $(prefix)/lib/python3/dist-packages
 systemdunitdir ?= $(prefix)/lib/systemd/system
 sysusersdir ?= $(prefix)/lib/sysusers.d
 tmpfilesdir ?= $(prefix)/lib/tmpfiles.d
@@ -154,7 +157,7 @@ demo: deps all
 	@tests/demo.sh
 
 .PHONY: install
-install: all
+install: all install-python
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(sbindir) $(DESTDIR)$(libdir) \
 		$(DESTDIR)$(includedir)/hermetic $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man8
 	install -m 0755 $(B)/hermetic $(DESTDIR)$(bindir)/hermetic
@@ -176,6 +179,18 @@ install: all
 	chmod 0644 $(DESTDIR)$(systemdunitdir)/hermeticd.service
 	install -m 0644 packaging/sysusers.d/hermetic.conf $(DESTDIR)$(sysusersdir)/hermetic.conf
 	install -m 0644 packaging/tmpfiles.d/hermetic.conf $(DESTDIR)$(tmpfilesdir)/hermetic.conf
+
+# What pip would install from python/, by hand: the modules and a dist-info
+# whose entry point loads the pytest plugin.
+PYDIST := $(DESTDIR)$(pythondir)/hermetic-$(VERSION).dist-info
+.PHONY: install-python
+install-python:
+	install -d $(DESTDIR)$(pythondir)/hermetic $(PYDIST)
+	install -m 0644 python/hermetic/*.py $(DESTDIR)$(pythondir)/hermetic/
+	printf 'Metadata-Version: 2.1\nName: hermetic\nVersion: %s\nSummary: %s\nLicense: MIT\n' \
+		'$(VERSION)' 'Python handle and pytest plugin for hermetic runs' >$(PYDIST)/METADATA
+	printf '[pytest11]\nhermetic = hermetic.pytest_plugin\n' >$(PYDIST)/entry_points.txt
+	printf 'hermetic\n' >$(PYDIST)/top_level.txt
 
 # make deb: a .deb from packaging/debian with dpkg-buildpackage, built in a
 # copy of the tree under build/deb; the package lands in build/.

@@ -22,7 +22,9 @@ for f in /usr/bin/hermetic /usr/sbin/hermeticd "/usr/lib/$ma/hermetic/libhermeti
 	/lib/systemd/system/hermeticd.service /usr/lib/sysusers.d/hermetic.conf \
 	/usr/lib/tmpfiles.d/hermetic.conf /usr/share/man/man1/hermetic.1.gz \
 	/usr/share/man/man8/hermeticd.8.gz /usr/share/bash-completion/completions/hermetic \
-	/usr/share/bash-completion/completions/hermeticd /usr/share/doc/hermetic/copyright; do
+	/usr/share/bash-completion/completions/hermeticd /usr/share/doc/hermetic/copyright \
+	/usr/lib/python3/dist-packages/hermetic/pytest_plugin.py \
+	/usr/lib/python3/dist-packages/hermetic-$(cat VERSION).dist-info/entry_points.txt; do
 	check "the package holds $f" grep -qx "$f" "$T/files"
 done
 check "the package's version is VERSION" test "$(dpkg-deb -f "$DEB" Version)" = "$(cat VERSION)"

@@ -13,7 +13,7 @@ for f in usr/bin/hermetic usr/sbin/hermeticd usr/lib/hermetic/libhermetic-preloa
 	usr/share/man/man8/hermeticd.8 usr/share/bash-completion/completions/hermetic \
 	usr/share/bash-completion/completions/hermeticd usr/lib/systemd/system/hermeticd.socket \
 	usr/lib/systemd/system/hermeticd.service usr/lib/sysusers.d/hermetic.conf \
-	usr/lib/tmpfiles.d/hermetic.conf; do
+	usr/lib/tmpfiles.d/hermetic.conf usr/lib/python3/dist-packages/hermetic/pytest_plugin.py; do
 	if [ -e "$D/$f" ]; then pass "installed $f"; else fail "installed $f" "missing"; fi
 done
 check "nothing installed outside DESTDIR/prefix" test -z "$(find "$D" -mindepth 1 -maxdepth 1 ! -name usr)"
@@ -27,3 +27,9 @@ else
 	fail "installed hermetic preloads the installed shim" "LD_PRELOAD=$out"
 fi
 check "man page renders" sh -c "man -l '$D/usr/share/man/man1/hermetic.1' >/dev/null 2>&1 || groff -man -Tutf8 '$D/usr/share/man/man1/hermetic.1' >/dev/null"
+# the Python package as Debian's python finds it: importable, the pytest
+# plugin registered under the entry point pytest loads
+out=$(PYTHONPATH=$D/usr/lib/python3/dist-packages /usr/bin/python3 -c 'import importlib.metadata as m, hermetic
+print(m.version("hermetic"), [e.value for e in m.entry_points(group="pytest11") if e.name == "hermetic"], hermetic.current())' 2>&1)
+[ "$out" = "$(cat VERSION) ['hermetic.pytest_plugin'] None" ] && pass "installed Python package and its pytest entry point" ||
+	fail "installed Python package and its pytest entry point" "$out"
