@@ -193,10 +193,11 @@ install-python:
 	printf 'hermetic\n' >$(PYDIST)/top_level.txt
 
 # make deb: a .deb from packaging/debian with dpkg-buildpackage, built in a
-# copy of the tree under build/deb; the package lands in build/.
+# copy of the tree under build/deb; the packages land in build/ (hermetic,
+# and python3-hermetic with the Python package).
 DEB := $(B)/hermetic_$(VERSION)_amd64.deb
 DEB_SRCS := $(shell find Makefile VERSION LICENSE bpf cli daemon docs include lib packaging preload \
-	-type f 2>/dev/null)
+	python -type f ! -path '*/__pycache__/*' 2>/dev/null)
 .PHONY: deb
 deb: $(DEB)
 	@echo "$(DEB)"
@@ -210,6 +211,7 @@ $(DEB): $(DEB_SRCS)
 	$(Q)cd $(B)/deb/hermetic-$(VERSION) && dpkg-buildpackage -us -uc -b >../build.log 2>&1 || \
 		{ tail -n 30 ../build.log; exit 1; }
 	$(Q)cp $(B)/deb/hermetic_$(VERSION)_amd64.deb $(DEB)
+	$(Q)cp $(B)/deb/python3-hermetic_$(VERSION)_all.deb $(B)/
 
 .PHONY: clean
 clean:

@@ -22,9 +22,7 @@ for f in /usr/bin/hermetic /usr/sbin/hermeticd "/usr/lib/$ma/hermetic/libhermeti
 	/lib/systemd/system/hermeticd.service /usr/lib/sysusers.d/hermetic.conf \
 	/usr/lib/tmpfiles.d/hermetic.conf /usr/share/man/man1/hermetic.1.gz \
 	/usr/share/man/man8/hermeticd.8.gz /usr/share/bash-completion/completions/hermetic \
-	/usr/share/bash-completion/completions/hermeticd /usr/share/doc/hermetic/copyright \
-	/usr/lib/python3/dist-packages/hermetic/pytest_plugin.py \
-	/usr/lib/python3/dist-packages/hermetic-$(cat VERSION).dist-info/entry_points.txt; do
+	/usr/share/bash-completion/completions/hermeticd /usr/share/doc/hermetic/copyright; do
 	check "the package holds $f" grep -qx "$f" "$T/files"
 done
 check "the package's version is VERSION" test "$(dpkg-deb -f "$DEB" Version)" = "$(cat VERSION)"
@@ -43,3 +41,19 @@ check "postinst creates the group before it starts the socket" awk '
 mkdir "$T/x" && dpkg-deb -x "$DEB" "$T/x"
 check "the packaged CLI was built to find the shim in /usr/lib/$ma/hermetic" \
 	grep -qa "/usr/lib/$ma/hermetic" "$T/x/usr/bin/hermetic"
+# python3-hermetic: the Python package and the pytest plugin's entry point
+PYDEB=$TOP/build/python3-hermetic_$(cat VERSION)_all.deb
+check "make deb builds $(basename "$PYDEB")" test -s "$PYDEB"
+dpkg-deb -c "$PYDEB" | awk '{ print $6 }' | sed 's|^\./|/|' >"$T/pyfiles"
+for f in /usr/lib/python3/dist-packages/hermetic/__init__.py \
+	/usr/lib/python3/dist-packages/hermetic/pytest_plugin.py \
+	"/usr/lib/python3/dist-packages/hermetic-$(cat VERSION).dist-info/entry_points.txt"; do
+	check "python3-hermetic holds $f" grep -qx "$f" "$T/pyfiles"
+done
+check "hermetic holds no Python" sh -c "! grep -q dist-packages '$T/files'"
+lintian --no-tag-display-limit "$PYDEB" >"$T/lintian-py.log" 2>&1
+if grep -q '^E: ' "$T/lintian-py.log"; then
+	fail "lintian reports no errors for python3-hermetic" "$(grep '^E: ' "$T/lintian-py.log" | tr '\n' '|')"
+else
+	pass "lintian reports no errors for python3-hermetic ($(grep -c '^W: ' "$T/lintian-py.log") warnings)"
+fi

@@ -80,6 +80,9 @@ done
 grep -q "WORKER gw0" <<<"$x" && grep -q "WORKER gw1" <<<"$x" ||
 	{ ok=0; bad="not two workers: $(grep WORKER <<<"$x" | tr '\n' '|')"; }
 [ "$ok" = 1 ] && pass "under pytest -n 2 every test has the same values" || fail "pytest -n 2, same values" "${bad:-}"
+x7=$(run --seed 42 -- "$VPY" -m pytest -p no:cacheprovider -q -rA -n 2 --hermetic-all --hermetic-seed 7 test_values.py)
+[ -n "$(val second "$x7")" ] && [ "$(val second "$x7")" = "$(val second "$other")" ] &&
+	pass "--hermetic-seed reaches the xdist workers" || fail "--hermetic-seed reaches the xdist workers" "$(val second "$x7") | $(val second "$other")"
 
 # not enrolled, the marker alone: a clear error
 cat >"$T/test_marked.py" <<'PYEOF'
