@@ -9,7 +9,7 @@ cd "$TOP"
 secs=${1:-60}
 OUT=${FUZZ_OUT:-$TOP/build/fuzz}
 CLANG=${CLANG:-clang}
-LIB="lib/journal.c lib/journal_fingerprint.c lib/jstream.c lib/lineage.c lib/scope.c lib/chacha20.c lib/config.c lib/util.c"
+LIB="lib/journal.c lib/journal_parse.c lib/journal_read.c lib/journal_fingerprint.c lib/jstream.c lib/lineage.c lib/scope.c lib/chacha20.c lib/config.c lib/util.c"
 FLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Ilib -Wall -Wextra -Werror -Wno-unused-parameter"
 name=journal_fuzz
 
