@@ -37,6 +37,11 @@ ssize_t cli_call(int sock, uint16_t type, const void *req, uint32_t len, int sen
 		 uint16_t expect, void *rep, size_t rep_size, bool exact, int *ret_fd,
 		 const char **ret_msg);
 
+/* Store a journal (read from fd, whole) for req's run: JOURNAL_UPLOAD,
+ * copy, JOURNAL_STORE. 0, or -errno with *ret_msg set when the daemon
+ * refused (NULL when the copy itself failed). */
+int cli_store_journal(int sock, const struct hm_journal_store *req, int fd, const char **ret_msg);
+
 int cmd_enroll(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_journals(int argc, char **argv);

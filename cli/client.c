@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
+#include <grp.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <stdarg.h>
 #include "util.h"
@@ -47,14 +50,38 @@ int cli_connect(void)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		die(EXIT_INTERNAL, "Failed to create socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+	/* Anything holding a daemon connection is not dumpable: processes of
+	 * a run (same uid, maybe root with reduced capabilities) must not
+	 * ptrace it or take the connection with pidfd_getfd, which the kernel
+	 * allows only for dumpable processes or with CAP_SYS_PTRACE. The
+	 * command itself becomes dumpable again at its exec. */
+	prctl(PR_SET_DUMPABLE, 0);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		return fd;
+	if (errno == EACCES || errno == EPERM) {
+		struct stat st;
+		struct group *g = stat(path, &st) == 0 && st.st_gid != 0 ? getgrgid(st.st_gid) : NULL;
+		const char *user = getenv("USER");
+
+		if (g)
+			die(EXIT_NODAEMON,
+			    "permission denied: hermeticd's socket %s is for root and the\n"
+			    "  group '%s'. Ask an administrator to add you (sudo usermod -aG %s %s),\n"
+			    "  then log in again or run 'newgrp %s'.",
+			    path, g->gr_name, g->gr_name, user && *user ? user : "$USER", g->gr_name);
 		die(EXIT_NODAEMON,
-		    "cannot reach hermeticd at %s: %s\n"
-		    "  Start it with 'sudo systemctl enable --now hermeticd.socket' (or by hand,\n"
-		    "  'sudo hermeticd'), point HERMETIC_SOCKET at a running one, or use\n"
-		    "  'enroll --no-daemon' to run shim-only without the kernel's network refusal.",
-		    path, strerror(errno));
-	return fd;
+		    "permission denied: hermeticd's socket %s is for root only. To let users\n"
+		    "  enroll, an administrator runs 'sudo groupadd --system hermetic' and\n"
+		    "  'sudo usermod -aG hermetic USER' and restarts hermeticd (or starts it\n"
+		    "  with --socket-group GROUP).",
+		    path);
+	}
+	die(EXIT_NODAEMON,
+	    "cannot reach hermeticd at %s: %s\n"
+	    "  Start it with 'sudo systemctl enable --now hermeticd.socket' (or by hand,\n"
+	    "  'sudo hermeticd'), point HERMETIC_SOCKET at a running one, or use\n"
+	    "  'enroll --no-daemon' to run shim-only without the kernel's network refusal.",
+	    path, strerror(errno));
 }
 
 ssize_t cli_call(int sock, uint16_t type, const void *req, uint32_t len, int send_fd,
@@ -69,9 +96,13 @@ ssize_t cli_call(int sock, uint16_t type, const void *req, uint32_t len, int sen
 	ssize_t n;
 
 	r = hm_send(sock, type, ++seq, req, len, send_fd);
-	if (r < 0)
+	/* A daemon that refused the connection (a limit) said why before it
+	 * closed it: that answer counts, not the failed send. */
+	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
 		die(EXIT_INTERNAL, "Failed to send request to hermeticd: %s", strerror(-r));
 	n = hm_recv(sock, buf, sizeof(buf), &h, &fd);
+	if (r < 0 && !(n >= 0 && h->type == HM_REP_ERROR))
+		die(EXIT_INTERNAL, "Failed to send request to hermeticd: %s", strerror(-r));
 	if (n == -ECONNRESET)
 		die(EXIT_INTERNAL, "hermeticd closed the connection (did it stop?)");
 	if (n < 0)
@@ -95,4 +126,43 @@ ssize_t cli_call(int sock, uint16_t type, const void *req, uint32_t len, int sen
 	else if (fd >= 0)
 		close(fd);
 	return n;
+}
+
+int cli_store_journal(int sock, const struct hm_journal_store *req, int fd, const char **ret_msg)
+{
+	struct hm_journal_upload up;
+	struct stat st;
+	char buf[65536];
+	off_t off = 0;
+	ssize_t n;
+	int mfd = -1;
+
+	/* The daemon takes no descriptor from us: it hands out a buffer of its
+	 * own, we copy the journal in, and it seals and stores that. */
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	up.size = st.st_size;
+	n = cli_call(sock, HM_REQ_JOURNAL_UPLOAD, &up, sizeof(up), -1, HM_REP_UPLOAD, &up, sizeof(up),
+		     true, &mfd, ret_msg);
+	if (n < 0)
+		return n;
+	if (mfd < 0)
+		die(EXIT_INTERNAL, "hermeticd sent no upload buffer");
+	while (off < st.st_size) {
+		n = pread(fd, buf, sizeof(buf), off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || pwrite(mfd, buf, n, off) != n) {
+			int err = n < 0 ? -errno : -EIO;
+
+			close(mfd);
+			*ret_msg = NULL;
+			return err;
+		}
+		off += n;
+	}
+	close(mfd);
+	n = cli_call(sock, HM_REQ_JOURNAL_STORE, req, sizeof(*req), -1, HM_REP_OK, NULL, 0, false,
+		     NULL, ret_msg);
+	return n < 0 ? (int)n : 0;
 }

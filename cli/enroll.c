@@ -175,98 +175,6 @@ static void run_ref_call(struct enroll *e, uint16_t type)
 		warnx_("hermeticd: %s", msg);
 }
 
-/* In the child, between fork/clone3 and exec: only async-signal-safe calls. */
-static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_t *oldmask, int go_fd,
-						  int err_fd)
-{
-	int err;
-	char b;
-
-	sigprocmask(SIG_SETMASK, oldmask, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	if (go_fd >= 0) {
-		/* Wait until the daemon has moved us into the run. */
-		if (read(go_fd, &b, 1) != 1)
-			_exit(EXIT_INTERNAL);
-	}
-	/* ASLR off before the first exec, inherited by the whole tree:
-	 * programs mix addresses into their random state. */
-	if (!e->cfg.aslr)
-		personality(ADDR_NO_RANDOMIZE);
-	execvp(e->bnd.exec_file, e->argv);
-	err = errno;
-	if (write(err_fd, &err, sizeof(err)) < 0) {
-		/* the parent will see a plain exit */
-	}
-	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
-}
-
-static void spawn(struct enroll *e, const sigset_t *oldmask)
-{
-	int errp[2], gop[2] = { -1, -1 }, err = 0;
-	ssize_t n;
-
-	if (pipe2(errp, O_CLOEXEC) < 0)
-		die(EXIT_INTERNAL, "pipe: %s", strerror(errno));
-	e->child = -1;
-	if (!e->no_daemon) {
-		/* Preferred: the child is born inside the run's cgroup. This needs
-		 * write access to cgroup.procs of the common ancestor (root), and
-		 * both cgroups inside our cgroup namespace: in a container the
-		 * run's cgroup is outside it (ENOENT), and the daemon moves us. */
-		struct clone_args args = {
-			.flags = CLONE_INTO_CGROUP,
-			.exit_signal = SIGCHLD,
-			.cgroup = (uint64_t)e->cgroup_fd,
-		};
-		long pid = syscall(SYS_clone3, &args, sizeof(args));
-
-		if (pid == 0)
-			child_exec(e, oldmask, -1, errp[1]);
-		if (pid > 0)
-			e->child = pid;
-		else if (errno != EACCES && errno != EPERM && errno != ENOSYS && errno != EBUSY &&
-			 errno != ENOENT)
-			die(EXIT_INTERNAL, "clone3 into '%s': %s", e->run.cgroup_path, strerror(errno));
-	}
-	if (e->child < 0) {
-		/* Otherwise the child waits on a pipe while the daemon moves it,
-		 * identified by a pidfd, so it never runs a command unenrolled. */
-		if (!e->no_daemon && pipe2(gop, O_CLOEXEC) < 0)
-			die(EXIT_INTERNAL, "pipe: %s", strerror(errno));
-		e->child = fork();
-		if (e->child < 0)
-			die(EXIT_INTERNAL, "fork: %s", strerror(errno));
-		if (e->child == 0)
-			child_exec(e, oldmask, gop[0], errp[1]);
-		if (!e->no_daemon) {
-			struct hm_run_ref ref = { .run_id = e->run.run_id };
-			const char *msg = NULL;
-			int pidfd = syscall(SYS_pidfd_open, e->child, 0);
-
-			close(gop[0]);
-			if (pidfd < 0 || cli_call(e->sock, HM_REQ_RUN_ADOPT, &ref, sizeof(ref), pidfd,
-						  HM_REP_OK, NULL, 0, false, NULL, &msg) < 0) {
-				kill(e->child, SIGKILL);
-				die(EXIT_INTERNAL, "hermeticd could not move the command into the run: %s",
-				    msg ? msg : strerror(errno));
-			}
-			close(pidfd);
-			if (write(gop[1], "g", 1) != 1)
-				die(EXIT_INTERNAL, "cannot release the command: %s", strerror(errno));
-			close(gop[1]);
-		}
-	}
-	close(errp[1]);
-	n = read(errp[0], &err, sizeof(err));
-	close(errp[0]);
-	if (n == sizeof(err)) {
-		waitpid(e->child, NULL, 0);
-		die(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "%s: %s", e->argv[0],
-		    strerror(err));
-	}
-}
-
 static int status_code(int st)
 {
 	if (WIFEXITED(st))
@@ -448,7 +356,7 @@ int enroll_run(struct enroll *e)
 	if (e->before_spawn)
 		e->before_spawn(e, e->userdata);
 	e->started_mono = hm_now_ns();
-	spawn(e, &oldmask);
+	enroll_launch(e, &oldmask);
 	e->bnd.started = true;
 	boundary_leave(&e->bnd);
 	while (!e->child_done)

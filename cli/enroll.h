@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <signal.h>
 #include "config.h"
 #include "proto.h"
 #include "isolate.h"
@@ -110,6 +111,11 @@ void enroll_json_write(struct enroll *e, int code);
 /* Time and entropy syscalls of a process with the shim that reached the
  * kernel although the run meant to control them. */
 uint64_t enroll_uncontrolled_calls(const struct enroll *e, const struct hm_audit_proc *p);
+
+/* launch.c: start CMD inside the run (clone3 into its cgroup, or a child
+ * that asks the daemon to adopt it), confined (confine.c), before its
+ * first instruction. Dies on failure. */
+void enroll_launch(struct enroll *e, const sigset_t *oldmask);
 
 /* The child's wait status as an exit code. */
 int enroll_status_code(int st);

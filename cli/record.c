@@ -455,12 +455,9 @@ static int store(struct enroll *e, int fd, const char **ret_msg)
 		.seed = e->cfg.seed,
 		.started_ns = e->started_ns,
 	};
-	ssize_t n;
 
 	command_line(e, s.command, sizeof(s.command));
-	n = cli_call(e->sock, HM_REQ_JOURNAL_STORE, &s, sizeof(s), fd, HM_REP_OK, NULL, 0, false,
-		     NULL, ret_msg);
-	return n < 0 ? (int)n : 0;
+	return cli_store_journal(e->sock, &s, fd, ret_msg);
 }
 
 /* One scope's journal (record_scopes.c). */
@@ -524,9 +521,6 @@ void record_finish(struct enroll *e, int code)
 			if (fd >= 0)
 				close(fd);
 			fd = -1;
-		} else {
-			/* The store reads an unchanging file. */
-			fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
 		}
 		hm_journal_writer_free(w);
 	}

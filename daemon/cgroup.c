@@ -14,6 +14,8 @@
 #include "util.h"
 #include "daemon.h"
 
+static int remove_tree(int dir, const char *name, int depth);
+
 /* mountinfo: "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPER" */
 static int find_cgroup2(char *ret, size_t size)
 {
@@ -141,7 +143,7 @@ int hmd_cgroup_setup(struct hmd_cgroup *cg, const char *name, const char *runtim
 				hmd_cgroup_kill(rfd);
 				for (int i = 0; i < 100 && hmd_cgroup_populated(rfd) == 1; i++)
 					usleep(10000);
-				if (unlinkat(cg->subtree_fd, de->d_name, AT_REMOVEDIR) == 0)
+				if (remove_tree(cg->subtree_fd, de->d_name, 0) == 0)
 					hmd_log("removed stale run cgroup %s/%s", cg->subtree, de->d_name);
 			}
 			closedir(dir);
@@ -207,12 +209,47 @@ int hmd_cgroup_kill(int run_fd)
 	return hm_write_file_at(run_fd, "cgroup.kill", "1");
 }
 
+/* Remove dir/name and every cgroup below it, deepest first. Processes
+ * of a run (root ones) may have made cgroups inside it; they must not keep
+ * the run from going. Bounded depth: the kernel's cgroup.max.depth aside,
+ * a run's tree deeper than this is left and logged by the caller. */
+static int remove_tree(int dir, const char *name, int depth)
+{
+	_cleanup_close_ int fd = -1;
+	struct dirent *de;
+	DIR *d;
+
+	if (unlinkat(dir, name, AT_REMOVEDIR) == 0)
+		return 0;
+	if ((errno != EBUSY && errno != ENOTEMPTY) || depth > 32)
+		return -errno;
+	fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(dup(fd));
+	if (!d)
+		return -ENOMEM;
+	while ((de = readdir(d)))
+		if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			remove_tree(fd, de->d_name, depth + 1);
+	closedir(d);
+	return unlinkat(dir, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+}
+
 int hmd_cgroup_remove_run(struct hmd_cgroup *cg, uint64_t run_id)
 {
 	char name[32];
 
 	snprintf(name, sizeof(name), "run-%" PRIu64, run_id);
-	return unlinkat(cg->subtree_fd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+	return remove_tree(cg->subtree_fd, name, 0);
+}
+
+bool hmd_cgroup_in_subtree(struct hmd_cgroup *cg, const char *path)
+{
+	const char *rel = cg->subtree + strlen(cg->mount); /* "/hermetic" */
+	size_t n = strlen(rel);
+
+	return !strncmp(path, rel, n) && (path[n] == '/' || path[n] == 0);
 }
 
 int hmd_cgroup_move(int run_fd, pid_t pid)

@@ -15,14 +15,22 @@
 #include "proto.h"
 #include "audit.h"
 
-#define HMD_MAX_CONNS 256
-#define HMD_MAX_RUNS_PER_UID 64
+/* Limits on what a client can make the daemon hold (docs/reliability.md).
+ * Per-user limits apply to every uid but root; root has connection slots
+ * of its own, so that root's `hermetic status` always gets in. */
+#define HMD_MAX_CONNS 1024
+#define HMD_ROOT_RESERVED_CONNS 32 /* of HMD_MAX_CONNS, only uid 0 may use */
+#define HMD_MAX_CONNS_PER_USER_DEFAULT 64
+#define HMD_MAX_RUNS_PER_USER_DEFAULT 64
 #define HMD_MAX_RUNS_PER_CONN 8
+#define HMD_STORE_QUEUE_MAX 64 /* journal uploads waiting for the store thread */
+#define HMD_STORE_QUEUE_PER_USER 4
 #define HMD_MAX_REFUSAL_KINDS 64 /* distinct destinations remembered per run */
 #define HMD_ENDED_MAX 256 /* recently ended runs remembered */
 #define HMD_ENDED_TTL_NS (600ULL * 1000000000ULL) /* for 10 minutes */
 #define HMD_KSTREAM_MAX_DEFAULT (64ULL << 20)
 #define HMD_KSTREAM_TOTAL_MAX_DEFAULT (512ULL << 20)
+#define HMD_KSTREAM_USER_MAX_DEFAULT (256ULL << 20)
 #define HMD_RINGBUF_SIZE_DEFAULT (8U << 20)
 #define HMD_STORE_DEFAULT "/var/lib/hermetic/journals"
 #define HMD_STORE_MAX_JOURNALS_DEFAULT 100
@@ -65,6 +73,25 @@ int hmd_cgroup_kill(int run_fd);
 int hmd_cgroup_remove_run(struct hmd_cgroup *cg, uint64_t run_id);
 /* Move pid into the run; only after the caller's ownership checks. */
 int hmd_cgroup_move(int run_fd, pid_t pid);
+/* Is path (relative to the cgroup2 root, as /proc/<pid>/cgroup shows it)
+ * the subtree or inside it? */
+bool hmd_cgroup_in_subtree(struct hmd_cgroup *cg, const char *path);
+
+/* ---- peer.c: processes by pidfd ---- */
+struct hmd_proc {
+	pid_t pid;
+	pid_t ppid;
+	uid_t uid; /* real uid */
+	char cgroup[512]; /* relative to the cgroup2 root */
+};
+/* Facts about the pidfd's process, checked to be its own (see peer.c):
+ * 0, -EBADF (not a pidfd) or -ESRCH (it has exited). */
+int hmd_pidfd_proc(int pidfd, struct hmd_proc *ret);
+/* 0 while the process is not reaped, -ESRCH after. */
+int hmd_pidfd_alive(int pidfd);
+/* The connected peer of sock as a pidfd (SO_PEERPIDFD, or the checked
+ * fallback); -errno when it cannot be had. */
+int hmd_peer_pidfd(int sock, pid_t pid, bool use_peerpidfd);
 
 /* ---- bpf.c ---- */
 #define HMD_ATTACH_MAX 16
@@ -182,17 +209,24 @@ struct hmd_run {
 	bool has_clock; /* HM_RUN_CLOCK: a clock page and domain */
 	uint32_t clock_dom;
 	char clock_path[256];
+	bool adopted; /* RUN_ADOPT moved its first process in */
 	struct hmd_run *next;
 };
 
 struct hmd;
+/* 1 when the pidfd's process is inside the subtree (a run, or a cgroup
+ * below one), 0 when not, -errno when that cannot be told (see peer.c). */
+int hmd_pidfd_in_run(struct hmd *d, int pidfd, struct hmd_proc *ret);
 struct hmd_run *hmd_runs_find(struct hmd *d, uint64_t id);
 struct hmd_run *hmd_runs_find_cgid(struct hmd *d, uint64_t cgid);
 int hmd_runs_count_uid(struct hmd *d, uid_t uid);
 int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 		    const struct hm_run_create *req,
 		    const struct hm_allow *allow, struct hmd_run **ret);
-/* Begin the end of a run: kill what is left (unless keep), remove when empty. */
+/* Begin the end of a run: kill what is left (unless keep), remove when
+ * empty. Never frees r: removal happens in hmd_runs_reap(), which the
+ * event loop calls after each batch of events (d->reap_due), so callers
+ * may go on walking the run list. */
 void hmd_runs_end(struct hmd *d, struct hmd_run *r, bool keep);
 /* Called when a watched cgroup.events changed, and periodically. */
 void hmd_runs_reap(struct hmd *d);
@@ -206,21 +240,54 @@ int hmd_runs_kstream(struct hmd *d, struct hmd_run *r, struct hm_kstream_hdr *re
 bool hmd_runs_owned_recently(struct hmd *d, uint64_t id, uid_t uid);
 
 /* ---- store.c: the journal store ---- */
+struct hmd_store_worker;
 struct hmd_store {
 	const char *path;
 	int fd; /* the store directory, -1 when unavailable */
 	char why[160]; /* why it is unavailable */
 	uint64_t max_journals; /* per user */
 	uint64_t max_bytes; /* per user */
+	struct hmd_store_worker *w;
 };
 
 /* Create or check the store directory (root-owned, 0711). */
 int hmd_store_open(struct hmd_store *s);
 void hmd_store_close(struct hmd_store *s);
-/* Copy a journal of uid's run into the store, then apply retention.
- * why gets a message for the user on failure. Returns 0 or -errno. */
+/* The biggest journal the store takes (HM_JOURNAL_STORE_MAX, or less). */
+uint64_t hmd_store_max_journal(struct hmd_store *s);
+/* An upload buffer of size bytes: a memfd the daemon makes, sealed
+ * against resizing. Returns the fd or -errno. */
+int hmd_store_upload_buffer(struct hmd_store *s, uint64_t size);
+/* Seal an upload buffer against writing and check that it holds a
+ * journal (a zstd frame). Sets *ret_size; 0 or -errno + why. */
+int hmd_store_check_upload(struct hmd_store *s, int fd, uint64_t *ret_size, char *why,
+			   size_t why_size);
+/* Copy a checked journal of uid's run into the store, then apply
+ * retention (runs on the store thread). 0 or -errno + why. */
 int hmd_store_put(struct hmd_store *s, uid_t uid, const struct hm_journal_store *req, int fd,
-		  char *why, size_t why_size);
+		  uint64_t size, const bool *stop, char *why, size_t why_size);
+
+/* ---- store_worker.c: uploads copied off the event loop ---- */
+struct hmd_store_job {
+	struct hmd_store_job *next;
+	uid_t uid;
+	struct hm_journal_store req;
+	int fd; /* the sealed upload buffer; the worker closes it */
+	uint64_t size;
+	int conn_id;
+	uint32_t conn_gen; /* the reply goes only to the connection that asked */
+	uint32_t seq;
+	int err; /* result: 0 or -errno */
+	char why[200];
+};
+int hmd_store_worker_start(struct hmd_store *s);
+void hmd_store_worker_stop(struct hmd_store *s);
+/* Queue a job (taken over: the worker frees it). -EBUSY when the queue,
+ * or uid's share of it, is full (job untouched). */
+int hmd_store_worker_submit(struct hmd_store *s, struct hmd_store_job *job);
+/* A finished job, or NULL; the caller frees it. */
+struct hmd_store_job *hmd_store_worker_done(struct hmd_store *s);
+int hmd_store_worker_fd(struct hmd_store *s); /* readable when jobs are done */
 /* uid's journals as a JSON array, newest first from skip, as many as fit in
  * size bytes. Returns the length or -errno. */
 ssize_t hmd_store_list(struct hmd_store *s, uid_t uid, uint32_t skip, char *buf, size_t size);
@@ -228,12 +295,6 @@ int hmd_store_fetch(struct hmd_store *s, uid_t uid, uint64_t id, int *ret_fd, ui
 int hmd_store_rm(struct hmd_store *s, uid_t uid, uint64_t id, struct hm_journal_count *ret);
 int hmd_store_gc(struct hmd_store *s, uid_t uid, uint64_t older_than_s,
 		 struct hm_journal_count *ret);
-
-/* ---- server.c ---- */
-int hmd_server_listen(const char *path);
-void hmd_server_accept(struct hmd *d);
-void hmd_server_handle(struct hmd *d, int conn_id);
-void hmd_server_close_all(struct hmd *d);
 
 /* ---- service.c: systemd ---- */
 struct hmd;
@@ -247,14 +308,32 @@ int hmd_service_watchdog_start(struct hmd *d);
 void hmd_service_watchdog(struct hmd *d);
 void hmd_service_stopping(struct hmd *d, const char *why);
 
-/* ---- the daemon ---- */
+/* ---- server.c: transport, connections, dispatch ---- */
 struct hmd_conn {
 	int fd; /* -1 when the slot is free */
 	uid_t uid;
 	gid_t gid;
-	pid_t pid;
+	pid_t pid; /* as SO_PEERCRED said at connect time: for messages only */
+	int pidfd; /* the connecting process; -1 when it could not be identified */
 	int n_runs;
+	uint32_t gen; /* changes whenever the slot is reused */
+	int upload_fd; /* JOURNAL_UPLOAD's memfd (the daemon's own), -1 */
 };
+struct hmd_req;
+int hmd_server_listen(struct hmd *d);
+void hmd_server_accept(struct hmd *d);
+void hmd_server_handle(struct hmd *d, int conn_id);
+void hmd_server_store_done(struct hmd *d);
+void hmd_server_close_all(struct hmd *d);
+int hmd_reply(struct hmd_conn *c, uint16_t type, uint32_t seq, const void *p, uint32_t len, int fd);
+int hmd_reply_error(struct hmd_conn *c, uint32_t seq, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* ---- serve_run.c, serve_journal.c: one handler per request type ---- */
+void hmd_serve_run(struct hmd *d, int conn_id, const struct hmd_req *req);
+void hmd_serve_journal(struct hmd *d, int conn_id, const struct hmd_req *req);
+
+/* ---- the daemon ---- */
 
 struct hmd {
 	int epfd;
@@ -277,11 +356,19 @@ struct hmd {
 	int n_runs;
 	uint64_t next_run_id;
 	struct hmd_conn conns[HMD_MAX_CONNS];
+	int spare_fd; /* released to accept-and-refuse when out of descriptors */
+	const char *socket_group; /* NULL: root only */
+	gid_t socket_gid;
+	bool use_peerpidfd; /* false: testing the pre-6.5 fallback */
+	uint32_t max_conns_per_user;
+	uint32_t max_runs_per_user;
+	bool reap_due; /* a run began ending: reap after this batch */
 	uint64_t started_ns;
 	uint64_t idle_since_ns; /* when the last run went away */
 	/* Kernel streams of recorded runs: per-run and global memory caps. */
 	uint64_t kstream_max;
 	uint64_t kstream_total_max;
+	uint64_t kstream_user_max; /* per uid (not root) */
 	uint64_t kstream_bytes; /* held by all runs */
 	/* Owners of recently ended runs, for JOURNAL_STORE after RUN_END. */
 	struct hmd_ended {
@@ -302,6 +389,7 @@ struct hmd {
 #define HMD_EP_TIMER 6ULL
 #define HMD_EP_PROBE 7ULL
 #define HMD_EP_WATCHDOG 8ULL
+#define HMD_EP_STORE 9ULL
 #define HMD_EP(kind, idx) (((kind) << 32) | (uint32_t)(idx))
 
 #endif

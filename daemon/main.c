@@ -12,6 +12,9 @@
 #include <sys/timerfd.h>
 #include <sys/stat.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <grp.h>
 #include <fcntl.h>
 #include "util.h"
 #include "daemon.h"
@@ -38,6 +41,13 @@ static void usage(FILE *f)
 		"                          a service manager delegated to it (systemd's\n"
 		"                          Delegate=yes), and move hermeticd into its leaf\n"
 		"                          'daemon'\n"
+		"  -g, --socket-group GROUP  the socket is 0660 root:GROUP (default hermetic;\n"
+		"                          when that group does not exist, root only);\n"
+		"                          users in GROUP may enroll and use the store\n"
+		"      --max-conns-per-user N  connections one uid may hold (default %d;\n"
+		"                          root is exempt and has %d reserved)\n"
+		"      --max-runs-per-user N   runs one uid may have at once (default %d;\n"
+		"                          root is exempt)\n"
 		"  -v, --verbose           log every run and libbpf warnings\n"
 		"      --store DIR         the journal store (default %s)\n"
 		"      --store-max-journals N  journals kept per user, oldest removed first\n"
@@ -47,12 +57,17 @@ static void usage(FILE *f)
 		"                          (default 8M)\n"
 		"      --kstream-max SIZE  memory for one recorded run's kernel stream\n"
 		"                          (default 64M; beyond it events are counted as dropped)\n"
+		"      --kstream-user-max SIZE   the same over one uid's runs (default 256M)\n"
 		"      --kstream-total-max SIZE  the same over all runs (default 512M)\n"
 		"      --no-cgroup-hooks   testing only: enforce with the BPF-LSM layer alone\n"
 		"                          (refuses to start where BPF-LSM is unavailable)\n"
+		"      --no-peerpidfd      testing only: identify peers as on kernels before\n"
+		"                          6.5 (pidfd_open of the peer's pid, checked against\n"
+		"                          the connection) instead of SO_PEERPIDFD\n"
 		"  -h, --help              show this help\n"
 		"  -V, --version           show the version\n",
-		HM_DEFAULT_SOCKET, HMD_STORE_DEFAULT, HMD_STORE_MAX_JOURNALS_DEFAULT);
+		HM_DEFAULT_SOCKET, HMD_MAX_CONNS_PER_USER_DEFAULT, HMD_ROOT_RESERVED_CONNS,
+		HMD_MAX_RUNS_PER_USER_DEFAULT, HMD_STORE_DEFAULT, HMD_STORE_MAX_JOURNALS_DEFAULT);
 }
 
 /* "64M", "8MiB", "4096", "1G": bytes. Returns 0 or -EINVAL/-ERANGE. */
@@ -139,13 +154,19 @@ int main(int argc, char **argv)
 		{ "ringbuf-size", required_argument, NULL, 'R' },
 		{ "kstream-max", required_argument, NULL, 'K' },
 		{ "kstream-total-max", required_argument, NULL, 'T' },
+		{ "kstream-user-max", required_argument, NULL, 'U' },
+		{ "socket-group", required_argument, NULL, 'g' },
+		{ "max-conns-per-user", required_argument, NULL, 'C' },
+		{ "max-runs-per-user", required_argument, NULL, 'N' },
+		{ "no-peerpidfd", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{},
 	};
 	static struct hmd d;
 	const char *socket_path = getenv("HERMETIC_SOCKET"), *subtree = "hermetic",
-		   *runtime_dir = "/run/hermetic";
+		   *runtime_dir = "/run/hermetic", *socket_group = "hermetic";
+	bool group_given = false;
 	struct epoll_event ev;
 	sigset_t mask;
 	int c, r, sfd = -1, tfd = -1, lock_fd = -1, rc = 1;
@@ -156,6 +177,11 @@ int main(int argc, char **argv)
 
 	d.kstream_max = HMD_KSTREAM_MAX_DEFAULT;
 	d.kstream_total_max = HMD_KSTREAM_TOTAL_MAX_DEFAULT;
+	d.kstream_user_max = HMD_KSTREAM_USER_MAX_DEFAULT;
+	d.max_conns_per_user = HMD_MAX_CONNS_PER_USER_DEFAULT;
+	d.max_runs_per_user = HMD_MAX_RUNS_PER_USER_DEFAULT;
+	d.use_peerpidfd = true;
+	d.spare_fd = -1;
 	d.store.path = HMD_STORE_DEFAULT;
 	d.store.fd = -1;
 	d.store.max_journals = HMD_STORE_MAX_JOURNALS_DEFAULT;
@@ -163,7 +189,7 @@ int main(int argc, char **argv)
 
 	if (!socket_path || !*socket_path)
 		socket_path = HM_DEFAULT_SOCKET;
-	while ((c = getopt_long(argc, argv, "s:t:r:vhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:t:r:g:vhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			socket_path = optarg;
@@ -183,6 +209,26 @@ int main(int argc, char **argv)
 		case 'D':
 			delegated = true;
 			break;
+		case 'P':
+			d.use_peerpidfd = false;
+			break;
+		case 'g':
+			socket_group = optarg;
+			group_given = true;
+			break;
+		case 'C':
+		case 'N':
+			if (hm_parse_u64(optarg, &v) < 0 || v == 0 || v > HMD_MAX_CONNS) {
+				hmd_err("--%s: not a number in 1..%d: '%s'",
+					c == 'C' ? "max-conns-per-user" : "max-runs-per-user",
+					HMD_MAX_CONNS, optarg);
+				return 2;
+			}
+			if (c == 'C')
+				d.max_conns_per_user = v;
+			else
+				d.max_runs_per_user = v;
+			break;
 		case 'S':
 			if (optarg[0] != '/') {
 				hmd_err("--store needs an absolute path: '%s'", optarg);
@@ -201,6 +247,7 @@ int main(int argc, char **argv)
 		case 'R':
 		case 'K':
 		case 'T':
+		case 'U':
 			if (parse_size(optarg, &v) < 0 || v == 0) {
 				hmd_err("not a size: '%s' (e.g. 64M, 1G, 4096)", optarg);
 				return 2;
@@ -211,6 +258,8 @@ int main(int argc, char **argv)
 				d.kstream_max = v;
 			else if (c == 'T')
 				d.kstream_total_max = v;
+			else if (c == 'U')
+				d.kstream_user_max = v;
 			else if (v < 4096 || v > (1ULL << 30) || (v & (v - 1))) {
 				/* The kernel wants a power-of-two number of pages. */
 				hmd_err("--ringbuf-size must be a power of two from 4K to 1G: '%s'",
@@ -238,15 +287,51 @@ int main(int argc, char **argv)
 		hmd_err("must run as root (it loads BPF programs and manages cgroups)");
 		return 1;
 	}
+	/* Who may connect. A group that was asked for must exist; the default
+	 * one may not (yet): then the socket is root's alone until it does. */
+	{
+		struct group *g = getgrnam(socket_group);
+
+		if (g) {
+			d.socket_group = socket_group;
+			d.socket_gid = g->gr_gid;
+		} else if (group_given) {
+			hmd_err("--socket-group %s: no such group. Create it (groupadd --system %s)"
+				" and add the users who may enroll (usermod -aG %s USER)",
+				socket_group, socket_group, socket_group);
+			return 2;
+		} else {
+			hmd_warn("group '%s' does not exist: the socket is for root only. To let "
+				"users enroll: groupadd --system %s; usermod -aG %s USER; then "
+				"restart hermeticd (or pass --socket-group GROUP)",
+				socket_group, socket_group, socket_group);
+		}
+	}
+	/* Not dumpable: a process of a run running as root (with reduced
+	 * capabilities, see cli/confine.c) must not ptrace the daemon or take
+	 * its descriptors with pidfd_getfd; without CAP_SYS_PTRACE the kernel
+	 * refuses both for a non-dumpable process. */
+	prctl(PR_SET_DUMPABLE, 0);
+	/* Every connection and run holds descriptors; the limits above, not
+	 * the default soft limit of 1024, are what bound them. */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 
 	/* ---- start-up ---- */
 	d.listen_fd = d.epfd = d.probe_fd = d.watchdog_fd = -1;
+	d.store.w = NULL;
 	d.cg.subtree_fd = -1;
 	d.next_run_id = 1;
 	d.socket_path = socket_path;
 	d.started_ns = hm_now_ns();
 	for (int i = 0; i < HMD_MAX_CONNS; i++)
-		d.conns[i].fd = -1;
+		d.conns[i].fd = d.conns[i].pidfd = -1;
 	{
 		/* Run ids are unique across restarts of the daemon, so a journal or
 		 * a log line never names two different runs. */
@@ -317,6 +402,11 @@ int main(int argc, char **argv)
 	r = hmd_store_open(&d.store);
 	if (r < 0)
 		hmd_warn("journal store '%s' unavailable: %s", d.store.path, d.store.why);
+	else if ((r = hmd_store_worker_start(&d.store)) < 0) {
+		hmd_err("Failed to start the store thread: %s", strerror(-r));
+		goto out;
+	}
+	d.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	d.listen_fd = hmd_service_listen(&d, socket_path);
 	if (d.listen_fd < 0) {
 		r = d.listen_fd;
@@ -342,6 +432,10 @@ int main(int argc, char **argv)
 	epoll_ctl(d.epfd, EPOLL_CTL_ADD, tfd, &ev);
 	ev = (struct epoll_event){ .events = EPOLLIN, .data.u64 = HMD_EP(HMD_EP_EVENTS, 0) };
 	epoll_ctl(d.epfd, EPOLL_CTL_ADD, hmd_bpf_events_fd(d.bpf), &ev);
+	if (hmd_store_worker_fd(&d.store) >= 0) {
+		ev = (struct epoll_event){ .events = EPOLLIN, .data.u64 = HMD_EP(HMD_EP_STORE, 0) };
+		epoll_ctl(d.epfd, EPOLL_CTL_ADD, hmd_store_worker_fd(&d.store), &ev);
+	}
 
 	/* ---- ready: once our own request through the socket is answered ---- */
 	hmd_service_status(&d, "Checking that %s answers", d.socket_path);
@@ -385,6 +479,9 @@ int main(int argc, char **argv)
 			case HMD_EP_RUN:
 				hmd_runs_reap(&d);
 				break;
+			case HMD_EP_STORE:
+				hmd_server_store_done(&d);
+				break;
 			case HMD_EP_TIMER: {
 				uint64_t t;
 
@@ -421,6 +518,12 @@ int main(int argc, char **argv)
 			}
 			}
 		}
+		/* Runs that began ending in this batch go now, when no handler
+		 * holds a pointer to them. */
+		if (d.reap_due) {
+			d.reap_due = false;
+			hmd_runs_reap(&d);
+		}
 		hmd_service_update(&d);
 	}
 	rc = 0;
@@ -436,7 +539,10 @@ out:
 	if (d.listen_fd >= 0)
 		close(d.listen_fd);
 	hmd_bpf_unload(d.bpf);
+	hmd_store_worker_stop(&d.store);
 	hmd_store_close(&d.store);
+	if (d.spare_fd >= 0)
+		close(d.spare_fd);
 	hmd_cgroup_teardown(&d.cg);
 	/* Last: a socket that is gone means a daemon that is gone. One that
 	 * systemd passed stays: systemd holds it and queues clients for the

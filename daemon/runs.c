@@ -55,7 +55,7 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 	struct hmd_run *r;
 	int err;
 
-	if (d->n_runs >= HM_NET_MAX_RUNS - 1 || hmd_runs_count_uid(d, uid) >= HMD_MAX_RUNS_PER_UID)
+	if (d->n_runs >= HM_NET_MAX_RUNS - 1)
 		return -EUSERS;
 	r = calloc(1, sizeof(*r));
 	if (!r)
@@ -136,9 +136,22 @@ static void kstream_free(struct hmd *d, struct hmd_kstream *ks)
 	ks->snap_fd = -1;
 }
 
-/* Keep one event of a recorded run. Memory is bounded twice: per run
- * (--kstream-max) and over all runs (--kstream-total-max); what does not
- * fit is counted in ks->dropped, which the KSTREAM reply carries. */
+/* Kernel stream memory of uid's runs (one walk per 1 MiB chunk). */
+static uint64_t kstream_user_bytes(struct hmd *d, uid_t uid)
+{
+	uint64_t n = 0;
+
+	for (struct hmd_run *r = d->runs; r; r = r->next)
+		if (r->uid == uid)
+			n += r->ks.bytes;
+	return n;
+}
+
+/* Keep one event of a recorded run. Memory is bounded three times: per
+ * run (--kstream-max), per user (--kstream-user-max, so that one user's
+ * runs cannot take everyone's) and over all runs (--kstream-total-max);
+ * what does not fit is counted in ks->dropped, which the KSTREAM reply
+ * carries. */
 static void kstream_add(struct hmd *d, struct hmd_run *r, const struct hm_trace_event *e)
 {
 	struct hmd_kstream *ks = &r->ks;
@@ -147,6 +160,7 @@ static void kstream_add(struct hmd *d, struct hmd_run *r, const struct hm_trace_
 	if (!c || c->n == HMD_KCHUNK_RECS) {
 		if (ks->bytes + sizeof(*c) > d->kstream_max ||
 		    d->kstream_bytes + sizeof(*c) > d->kstream_total_max ||
+		    (r->uid != 0 && kstream_user_bytes(d, r->uid) + sizeof(*c) > d->kstream_user_max) ||
 		    !(c = malloc(sizeof(*c)))) {
 			ks->dropped++;
 			return;
@@ -304,7 +318,7 @@ void hmd_runs_end(struct hmd *d, struct hmd_run *r, bool keep)
 
 		epoll_ctl(d->epfd, EPOLL_CTL_ADD, r->events_fd, &ev);
 	}
-	hmd_runs_reap(d);
+	d->reap_due = true;
 }
 
 void hmd_runs_reap(struct hmd *d)

@@ -61,7 +61,7 @@ int hmd_service_listen(struct hmd *d, const char *path)
 		return n;
 	if (n == 0) {
 		d->activated = false;
-		return hmd_server_listen(path);
+		return hmd_server_listen(d);
 	}
 	/* Socket activation: systemd made the socket (path, mode, group are
 	 * the socket unit's) and keeps it across restarts of the daemon. */

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/random.h>
+#include <sys/mman.h>
 #include <json-c/json.h>
 #include "util.h"
 #include "config.h"
@@ -231,30 +232,51 @@ static void retention(struct hmd_store *s, int dir, uid_t uid)
 	}
 }
 
-/* Filesystems the daemon reads a client's file from. A whitelist: a FUSE
- * or network file could block the daemon's only thread forever, and
- * pseudo-files (proc, sysfs, debugfs) may decide what a read returns by
- * the reader's privileges, which are root's here. */
-static bool local_fs(int fd)
+uint64_t hmd_store_max_journal(struct hmd_store *s)
 {
-	static const long ok[] = {
-		0x01021994, /* tmpfs: memfd, /tmp, /dev/shm */
-		0x958458f6, /* hugetlbfs: MFD_HUGETLB memfd */
-		0xEF53, /* ext2/3/4 */
-		0x58465342, /* xfs */
-		0x9123683E, /* btrfs */
-		0x794c7630, /* overlayfs */
-		(long)0xF2F52010, /* f2fs */
-		0x2fc12fc1, /* zfs */
-	};
-	struct statfs sf;
+	return HM_JOURNAL_STORE_MAX < s->max_bytes ? HM_JOURNAL_STORE_MAX : s->max_bytes;
+}
 
-	if (fstatfs(fd, &sf) < 0)
-		return false;
-	for (size_t i = 0; i < ARRAY_SIZE(ok); i++)
-		if ((unsigned long)sf.f_type == (unsigned long)ok[i])
-			return true;
-	return false;
+int hmd_store_upload_buffer(struct hmd_store *s, uint64_t size)
+{
+	_cleanup_close_ int fd = -1;
+
+	if (size < 4 || size > hmd_store_max_journal(s))
+		return -EFBIG;
+	/* The daemon's own memfd: reading and closing it never waits on a
+	 * filesystem server, whatever the client does with its copy. Its
+	 * pages are charged to whoever writes them (the client). */
+	fd = memfd_create("hermetic-upload", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, size) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK) < 0)
+		return -errno;
+	return steal_fd(&fd);
+}
+
+int hmd_store_check_upload(struct hmd_store *s, int fd, uint64_t *ret_size, char *why,
+			   size_t why_size)
+{
+	uint32_t magic = 0;
+	struct stat st;
+
+	/* From now on the bytes cannot change: the copy is what was checked.
+	 * The kernel refuses the seal while a writable mapping exists. */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+		int err = -errno;
+
+		snprintf(why, why_size, "cannot seal the upload buffer%s: %s",
+			 err == -EBUSY ? " (unmap it first)" : "", strerror(-err));
+		return err;
+	}
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_size < 4 || pread(fd, &magic, 4, 0) != 4 || magic != ZSTD_MAGIC) {
+		snprintf(why, why_size, "not a journal: it does not start with a zstd frame");
+		return -EBADMSG;
+	}
+	*ret_size = st.st_size;
+	return 0;
 }
 
 static json_object *sidecar_json(const struct hm_journal_store *req, uid_t uid, uint64_t size)
@@ -305,45 +327,15 @@ static int temp_file(int dir, const char *name, char *tmp, size_t size)
 }
 
 int hmd_store_put(struct hmd_store *s, uid_t uid, const struct hm_journal_store *req, int fd,
-		  char *why, size_t why_size)
+		  uint64_t size, const bool *stop, char *why, size_t why_size)
 {
 	char name[64], side[64], tmp[96] = "", stmp[96] = "";
 	_cleanup_close_ int dir = -1, out = -1, sout = -1;
-	static char buf[1 << 18];
+	static char buf[1 << 18]; /* the store thread's alone */
 	json_object *o = NULL;
-	struct stat st;
-	uint32_t magic = 0;
 	uint64_t off = 0;
 	int err;
 
-	if (s->fd < 0) {
-		snprintf(why, why_size, "the journal store is unavailable: %s", s->why);
-		return -ENOSYS;
-	}
-	if (fd < 0) {
-		snprintf(why, why_size, "JOURNAL_STORE needs the journal's file descriptor");
-		return -EBADF;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(why, why_size, "the journal is not a regular file or memfd");
-		return -EINVAL;
-	}
-	if (!local_fs(fd)) {
-		snprintf(why, why_size,
-			 "the journal is on a filesystem the daemon does not read from (FUSE, "
-			 "network, pseudo-files): send a memfd");
-		return -EINVAL;
-	}
-	if ((uint64_t)st.st_size > HM_JOURNAL_STORE_MAX || (uint64_t)st.st_size > s->max_bytes) {
-		snprintf(why, why_size, "the journal has %" PRIu64 " bytes; the store takes at most %" PRIu64,
-			 (uint64_t)st.st_size,
-			 (uint64_t)(HM_JOURNAL_STORE_MAX < s->max_bytes ? HM_JOURNAL_STORE_MAX : s->max_bytes));
-		return -EFBIG;
-	}
-	if (st.st_size < 4 || pread(fd, &magic, 4, 0) != 4 || magic != ZSTD_MAGIC) {
-		snprintf(why, why_size, "not a journal: it does not start with a zstd frame");
-		return -EBADMSG;
-	}
 	dir = user_dir(s, uid, true);
 	if (dir < 0) {
 		snprintf(why, why_size, "cannot open the user's store directory: %s",
@@ -365,12 +357,15 @@ int hmd_store_put(struct hmd_store *s, uid_t uid, const struct hm_journal_store 
 		goto fail;
 	}
 	/* Copy exactly the size we checked, from offset 0 whatever the fd's
-	 * position: a file that changes meanwhile is refused, not half-kept. */
-	while (off < (uint64_t)st.st_size) {
-		size_t want = (uint64_t)st.st_size - off < sizeof(buf) ? (uint64_t)st.st_size - off
-									: sizeof(buf);
+	 * position (the memfd is sealed: it cannot change meanwhile). */
+	while (off < size) {
+		size_t want = size - off < sizeof(buf) ? size - off : sizeof(buf);
 		ssize_t n = pread(fd, buf, want, off);
 
+		if (__atomic_load_n(stop, __ATOMIC_RELAXED)) {
+			err = -ECANCELED;
+			goto fail;
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -392,7 +387,7 @@ int hmd_store_put(struct hmd_store *s, uid_t uid, const struct hm_journal_store 
 		stmp[0] = 0;
 		goto fail;
 	}
-	o = sidecar_json(req, uid, st.st_size);
+	o = sidecar_json(req, uid, size);
 	{
 		const char *js = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 
@@ -418,7 +413,7 @@ int hmd_store_put(struct hmd_store *s, uid_t uid, const struct hm_journal_store 
 	fsync(dir);
 	retention(s, dir, uid);
 	hmd_debug("store: journal of run %" PRIu64 " stored for uid %u (%" PRIu64 " bytes)",
-		  req->run_id, (unsigned)uid, (uint64_t)st.st_size);
+		  req->run_id, (unsigned)uid, size);
 	return 0;
 fail:
 	if (tmp[0])
@@ -426,7 +421,7 @@ fail:
 	if (stmp[0])
 		unlinkat(dir, stmp, 0);
 	snprintf(why, why_size, "cannot store the journal: %s",
-		 err == -EBADMSG ? "it changed size while being copied" : strerror(-err));
+		 err == -ECANCELED ? "hermeticd is stopping" : strerror(-err));
 	return err;
 }
 

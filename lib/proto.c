@@ -47,6 +47,19 @@ int hm_send(int sock, uint16_t type, uint32_t seq, const void *payload, uint32_t
 	return (size_t)r == sizeof(hdr) + len ? 0 : -EIO;
 }
 
+int hm_msg_parse(const void *buf, size_t n, const struct hm_hdr **ret_hdr)
+{
+	const struct hm_hdr *hdr = buf;
+
+	if (n > HM_MSG_MAX)
+		return -EMSGSIZE;
+	if (n < sizeof(*hdr) || hdr->magic != HM_PROTO_MAGIC || hdr->version != HM_PROTO_VERSION ||
+	    hdr->len != n - sizeof(*hdr))
+		return -EBADMSG;
+	*ret_hdr = hdr;
+	return 0;
+}
+
 ssize_t hm_recv(int sock, void *buf, size_t size, struct hm_hdr **ret_hdr, int *ret_fd)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = size };
@@ -60,21 +73,28 @@ ssize_t hm_recv(int sock, void *buf, size_t size, struct hm_hdr **ret_hdr, int *
 		.msg_control = ctl.buf,
 		.msg_controllen = sizeof(ctl.buf),
 	};
-	struct hm_hdr *hdr = buf;
-	int fd = -1;
+	const struct hm_hdr *hdr;
+	int fd = -1, err, resets = 0;
 	ssize_t r;
 
-	*ret_fd = -1;
+	if (ret_fd)
+		*ret_fd = -1;
+	else
+		msg.msg_control = NULL, msg.msg_controllen = 0;
+	/* A peer that closed with our message unread leaves a pending
+	 * ECONNRESET that is reported before the messages it sent us first
+	 * (the daemon's answer to a connection it refused): read on once. */
 	do
 		r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (r < 0 && errno == EINTR);
+	while (r < 0 && (errno == EINTR || (errno == ECONNRESET && !resets++)));
 	if (r < 0)
 		return -errno;
-	if (r == 0)
-		return -ECONNRESET;
 
 	/* Take every fd that arrived, keep at most one, close the rest: a
-	 * hostile peer must not be able to leak fds into the daemon. */
+	 * hostile peer must not be able to leak fds into the daemon. This
+	 * comes before any other check, so that no path returns with a
+	 * received descriptor left open (a zero-length packet can carry
+	 * SCM_RIGHTS too). The kernel itself closes what did not fit. */
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -89,20 +109,25 @@ ssize_t hm_recv(int sock, void *buf, size_t size, struct hm_hdr **ret_hdr, int *
 				close(f);
 		}
 	}
-
-	if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC) || size < HM_MSG_MAX) {
+	/* End of file has no control data; an empty packet that carried
+	 * some is a malformed message, not a hang-up. */
+	if (r == 0 && !msg.msg_controllen && !(msg.msg_flags & MSG_CTRUNC))
+		return -ECONNRESET;
+	if (r == 0)
+		err = -EBADMSG;
+	else if (msg.msg_flags & MSG_TRUNC || (ret_fd && msg.msg_flags & MSG_CTRUNC) ||
+		 size < HM_MSG_MAX)
+		err = -EMSGSIZE;
+	else
+		err = hm_msg_parse(buf, r, &hdr);
+	if (err < 0) {
 		if (fd >= 0)
 			close(fd);
-		return -EMSGSIZE;
+		return err;
 	}
-	if ((size_t)r < sizeof(*hdr) || hdr->magic != HM_PROTO_MAGIC ||
-	    hdr->version != HM_PROTO_VERSION || hdr->len != (size_t)r - sizeof(*hdr)) {
-		if (fd >= 0)
-			close(fd);
-		return -EBADMSG;
-	}
-	*ret_hdr = hdr;
-	*ret_fd = fd;
+	*ret_hdr = (struct hm_hdr *)hdr;
+	if (ret_fd)
+		*ret_fd = fd;
 	return hdr->len;
 }
 

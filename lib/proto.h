@@ -7,6 +7,15 @@
  * message is a fixed header followed by exactly hdr.len payload bytes; the
  * payload of each type is a fixed struct (an array of fixed structs for the
  * allow list) except STATUS's reply, which is a JSON document.
+ *
+ * Descriptors travel only from the daemon to clients. The daemon never
+ * takes one from a client (it receives without a control buffer, so the
+ * kernel drops any a client attaches): closing a descriptor can wait on
+ * whoever serves its file (FUSE_FLUSH), and a client must not be able to
+ * make the daemon wait. What used to come as a descriptor comes otherwise:
+ * RUN_ADOPT is sent by the process to adopt itself, on its own connection
+ * (the kernel names it: SO_PEERPIDFD); a journal is written into a memfd
+ * the daemon made (JOURNAL_UPLOAD).
  */
 #ifndef HERMETIC_PROTO_H
 #define HERMETIC_PROTO_H
@@ -15,7 +24,7 @@
 #include <sys/types.h>
 
 #define HM_PROTO_MAGIC 0x504d4548u /* "HEMP" little-endian */
-#define HM_PROTO_VERSION 1
+#define HM_PROTO_VERSION 2
 #define HM_MSG_MAX 65536 /* header + payload; larger packets are refused */
 #define HM_DEFAULT_SOCKET "/run/hermetic/hermeticd.sock"
 
@@ -32,17 +41,18 @@ enum hm_msg_type {
 	HM_REQ_HELLO = 1, /* no payload -> HM_REP_HELLO */
 	HM_REQ_STATUS = 2, /* no payload -> HM_REP_STATUS (JSON) */
 	HM_REQ_RUN_CREATE = 3, /* hm_run_create + allow[] -> HM_REP_RUN (+ cgroup dir fd) */
-	HM_REQ_RUN_ADOPT = 4, /* hm_run_ref (+ pidfd) -> HM_REP_OK */
+	HM_REQ_RUN_ADOPT = 4, /* hm_run_ref, from the process to adopt -> HM_REP_OK */
 	HM_REQ_RUN_KILL = 5, /* hm_run_ref -> HM_REP_OK */
 	HM_REQ_RUN_REPORT = 6, /* hm_run_ref -> HM_REP_REPORT */
 	HM_REQ_RUN_END = 7, /* hm_run_end -> HM_REP_OK */
 	HM_REQ_RUN_AUDIT = 8, /* hm_run_ref -> HM_REP_AUDIT */
 	HM_REQ_RUN_KSTREAM = 9, /* hm_run_ref -> HM_REP_KSTREAM (+ sealed memfd) */
-	HM_REQ_JOURNAL_STORE = 10, /* hm_journal_store (+ journal fd) -> HM_REP_OK */
+	HM_REQ_JOURNAL_STORE = 10, /* hm_journal_store (the upload buffer) -> HM_REP_OK */
 	HM_REQ_JOURNAL_LIST = 11, /* none or hm_journal_list -> HM_REP_JOURNALS (JSON) */
 	HM_REQ_JOURNAL_FETCH = 12, /* hm_journal_ref -> HM_REP_JOURNAL (+ O_RDONLY fd) */
 	HM_REQ_JOURNAL_RM = 13, /* hm_journal_ref -> HM_REP_COUNT */
 	HM_REQ_JOURNAL_GC = 14, /* hm_journal_gc -> HM_REP_COUNT */
+	HM_REQ_JOURNAL_UPLOAD = 15, /* hm_journal_upload -> HM_REP_UPLOAD (+ memfd) */
 	/* replies */
 	HM_REP_OK = 100,
 	HM_REP_ERROR = 101, /* hm_error */
@@ -55,6 +65,7 @@ enum hm_msg_type {
 	HM_REP_JOURNALS = 108, /* JSON array, not NUL-terminated */
 	HM_REP_JOURNAL = 109, /* hm_journal_info, with the fd */
 	HM_REP_COUNT = 110, /* hm_journal_count */
+	HM_REP_UPLOAD = 111, /* hm_journal_upload, with a writable memfd of that size */
 };
 
 struct hm_error {
@@ -78,6 +89,7 @@ struct hm_hello {
 #define HM_RUN_NET_UNIX 0x4u /* unix sockets allowed (not --no-unix) */
 #define HM_RUN_RECORD 0x8u /* keep the run's kernel stream (HM_REQ_RUN_KSTREAM) */
 #define HM_RUN_CLOCK 0x10u /* a virtual clock page and keeper for the run */
+#define HM_RUN_UNCONFINED 0x20u /* enroll --confine off: for status, nothing enforced */
 
 /* One --allow destination, already resolved by the client. */
 struct hm_allow {
@@ -180,8 +192,17 @@ struct hm_kstream_hdr {
 	uint64_t daemon_dropped;
 };
 
-/* HM_REQ_JOURNAL_STORE: a finished journal of the peer's run, sent with an
- * fd (regular file or memfd) holding one zstd frame. */
+/* HM_REQ_JOURNAL_UPLOAD: ask for a buffer of exactly size bytes, a memfd
+ * the daemon made, sealed against growing and shrinking. The client writes
+ * its journal into it (no writable mapping may remain), then sends
+ * JOURNAL_STORE; the daemon seals it against writing and copies it. One
+ * buffer per connection: a new UPLOAD replaces the last. */
+struct hm_journal_upload {
+	uint64_t size;
+};
+
+/* HM_REQ_JOURNAL_STORE: a finished journal of the peer's run, one zstd
+ * frame, in the connection's upload buffer. */
 #define HM_JOURNAL_COMMAND_MAX 256
 struct hm_journal_store {
 	uint64_t run_id;
@@ -192,7 +213,7 @@ struct hm_journal_store {
 	char command[HM_JOURNAL_COMMAND_MAX]; /* for list; NUL-terminated */
 };
 
-/* Largest journal the store accepts (the fd's size). */
+/* Largest journal the store accepts. */
 #define HM_JOURNAL_STORE_MAX (256ULL << 20)
 
 /* HM_REQ_JOURNAL_LIST: entries newest first, starting at skip; the reply
@@ -230,10 +251,17 @@ int hm_send(int sock, uint16_t type, uint32_t seq, const void *payload, uint32_t
 
 /* Receive one message into buf (at least HM_MSG_MAX bytes). On success
  * *ret_hdr points into buf, the payload follows it, and *ret_fd holds a
- * received fd or -1. Validates magic, version and length against what
- * arrived. Returns payload length, -EBADMSG (malformed), -EMSGSIZE
- * (oversized), -ECONNRESET (peer closed) or -errno. */
+ * received fd or -1. With ret_fd NULL no descriptor is ever installed:
+ * the kernel drops what came (the daemon receives this way). Validates magic, version and length against what
+ * arrived. Every received fd but the one returned is closed, on every
+ * path. Returns payload length, -EBADMSG (malformed, including an empty
+ * packet that carried descriptors), -EMSGSIZE (oversized), -ECONNRESET
+ * (peer closed) or -errno. */
 ssize_t hm_recv(int sock, void *buf, size_t size, struct hm_hdr **ret_hdr, int *ret_fd);
+
+/* Check one packet of n bytes: magic, version, and hdr.len against n.
+ * Returns 0 (*ret_hdr = buf), -EBADMSG or -EMSGSIZE. */
+int hm_msg_parse(const void *buf, size_t n, const struct hm_hdr **ret_hdr);
 
 /* Format an address of struct hm_allow / hm_refusal as text ("1.2.3.4:80",
  * "[::1]:80"); buf must hold 64 bytes. */

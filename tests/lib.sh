@@ -42,8 +42,55 @@ need_root() {
 	fi
 }
 
+# _retry CMD...: run CMD until it succeeds, up to 5 s (useradd and groupadd
+# fail while another test holds the lock on /etc/passwd or /etc/group).
+_retry() {
+	local i
+	for i in $(seq 50); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+	"$@"
+}
+
+# test_group: a group of this test, hmg<pid>, removed at exit; the test
+# daemon's socket is given to it (start_daemon). Sets HM_GROUP.
+test_group() {
+	[ -n "${HM_GROUP:-}" ] && return 0
+	_retry groupadd "hmg$$" || return 1
+	HM_GROUP=hmg$$
+	at_exit "_retry groupdel $HM_GROUP"
+}
+
+# test_user VAR: a new unprivileged user in HM_GROUP (made when needed),
+# removed at exit (after the processes the test started later). Its name
+# goes to VAR. Run things as it with: as_user NAME CMD...
+_nusers=0
+test_user() {
+	local n=hmu$$x$_nusers
+	test_group || return 1
+	_nusers=$((_nusers + 1))
+	_retry useradd -M -N -g "$HM_GROUP" -d /nonexistent -s /usr/sbin/nologin "$n" || return 1
+	at_exit "pkill_user_procs $n; _retry userdel $n"
+	printf -v "$1" '%s' "$n"
+}
+# Kill what is left of a test user's processes, by uid (the user is the
+# test's own: nothing else runs as it).
+pkill_user_procs() {
+	local u
+	u=$(id -u "$1" 2>/dev/null) || return 0
+	for p in /proc/[0-9]*; do
+		[ "$(stat -c %u "$p" 2>/dev/null)" = "$u" ] && kill -KILL "${p#/proc/}" 2>/dev/null
+	done
+	return 0
+}
+# as_user NAME CMD...: CMD as that user, with the test group.
+as_user() {
+	local u=$1
+	shift
+	setpriv --reuid="$u" --regid="$HM_GROUP" --init-groups env HOME=/nonexistent USER="$u" LOGNAME="$u" "$@"
+}
+
 # Start a private daemon: its own socket and cgroup subtree, so a test never
-# touches a production daemon. Sets HERMETIC_SOCKET.
+# touches a production daemon. Sets HERMETIC_SOCKET. When the test made
+# users (test_group), the socket is 0660 root:HM_GROUP; otherwise root's.
 start_daemon() {
 	local name=hmtest-$$-$RANDOM store=()
 	export HERMETIC_SOCKET=$T/d.sock
@@ -51,6 +98,7 @@ start_daemon() {
 	case " $* " in *" --store "*) ;; *) store=(--store "$T/store") ;; esac
 	# ... and its own runtime directory (its lock file lives there).
 	case " $* " in *" --runtime-dir "*) ;; *) store+=(--runtime-dir "$T/run") ;; esac
+	case " $* " in *" --socket-group "*) ;; *) [ -n "${HM_GROUP:-}" ] && store+=(--socket-group "$HM_GROUP") ;; esac
 	"$HERMETICD" --socket "$HERMETIC_SOCKET" --subtree "$name" "${store[@]}" "$@" >"$T/daemon.log" 2>&1 &
 	HMD_PID=$!
 	at_exit "kill $HMD_PID; wait $HMD_PID"
@@ -73,3 +121,19 @@ go_static() {
 
 # Millisecond wall clock, for "within a second" checks.
 now_ms() { date +%s%3N; }
+
+# build_attack NAME: compile tests/integration/attack/NAME.c (with the
+# project's headers and libhermetic.a) into $T/NAME; log in $T/NAME.log.
+build_attack() {
+	cc -O1 -g -std=gnu11 -D_GNU_SOURCE -Wall -I"$TOP/include" -I"$TOP/lib" \
+		-o "$T/$1" "$TOP/tests/integration/attack/$1.c" "$B/libhermetic.a" -lpthread >"$T/$1.log" 2>&1
+}
+
+# fuse_abort N: abort FUSE connection N (a test's own, from its attacker's
+# output), through fusectl mounted in a private mount namespace.
+fuse_abort() {
+	local d
+	d=$(mktemp -d) || return 0
+	unshare -m sh -c "mount -t fusectl none '$d' && [ -e '$d/$1/abort' ] && echo 1 >'$d/$1/abort'" 2>/dev/null
+	rmdir "$d"
+}

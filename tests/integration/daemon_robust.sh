@@ -115,9 +115,9 @@ wcase "requests for a run that does not exist: RUN_KILL -> HM_REP_ERROR" kill-un
 wcase "requests for a run that does not exist: RUN_REPORT -> HM_REP_ERROR" report-unknown
 wcase "requests for a run that does not exist: RUN_END -> HM_REP_ERROR" end-unknown
 wcase "requests for a run that does not exist: RUN_ADOPT -> HM_REP_ERROR" adopt-unknown
-wcase "RUN_ADOPT without a pidfd -> HM_REP_ERROR" adopt-no-pidfd
-wcase "RUN_ADOPT with a non-pidfd descriptor -> HM_REP_ERROR" adopt-not-a-pidfd
-wcase "RUN_ADOPT of a process that is not the caller's child (pid 1) -> refused, not moved" adopt-foreign-process
+wcase "RUN_ADOPT from the run's creator itself (not its child) -> EPERM" adopt-no-pidfd
+wcase "RUN_ADOPT with a descriptor attached: the fd is dropped, EPERM" adopt-not-a-pidfd
+wcase "RUN_ADOPT with a pidfd of pid 1 attached: refused, pid 1 not moved" adopt-foreign-process
 wcase "oversized: 70000-byte packet -> HM_REP_ERROR, daemon up" oversized 70000
 wcase "oversized: 65537-byte packet -> HM_REP_ERROR, daemon up" oversized 65537
 wcase "oversized: 1 MiB packet -> HM_REP_ERROR, daemon up" oversized 1048576

@@ -12,6 +12,7 @@ if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
 	fail "fs isolation" "build/hermeticd or build/hermetic missing (run make)"
 	exit 1
 fi
+test_user FSUSER || FSUSER=
 start_daemon || { fail "daemon starts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; exit 1; }
 
 # Without the shim built, run without it; with it, use it (both must pass).
@@ -293,19 +294,18 @@ en --no-daemon --clock off --fs isolate --temp-parent "$TP" --grace 300ms -- sh 
 expect "--no-daemon: a straggler is killed and the root removed" '((RC == 0)) && grep -Eq "killed [0-9]+ straggler" "$T/err" && [ ! -e "$ROOT" ]'
 
 # --- an unprivileged user: read-only directories (Go's module cache) --------------
-if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+if [ -n "${FSUSER:-}" ]; then
 	mkdir -p "$T/tpn"
-	chown nobody "$T/tpn"
-	setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/nonexistent \
-		"$HERMETIC" enroll "${SHIM[@]}" --print-boundary --fs isolate --temp-parent "$T/tpn" -- sh -c '
+	chown "$FSUSER" "$T/tpn"
+	as_user "$FSUSER" "$HERMETIC" enroll "${SHIM[@]}" --print-boundary --fs isolate --temp-parent "$T/tpn" -- sh -c '
 		mkdir -p "$GOMODCACHE/example.com/m@v1/sub" && touch "$GOMODCACHE/example.com/m@v1/sub/f" &&
 		chmod -R a-w "$GOMODCACHE/example.com" && mkdir "$HOME/locked" && chmod 0 "$HOME/locked" && id -u' \
 		>"$T/out" 2>"$T/err"
 	RC=$? OUT=$(cat "$T/out") ERR=$(cat "$T/err") ROOT=
 	expect "unprivileged: read-only module cache and unreadable dirs are removed" \
-		'((RC == 0)) && [ "$OUT" = "$(id -u nobody)" ] && [ -z "$(ls -A "$T/tpn")" ] && ! grep -q "kept root" "$T/err"'
+		'((RC == 0)) && [ "$OUT" = "$(id -u "$FSUSER")" ] && [ -z "$(ls -A "$T/tpn")" ] && ! grep -q "kept root" "$T/err"'
 else
-	skip "unprivileged removal" "no 'nobody' user or no setpriv"
+	fail "unprivileged removal" "could not create a test user (useradd)"
 fi
 
 # --- bad options: exit 2 with the usage hint -----------------------------------

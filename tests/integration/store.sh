@@ -80,19 +80,52 @@ static void end_run(uint64_t id)
 	call(HM_REQ_RUN_END, &e, sizeof(e), -1, HM_REP_OK, NULL, NULL);
 }
 
+/* Hand FILE to the store as the CLI does (JOURNAL_UPLOAD, copy, STORE), or
+ * with STORE_AS=fd (the file's descriptor sent along, no upload) or
+ * STORE_AS=mmap (a writable mapping of the buffer kept) as what the daemon
+ * must refuse. */
 static void store(uint64_t id, const char *file, const char *cmd, int status)
 {
 	struct hm_journal_store s = { .run_id = id, .exit_status = status, .seed = 42,
 				      .started_ns = 1764500000000000000LL };
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	const char *as = getenv("STORE_AS") ? getenv("STORE_AS") : "upload";
+	int fd = open(file, O_RDONLY | O_CLOEXEC), mfd = -1;
+	struct stat st;
 
-	if (fd < 0) {
+	if (fd < 0 || fstat(fd, &st) < 0) {
 		perror(file);
 		exit(3);
 	}
 	snprintf(s.command, sizeof(s.command), "%s", cmd);
-	call(HM_REQ_JOURNAL_STORE, &s, sizeof(s), fd, HM_REP_OK, NULL, NULL);
+	if (!strcmp(as, "fd")) {
+		call(HM_REQ_JOURNAL_STORE, &s, sizeof(s), fd, HM_REP_OK, NULL, NULL);
+		return;
+	}
+	struct hm_journal_upload up = { .size = st.st_size };
+	call(HM_REQ_JOURNAL_UPLOAD, &up, sizeof(up), -1, HM_REP_UPLOAD, &mfd, NULL);
+	int fl = fcntl(mfd, F_GETFL), seals = fcntl(mfd, F_GET_SEALS);
+	if ((fl & O_ACCMODE) != O_RDWR || !(seals & F_SEAL_GROW) || !(seals & F_SEAL_SHRINK) ||
+	    ftruncate(mfd, st.st_size + 1) == 0) {
+		printf("upload buffer not as promised: flags %#x seals %#x\n", fl, seals);
+		exit(1);
+	}
+	char b[65536];
+	ssize_t n;
+	off_t off = 0;
+	while ((n = read(fd, b, sizeof(b))) > 0) {
+		if (pwrite(mfd, b, n, off) != n)
+			exit(3);
+		off += n;
+	}
+	if (!strcmp(as, "mmap") && mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0) == MAP_FAILED)
+		exit(3);
+	call(HM_REQ_JOURNAL_STORE, &s, sizeof(s), -1, HM_REP_OK, NULL, NULL);
+	if (pwrite(mfd, "x", 1, 0) == 1) {
+		printf("upload buffer still writable after STORE\n");
+		exit(1);
+	}
 	close(fd);
+	close(mfd);
 }
 
 static int fill(struct hm_journal_writer *w, void *ud)
@@ -336,6 +369,8 @@ if ! cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$TOP/include" -I"$TOP/lib" -o "$T/hmc" "
 fi
 HMC=$T/hmc
 ST=$T/store
+test_user OTHER || { fail "create a test user" "useradd failed"; exit 1; }
+OTHER_UID=$(id -u "$OTHER")
 start_daemon --store "$ST" --store-max-journals 3 --store-max-bytes 100000 ||
 	{ fail "daemon starts with --store" "see above"; exit 1; }
 
@@ -380,20 +415,21 @@ printf '\x28\xb5\x2f\xfd' >"$T/big"
 truncate -s 257M "$T/big"
 out=$("$HMC" store-new "$T/big" big 1 | tail -n 1)
 check "a journal over 256 MiB is refused (EFBIG)" grep -q "^ERR 27 " <<<"$out"
-mkfifo "$T/fifo"
-(exec 3<>"$T/fifo"; sleep 5) &
-at_exit "kill $!"
-out=$("$HMC" store-new "$T/fifo" fifo 1 | tail -n 1)
-check "a FIFO is refused (EINVAL)" grep -q "^ERR 22 .*regular" <<<"$out"
+out=$(STORE_AS=fd "$HMC" store-new "$T/j1.hjournal" plainfile 1 | tail -n 1)
+check "a descriptor sent along with STORE is not taken: no upload buffer (EBADF)" grep -q "^ERR 9 .*JOURNAL_UPLOAD" <<<"$out"
+out=$(STORE_AS=mmap "$HMC" store-new "$T/j1.hjournal" mapped 1 | tail -n 1)
+check "an upload buffer still mapped writable cannot be sealed: refused (EBUSY)" grep -q "^ERR 16 .*unmap" <<<"$out"
+check "the daemon holds no descriptor a client sent (only its own)" \
+	sh -c "! ls -l /proc/$HMD_PID/fd | grep -q '$T/j1.hjournal'"
 check "nothing refused was kept" test "$(ls "$ST/0" | grep -vc json)" = 2
 
 # ---- hostile lengths: every new request checks its payload's size ----
 bad=""
-for tl in "9 0" "9 7" "9 9" "10 0" "10 287" "10 289" "11 4" "11 9" "12 0" "12 16" "13 4" "14 0" "14 12"; do
+for tl in "9 0" "9 7" "9 9" "10 0" "10 287" "10 289" "11 4" "11 9" "12 0" "12 16" "13 4" "14 0" "14 12" "15 0" "15 4" "15 9"; do
 	r=$("$HMC" raw $tl)
 	[ "$r" = "ERR 74" ] || bad="$bad [$tl: $r]"
 done
-check "wrong payload sizes are EBADMSG for KSTREAM, STORE, LIST, FETCH, RM, GC${bad}" test -z "$bad"
+check "wrong payload sizes are EBADMSG for KSTREAM, STORE, LIST, FETCH, RM, GC, UPLOAD${bad}" test -z "$bad"
 r=$("$HMC" raw 10 288)
 check "STORE with zeroes: run 0 is nobody's (ENOENT)" test "$r" = "ERR 2"
 r=$("$HMC" raw 11 0)
@@ -409,7 +445,7 @@ else
 fi
 
 # ---- another user sees and touches none of it ----
-NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+NOBODY="as_user $OTHER"
 out=$($NOBODY "$HMC" list)
 check "another user's list is empty" test "$out" = "[]"
 out=$($NOBODY "$HMC" fetch "$id1" "$T/nobody-fetch" 2>&1)
@@ -421,13 +457,13 @@ check "another user's gc removes nothing of it" test -f "$ST/0/$id1.hjournal"
 out=$($NOBODY "$HMC" store "$id1" "$T/j1.hjournal")
 check "another user cannot store under someone else's run (ENOENT)" grep -q "^ERR 2 " <<<"$out"
 idn=$($NOBODY "$HMC" store-new "$T/j1.hjournal" "nobody's" 0)
-if [ "$(perm "$ST/65534")" = "700 root" ] && [ -f "$ST/65534/$idn.hjournal" ] &&
+if [ "$(perm "$ST/$OTHER_UID")" = "700 root" ] && [ -f "$ST/$OTHER_UID/$idn.hjournal" ] &&
 	! "$HMC" list | grep -q "$idn" && $NOBODY "$HMC" list | grep -q "$idn"; then
 	pass "each user has their own 0700 root directory and list"
 else
 	fail "each user has their own directory" "$(ls -la "$ST" 2>&1 | tr '\n' '|')"
 fi
-check "a user cannot read the store directly" sh -c "! $NOBODY ls '$ST/65534' >/dev/null 2>&1"
+if ! $NOBODY ls "$ST/$OTHER_UID" >/dev/null 2>&1; then pass "a user cannot read the store directly"; else fail "a user cannot read the store directly" "ls succeeded"; fi
 out=$(cd "$T" && $NOBODY "$HMC" fetch "$idn" /dev/null)
 check "a user cannot reopen a fetched fd for writing (files stay root's)" \
 	grep -q "reopen-write=refused" <<<"$out"

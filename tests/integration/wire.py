@@ -17,9 +17,12 @@ import sys
 import time
 
 MAGIC = 0x504D4548
-VERSION = 1
+VERSION = 2
 HDR = struct.Struct("<IHHII")  # magic, version, type, len, seq
 REQ_HELLO, REQ_STATUS, REQ_RUN_CREATE, REQ_RUN_ADOPT, REQ_RUN_KILL, REQ_RUN_REPORT, REQ_RUN_END = range(1, 8)
+REQ_JOURNAL_STORE, REQ_JOURNAL_UPLOAD = 10, 15
+REP_UPLOAD = 111
+STORE = struct.Struct("<QiIQq256s")  # run_id, exit_status, flags, seed, started_ns, command
 REP_OK, REP_ERROR, REP_HELLO, REP_STATUS, REP_RUN, REP_REPORT = range(100, 106)
 MSG_MAX = 65536
 RUN_NET_ENFORCE, RUN_NET_LOOPBACK, RUN_NET_UNIX = 1, 2, 4
@@ -148,7 +151,7 @@ elif case == "status":
 elif case == "bad-magic":
     one(msg(REQ_HELLO, magic=0xDEADBEEF), lambda r: expect_error(r, [EBADMSG]), "bad magic")
 elif case == "bad-version":
-    one(msg(REQ_HELLO, version=2), lambda r: expect_error(r, [EBADMSG]), "version 2")
+    one(msg(REQ_HELLO, version=VERSION + 1), lambda r: expect_error(r, [EBADMSG]), "version %d" % (VERSION + 1))
 elif case == "unknown-type":
     one(msg(999, seq=77), lambda r: expect_error(r, [errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS, EBADMSG], 77), "type 999")
 elif case == "reply-type-as-request":
@@ -239,7 +242,8 @@ elif case == "adopt-no-pidfd":
     run_id, _ = create_run(s)
     s.send(msg(REQ_RUN_ADOPT, struct.pack("<Q", run_id), seq=12))
     one_rep = recv(s)
-    done(expect_error(one_rep, [errno.EBADF, errno.EINVAL], 12), "RUN_ADOPT without a pidfd -> " + describe(one_rep))
+    # The asker is the run's creator itself, not its child: refused.
+    done(expect_error(one_rep, [errno.EPERM], 12), "RUN_ADOPT from the run's creator -> " + describe(one_rep))
 elif case == "adopt-not-a-pidfd":
     s = connect()
     run_id, _ = create_run(s)
@@ -247,7 +251,7 @@ elif case == "adopt-not-a-pidfd":
     send_fds(s, msg(REQ_RUN_ADOPT, struct.pack("<Q", run_id), seq=13), [f])
     os.close(f)
     rep = recv(s)
-    done(expect_error(rep, None, 13), "RUN_ADOPT with /dev/null as pidfd -> " + describe(rep))
+    done(expect_error(rep, [errno.EPERM], 13), "RUN_ADOPT with /dev/null attached (dropped) -> " + describe(rep))
 elif case == "adopt-foreign-process":
     # A pidfd of a process that is not the caller's child (pid 1) must not
     # be moved into the run.
@@ -362,5 +366,134 @@ elif case == "idle":
     print("ok idle connection open", flush=True)
     time.sleep(float(sys.argv[3]) if len(sys.argv) > 3 else 3)
     sys.exit(0)
+elif case in ("uaf-close-older", "uaf-empty-newer"):
+    # Two connections, one run each; the older goes away. The daemon used
+    # to free the older run while walking its run list (use after free).
+    # uaf-empty-newer: the older run had a process that exited (empty run)
+    # and the client dies.
+    import subprocess
+    a = connect()
+    run_a, path_a = create_run(a, seq=1)
+    if case == "uaf-empty-newer":
+        mnt = sys.argv[3]
+        p = subprocess.Popen(["true"])
+        cgdir = path_a if path_a.startswith(mnt + "/") else mnt + path_a
+        try:
+            with open(os.path.join(cgdir, "cgroup.procs"), "w") as f:
+                f.write(str(p.pid))
+        except OSError:
+            pass
+        p.wait()
+    b = connect()
+    run_b, _ = create_run(b, seq=2)
+    a.close()
+    time.sleep(0.3)
+    b.send(msg(REQ_STATUS, seq=3))
+    rep = recv(b)
+    if isinstance(rep, str) or rep[0] != REP_STATUS:
+        done(False, "after closing the older connection, STATUS on the newer -> " + describe(rep))
+    ids = [r["id"] for r in json.loads(rep[2].decode())["runs"]]
+    done(run_b in ids and run_a not in ids,
+         "older connection closed: runs now %r (older %d gone, newer %d kept)" % (ids, run_a, run_b))
+elif case == "zero-len-fds":
+    # Zero-length packets carrying SCM_RIGHTS: each must be answered (an
+    # empty packet with descriptors is malformed, not a hang-up) and its
+    # descriptors closed.
+    n = int(sys.argv[3]) if len(sys.argv) > 3 else 5000
+    s = connect()
+    f = os.open("/dev/null", os.O_RDONLY)
+    fds = [os.dup(f) for _ in range(4)]
+    answered = closed = 0
+    for i in range(n):
+        try:
+            send_fds(s, b"", fds)
+        except OSError:
+            closed += 1
+            s = connect()
+            continue
+        rep = recv(s, 5)
+        close_fds(rep)
+        if rep == "closed":
+            closed += 1
+            s = connect()
+        elif not isinstance(rep, str):
+            answered += 1
+    for x in fds + [f]:
+        os.close(x)
+    s.send(msg(REQ_HELLO, seq=99))
+    rep = recv(s)
+    done(answered + closed == n and not isinstance(rep, str) and rep[0] == REP_HELLO,
+         "%d zero-length packets with 4 fds each: %d answered, %d closed the connection; then HELLO -> %s"
+         % (n, answered, closed, describe(rep)))
+elif case == "hold-conns":
+    # Open up to N connections and hold them: report how many the daemon
+    # kept and what it said to the others.
+    n = int(sys.argv[3])
+    hold = float(sys.argv[4])
+    conns, refused, msgs = [], 0, set()
+    for i in range(n):
+        try:
+            c = connect()
+        except OSError as e:
+            refused += 1
+            msgs.add("connect: %s" % e)
+            continue
+        try:
+            c.send(msg(REQ_HELLO, seq=i))
+        except OSError:
+            pass  # refused and closed already: its answer is waiting
+        rep = recv(c, 5)
+        close_fds(rep)
+        if not isinstance(rep, str) and rep[0] == REP_HELLO:
+            conns.append(c)
+        else:
+            refused += 1
+            if not isinstance(rep, str) and rep[0] == REP_ERROR:
+                err, m = ERROR.unpack(rep[2])
+                msgs.add("%s: %s" % (errno.errorcode.get(err, err), m.split(b"\0")[0].decode()))
+            else:
+                msgs.add(describe(rep))
+            c.close()
+    print("ok %d kept, %d refused: %s" % (len(conns), refused, " | ".join(sorted(msgs))), flush=True)
+    time.sleep(hold)
+    sys.exit(0)
+elif case == "create-runs":
+    # Create runs on fresh connections until refused; print how many.
+    n = int(sys.argv[3])
+    made, conns, last = 0, [], ""
+    for i in range(n):
+        if made % 8 == 0:
+            conns.append(connect())
+        c = conns[-1]
+        c.send(msg(REQ_RUN_CREATE, create_payload(), seq=i))
+        rep = recv(c)
+        if not isinstance(rep, str) and rep[0] == REP_RUN:
+            made += 1
+            close_fds(rep)
+            continue
+        last = describe(rep)
+        close_fds(rep)
+        break
+    print("ok %d runs made; then %s" % (made, last), flush=True)
+    time.sleep(float(sys.argv[4]) if len(sys.argv) > 4 else 0)
+    sys.exit(0)
+elif case == "big-store":
+    # Upload a journal of SIZE MiB (a zstd magic, then zeroes), ask for it
+    # to be stored, print "storing" and wait for the answer.
+    mib = int(sys.argv[3])
+    s = connect()
+    run_id, _ = create_run(s)
+    s.send(msg(REQ_JOURNAL_UPLOAD, struct.pack("<Q", mib << 20), seq=20))
+    rep = recv(s)
+    if isinstance(rep, str) or rep[0] != REP_UPLOAD or not rep[3]:
+        done(False, "UPLOAD -> " + describe(rep))
+    mfd = rep[3][0]
+    os.pwrite(mfd, b"\x28\xb5\x2f\xfd", 0)
+    os.close(mfd)
+    s.send(msg(REQ_JOURNAL_STORE, STORE.pack(run_id, 1, 0, 1, 0, b"big"), seq=21))
+    print("storing", flush=True)
+    rep = recv(s, 120)
+    close_fds(rep)
+    done(not isinstance(rep, str), "STORE of %d MiB -> %s" % (mib, describe(rep)))
 else:
     done(False, "unknown case " + case)

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Starting CMD inside the run before its first instruction.
+ *
+ * Root: clone3(CLONE_INTO_CGROUP) with the run's directory fd; the child is
+ * born in the run. Others cannot (migrating needs write access to the
+ * common ancestor's cgroup.procs): the child asks hermeticd to adopt it,
+ * on a connection of its own, so that the daemon knows it by the kernel's
+ * pidfd of that connection and not by anything we say (daemon/serve_run.c
+ * checks it is our child, in no run, and that the run is ours and empty).
+ * Only then does it exec. Between fork and exec the child makes only
+ * async-signal-safe calls.
+ */
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/personality.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <linux/sched.h>
+#include "util.h"
+#include "cli.h"
+#include "enroll.h"
+
+/* What the child reports on its error pipe before it gives up. */
+enum { LAUNCH_EXEC = 1, LAUNCH_ADOPT = 2 };
+struct launch_err {
+	int kind;
+	int err;
+	char msg[sizeof(((struct hm_error *)0)->msg)];
+};
+
+static struct sockaddr_un daemon_addr;
+
+static void report(int fd, int kind, int err, const char *msg)
+{
+	struct launch_err le = { .kind = kind, .err = err };
+
+	if (msg)
+		memcpy(le.msg, msg, sizeof(le.msg) - 1);
+	if (write(fd, &le, sizeof(le)) < 0) {
+		/* the parent will see a plain exit */
+	}
+}
+
+/* In the child: ask the daemon to move us into run_id. */
+static int adopt_self(uint64_t run_id, const char **ret_msg)
+{
+	static char buf[HM_MSG_MAX];
+	struct hm_run_ref ref = { .run_id = run_id };
+	struct hm_hdr *h;
+	ssize_t n;
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), err;
+
+	*ret_msg = NULL;
+	if (s < 0)
+		return -errno;
+	if (connect(s, (struct sockaddr *)&daemon_addr, sizeof(daemon_addr)) < 0 ||
+	    (err = hm_send(s, HM_REQ_RUN_ADOPT, 1, &ref, sizeof(ref), -1)) < 0) {
+		err = -errno;
+		close(s);
+		return err;
+	}
+	n = hm_recv(s, buf, sizeof(buf), &h, NULL);
+	close(s);
+	if (n < 0)
+		return n;
+	if (h->type == HM_REP_ERROR && (size_t)n == sizeof(struct hm_error)) {
+		struct hm_error *e = (struct hm_error *)(h + 1);
+
+		e->msg[sizeof(e->msg) - 1] = 0;
+		*ret_msg = e->msg;
+		return e->err > 0 ? -e->err : -EPROTO;
+	}
+	return h->type == HM_REP_OK ? 0 : -EPROTO;
+}
+
+static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_t *oldmask,
+						  bool adopt, int err_fd)
+{
+	const char *msg;
+	int err;
+
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	if (adopt && (err = adopt_self(e->run.run_id, &msg)) < 0) {
+		report(err_fd, LAUNCH_ADOPT, -err, msg);
+		_exit(EXIT_INTERNAL);
+	}
+	/* ASLR off before the first exec, inherited by the whole tree:
+	 * programs mix addresses into their random state. */
+	if (!e->cfg.aslr)
+		personality(ADDR_NO_RANDOMIZE);
+	execvp(e->bnd.exec_file, e->argv);
+	err = errno;
+	report(err_fd, LAUNCH_EXEC, err, NULL);
+	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
+}
+
+void enroll_launch(struct enroll *e, const sigset_t *oldmask)
+{
+	struct launch_err le;
+	int errp[2];
+	ssize_t n;
+
+	if (pipe2(errp, O_CLOEXEC) < 0)
+		die(EXIT_INTERNAL, "pipe: %s", strerror(errno));
+	e->child = -1;
+	if (!e->no_daemon) {
+		/* Preferred: the child is born inside the run's cgroup. This needs
+		 * write access to cgroup.procs of the common ancestor (root), and
+		 * both cgroups inside our cgroup namespace: in a container the
+		 * run's cgroup is outside it (ENOENT), and the daemon adopts us. */
+		struct clone_args args = {
+			.flags = CLONE_INTO_CGROUP,
+			.exit_signal = SIGCHLD,
+			.cgroup = (uint64_t)e->cgroup_fd,
+		};
+		long pid = syscall(SYS_clone3, &args, sizeof(args));
+
+		if (pid == 0)
+			child_exec(e, oldmask, false, errp[1]);
+		if (pid > 0)
+			e->child = pid;
+		else if (errno != EACCES && errno != EPERM && errno != ENOSYS && errno != EBUSY &&
+			 errno != ENOENT)
+			die(EXIT_INTERNAL, "clone3 into '%s': %s", e->run.cgroup_path, strerror(errno));
+	}
+	if (e->child < 0) {
+		/* Otherwise the child asks to be adopted before it execs, so it
+		 * never runs a command unenrolled. */
+		const char *path = cli_socket_path();
+
+		daemon_addr.sun_family = AF_UNIX;
+		snprintf(daemon_addr.sun_path, sizeof(daemon_addr.sun_path), "%s", path);
+		e->child = fork();
+		if (e->child < 0)
+			die(EXIT_INTERNAL, "fork: %s", strerror(errno));
+		if (e->child == 0)
+			child_exec(e, oldmask, !e->no_daemon, errp[1]);
+	}
+	close(errp[1]);
+	n = read(errp[0], &le, sizeof(le));
+	close(errp[0]);
+	if (n != sizeof(le))
+		return; /* CMD runs: the pipe closed at its exec */
+	waitpid(e->child, NULL, 0);
+	if (le.kind == LAUNCH_ADOPT)
+		die(EXIT_INTERNAL, "hermeticd could not move the command into the run: %s",
+		    le.msg[0] ? le.msg : strerror(le.err));
+	die(le.err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "%s: %s", e->argv[0],
+	    strerror(le.err));
+}

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Who is asking: processes identified by pidfds, never by bare pid numbers.
+ *
+ * A pid number names whichever process holds it now; after the process it
+ * named is reaped, a fork loop can make it name another. So the daemon
+ * reads facts about a process (its parent, uid, cgroup) from /proc/<pid>
+ * and only then checks that the pidfd's process is still not reaped: a
+ * process that was alive (or a zombie) after the read held that pid during
+ * the read, so the facts are its own. Every "cannot tell" is an answer of
+ * its own, and callers fail closed on it.
+ *
+ * The peer of a connection is a pidfd from SO_PEERPIDFD (Linux 6.5). On
+ * older kernels, pidfd_open() of SO_PEERCRED's pid is checked against the
+ * connection itself: the process must hold the other end of this very
+ * socket (sock_diag names the peer socket's inode, /proc/<pid>/fd must
+ * show it), else the connector is gone and the pid is not trusted.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+#include "util.h"
+#include "daemon.h"
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+int hmd_pidfd_alive(int pidfd)
+{
+	/* Signal 0 checks existence; a zombie still counts (its pid is
+	 * still held, so nothing else can have it). EPERM (another user's
+	 * process, without CAP_KILL) also means it exists: the permission is
+	 * checked only after the process is found. */
+	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 || errno == EPERM)
+		return 0;
+	return -ESRCH;
+}
+
+/* The pid a pidfd refers to, from our own fdinfo ("Pid: -1" once reaped). */
+static int pidfd_pid(int pidfd, pid_t *ret)
+{
+	char path[64], buf[1024], *s;
+	int pid;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	if (hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0 || !(s = strstr(buf, "\nPid:")) ||
+	    sscanf(s + 5, "%d", &pid) != 1)
+		return -EBADF; /* not a pidfd */
+	if (pid <= 0)
+		return -ESRCH;
+	*ret = pid;
+	return 0;
+}
+
+int hmd_pidfd_proc(int pidfd, struct hmd_proc *ret)
+{
+	char path[64], buf[2048], *s, *p;
+	struct hmd_proc pr = {};
+	int ppid, uid, err;
+
+	if ((err = pidfd_pid(pidfd, &pr.pid)) < 0)
+		return err;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pr.pid);
+	if (hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0 || !(s = strstr(buf, "\nPPid:")) ||
+	    sscanf(s + 6, "%d", &ppid) != 1 || !(s = strstr(buf, "\nUid:")) ||
+	    sscanf(s + 5, "%d", &uid) != 1)
+		return -ESRCH;
+	pr.ppid = ppid;
+	pr.uid = uid;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pr.pid);
+	if (hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0 || !(p = strstr(buf, "0::")))
+		return -ESRCH;
+	p += 3;
+	p[strcspn(p, "\n")] = 0;
+	snprintf(pr.cgroup, sizeof(pr.cgroup), "%s", p);
+	/* Only now: the process was not reaped after the reads, so they were
+	 * about it and not about a process that took its pid. */
+	if ((err = hmd_pidfd_alive(pidfd)) < 0)
+		return err;
+	*ret = pr;
+	return 0;
+}
+
+int hmd_pidfd_in_run(struct hmd *d, int pidfd, struct hmd_proc *ret)
+{
+	struct hmd_proc pr;
+	int err = hmd_pidfd_proc(pidfd, &pr);
+
+	if (err < 0)
+		return err;
+	if (ret)
+		*ret = pr;
+	return hmd_cgroup_in_subtree(&d->cg, pr.cgroup);
+}
+
+/* The inode of the socket at the other end of sock (sock_diag). */
+static int peer_inode(int sock, uint32_t *ret)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct unix_diag_req r;
+	} req = {
+		.nh = { .nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			.nlmsg_flags = NLM_F_REQUEST },
+		.r = { .sdiag_family = AF_UNIX, .udiag_states = -1, .udiag_show = UDIAG_SHOW_PEER,
+		       .udiag_cookie = { -1U, -1U } },
+	};
+	union {
+		char buf[1024];
+		struct nlmsghdr align;
+	} rep;
+	_cleanup_close_ int nl = -1;
+	struct nlmsghdr *nh;
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(sock, &st) < 0)
+		return -errno;
+	req.r.udiag_ino = st.st_ino;
+	nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (nl < 0)
+		return -errno;
+	if (send(nl, &req, sizeof(req), 0) < 0)
+		return -errno;
+	n = recv(nl, rep.buf, sizeof(rep.buf), 0);
+	if (n < 0)
+		return -errno;
+	for (nh = &rep.align; NLMSG_OK(nh, (size_t)n); nh = NLMSG_NEXT(nh, n)) {
+		struct unix_diag_msg *m = NLMSG_DATA(nh);
+		int len = nh->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
+
+		if (nh->nlmsg_type == NLMSG_ERROR || nh->nlmsg_type == NLMSG_DONE || len < 0)
+			return -ENOENT;
+		for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, len); a = RTA_NEXT(a, len))
+			if (a->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(a) >= (int)sizeof(uint32_t)) {
+				memcpy(ret, RTA_DATA(a), sizeof(uint32_t));
+				return 0;
+			}
+	}
+	return -ENOENT;
+}
+
+/* Does pid hold a descriptor of socket inode ino? */
+static bool holds_socket(pid_t pid, uint32_t ino)
+{
+	char path[64], want[48], link[64];
+	struct dirent *de;
+	bool found = false;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	snprintf(want, sizeof(want), "socket:[%u]", ino);
+	dir = opendir(path);
+	if (!dir)
+		return false;
+	while (!found && (de = readdir(dir))) {
+		ssize_t n = readlinkat(dirfd(dir), de->d_name, link, sizeof(link) - 1);
+
+		if (n > 0) {
+			link[n] = 0;
+			found = !strcmp(link, want);
+		}
+	}
+	closedir(dir);
+	return found;
+}
+
+int hmd_peer_pidfd(int sock, pid_t pid, bool use_peerpidfd)
+{
+	int pidfd = -1;
+	socklen_t len = sizeof(pidfd);
+	uint32_t ino;
+
+	if (use_peerpidfd && getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 &&
+	    pidfd >= 0) {
+		fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+		return pidfd;
+	}
+	/* The checked fallback (kernels before 6.5, or --no-peerpidfd). */
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return -errno;
+	if (peer_inode(sock, &ino) < 0 || !holds_socket(pid, ino) || hmd_pidfd_alive(pidfd) < 0) {
+		close(pidfd);
+		return -ESRCH;
+	}
+	return pidfd;
+}

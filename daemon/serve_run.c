@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The run requests: create, adopt, kill, report, audit, end, kernel
+ * stream. Each says here why it is safe for any peer to send.
+ */
+#include <inttypes.h>
+#include "util.h"
+#include "daemon.h"
+#include "request.h"
+
+/* Find a run the peer owns; replies with the error itself when it can't. */
+static struct hmd_run *owned_run(struct hmd *d, struct hmd_conn *c, uint32_t seq, uint64_t id)
+{
+	struct hmd_run *r = hmd_runs_find(d, id);
+
+	/* Another user's run looks exactly like a missing one. */
+	if (!r || r->uid != c->uid) {
+		hmd_reply_error(c, seq, ENOENT, "no run %" PRIu64 " of yours", id);
+		return NULL;
+	}
+	return r;
+}
+
+/* The peer must be a live process outside every run. Fails closed: a
+ * peer whose process cannot be seen any more is refused, never assumed
+ * to be outside (a run's process could connect, fork and exit). Replies
+ * with the error itself; returns 0 when the peer may go on. */
+static int peer_outside(struct hmd *d, struct hmd_conn *c, uint32_t seq, struct hmd_proc *ret)
+{
+	int k = c->pidfd < 0 ? -ESRCH : hmd_pidfd_in_run(d, c->pidfd, ret);
+
+	if (k < 0)
+		return hmd_reply_error(c, seq, EPERM,
+				       "cannot tell whether the caller is inside a hermetic run: the "
+				       "process that connected (pid %d) is gone; connect from the "
+				       "process that asks",
+				       (int)c->pid),
+		       -EPERM;
+	if (k > 0)
+		return hmd_reply_error(c, seq, EPERM,
+				       "the caller is already inside a hermetic run (%s)", ret->cgroup),
+		       -EPERM;
+	return 0;
+}
+
+static void serve_create(struct hmd *d, int id, const struct hmd_req *req)
+{
+	struct hmd_conn *c = &d->conns[id];
+	struct hm_run rep = {};
+	struct hmd_proc peer;
+	struct hmd_run *r;
+	int err, n;
+
+	if (c->n_runs >= HMD_MAX_RUNS_PER_CONN)
+		return (void)hmd_reply_error(c, req->seq, EUSERS, "too many runs on one connection");
+	if (c->uid != 0 && (n = hmd_runs_count_uid(d, c->uid)) >= (int)d->max_runs_per_user)
+		return (void)hmd_reply_error(c, req->seq, EUSERS,
+					     "uid %u already has %d runs (the limit, hermeticd "
+					     "--max-runs-per-user)",
+					     (unsigned)c->uid, n);
+	/* One run's processes belong to one policy: a process inside a run
+	 * may not start another (it could otherwise pick a weaker policy). */
+	if (peer_outside(d, c, req->seq, &peer) < 0)
+		return;
+	if ((req->create.c.flags & HM_RUN_CLOCK) && !d->keeper)
+		return (void)hmd_reply_error(c, req->seq, EOPNOTSUPP,
+					     "this hermeticd has no virtual clock keeper: %s "
+					     "(use --clock off, or --no-daemon for an approximate clock)",
+					     d->sched_why);
+	err = hmd_runs_create(d, id, c->uid, c->gid, peer.pid, &req->create.c, req->create.allow,
+			      &r);
+	if (err < 0)
+		return (void)hmd_reply_error(c, req->seq, -err, "cannot create run: %s%s",
+					     strerror(-err),
+					     err == -EUSERS ? " (hermeticd's run table is full)" : "");
+	c->n_runs++;
+	rep.run_id = r->id;
+	rep.cgroup_id = r->cgid;
+	snprintf(rep.cgroup_path, sizeof(rep.cgroup_path), "%s", r->path);
+	snprintf(rep.clock_path, sizeof(rep.clock_path), "%s", r->clock_path);
+	/* The directory fd lets a root client clone3(CLONE_INTO_CGROUP) and any
+	 * client read cgroup.events; writing cgroup.procs still needs the
+	 * permissions the kernel checks, which an unprivileged client lacks. */
+	if (hmd_reply(c, HM_REP_RUN, req->seq, &rep, sizeof(rep), r->fd) < 0)
+		hmd_runs_end(d, r, false);
+}
+
+/*
+ * The process to adopt asks itself, on its own connection, between its
+ * fork and its exec; the kernel names it (the connection's pidfd), so no
+ * pid or descriptor travels in the message. Safe because every fact is
+ * read through pidfds (peer.c): the asker is in no run (a run's process
+ * never moves to another run, so no run is a way out of another), has the
+ * run owner's uid and is a direct child of the live process whose
+ * connection created the run, which is itself in no run; and the run is
+ * still empty. The move itself is by pid number, so the asker's pidfd is
+ * checked again after it: had it been reaped meanwhile (only its parent
+ * can reap it), whatever was moved is not ours to keep, and the run, which
+ * held nothing before, is emptied.
+ */
+static void serve_adopt(struct hmd *d, int id, const struct hmd_req *req)
+{
+	struct hmd_conn *c = &d->conns[id], *owner;
+	struct hmd_run *r = owned_run(d, c, req->seq, req->ref.run_id);
+	struct hmd_proc ch, parent;
+	int err;
+
+	if (!r)
+		return;
+	if (r->adopted || r->ending || hmd_cgroup_populated(r->fd) != 0)
+		return (void)hmd_reply_error(c, req->seq, EBUSY,
+					     "run %" PRIu64 " is not empty: RUN_ADOPT moves the first "
+					     "process of a new run",
+					     r->id);
+	if (c->pidfd < 0 || (err = hmd_pidfd_proc(c->pidfd, &ch)) < 0)
+		return (void)hmd_reply_error(c, req->seq, EPERM,
+					     "cannot identify the process to adopt: RUN_ADOPT must "
+					     "come from that process, on its own connection");
+	owner = r->conn_id >= 0 ? &d->conns[r->conn_id] : NULL;
+	/* After the asker's facts: the parent alive now held its pid then. */
+	if (!owner || owner->pidfd < 0 || hmd_pidfd_proc(owner->pidfd, &parent) < 0)
+		return (void)hmd_reply_error(c, req->seq, ESRCH,
+					     "the process that created run %" PRIu64 " is gone", r->id);
+	if (hmd_cgroup_in_subtree(&d->cg, ch.cgroup) || hmd_cgroup_in_subtree(&d->cg, parent.cgroup))
+		return (void)hmd_reply_error(c, req->seq, EPERM,
+					     "process %d is inside a hermetic run (%s); a run's "
+					     "processes stay in their run",
+					     (int)ch.pid, ch.cgroup);
+	if (ch.ppid != parent.pid || ch.uid != c->uid)
+		return (void)hmd_reply_error(c, req->seq, EPERM,
+					     "process %d is not a child (with its uid) of the process "
+					     "that created run %" PRIu64,
+					     (int)ch.pid, r->id);
+	err = hmd_cgroup_move(r->fd, ch.pid);
+	if (!err && hmd_pidfd_alive(c->pidfd) < 0) {
+		hmd_cgroup_kill(r->fd);
+		hmd_log("run %" PRIu64 ": process %d was reaped while being adopted; emptied the run",
+			r->id, (int)ch.pid);
+		err = -ESRCH;
+	}
+	if (err < 0)
+		return (void)hmd_reply_error(c, req->seq, -err, "cannot move %d into run: %s",
+					     (int)ch.pid, strerror(-err));
+	r->adopted = true;
+	hmd_reply(c, HM_REP_OK, req->seq, NULL, 0, -1);
+}
+
+static void serve_report(struct hmd *d, struct hmd_conn *c, const struct hmd_req *req)
+{
+	struct hmd_run *r = owned_run(d, c, req->seq, req->ref.run_id);
+	struct hm_report rep = {};
+
+	if (!r)
+		return;
+	hmd_bpf_drain(d->bpf); /* make the report include everything so far */
+	rep.refused = hmd_bpf_refused(d->bpf, r->cgid);
+	rep.dropped = hmd_bpf_dropped(d->bpf, r->cgid);
+	for (uint32_t i = 0; i < r->n_kinds && rep.n < HM_REPORT_MAX; i++)
+		rep.first[rep.n++] = r->kinds[i].r;
+	hmd_reply(c, HM_REP_REPORT, req->seq, &rep, sizeof(rep), -1);
+}
+
+/* The kernel stream of the peer's own recorded run, as a sealed memfd. */
+static void serve_kstream(struct hmd *d, struct hmd_conn *c, const struct hmd_req *req)
+{
+	struct hmd_run *r = owned_run(d, c, req->seq, req->ref.run_id);
+	struct hm_kstream_hdr h;
+	int fd;
+
+	if (!r)
+		return;
+	/* Everything the kernel has delivered so far belongs in the answer. */
+	hmd_bpf_drain(d->bpf);
+	fd = hmd_runs_kstream(d, r, &h);
+	if (fd == -EINVAL)
+		return (void)hmd_reply_error(c, req->seq, EINVAL,
+					     "run %" PRIu64 " was not created to record", r->id);
+	if (fd == -EBUSY)
+		return (void)hmd_reply_error(c, req->seq, EBUSY,
+					     "run %" PRIu64 " is still running and has had %d snapshots",
+					     r->id, HMD_KSTREAM_MAX_SNAPSHOTS);
+	if (fd < 0)
+		return (void)hmd_reply_error(c, req->seq, -fd, "cannot build the kernel stream: %s",
+					     strerror(-fd));
+	/* The run keeps its reference (a second KSTREAM reuses it). */
+	hmd_reply(c, HM_REP_KSTREAM, req->seq, &h, sizeof(h), fd);
+}
+
+void hmd_serve_run(struct hmd *d, int id, const struct hmd_req *req)
+{
+	struct hmd_conn *c = &d->conns[id];
+	struct hmd_run *r;
+	int err;
+
+	switch (req->type) {
+	case HM_REQ_RUN_CREATE:
+		/* Only restricts the caller's own future processes. */
+		serve_create(d, id, req);
+		break;
+	case HM_REQ_RUN_ADOPT:
+		/* Checked in serve_adopt(). */
+		serve_adopt(d, id, req);
+		break;
+	case HM_REQ_RUN_KILL:
+		/* Kills only the processes of the peer's own run. */
+		if (!(r = owned_run(d, c, req->seq, req->ref.run_id)))
+			break;
+		if ((err = hmd_cgroup_kill(r->fd)) < 0)
+			hmd_reply_error(c, req->seq, -err, "cannot kill run: %s", strerror(-err));
+		else
+			hmd_reply(c, HM_REP_OK, req->seq, NULL, 0, -1);
+		break;
+	case HM_REQ_RUN_REPORT:
+		/* Counters of the peer's own run. */
+		serve_report(d, c, req);
+		break;
+	case HM_REQ_RUN_AUDIT:
+		/* The peer's own run only. */
+		if ((r = owned_run(d, c, req->seq, req->ref.run_id))) {
+			struct hm_audit a;
+
+			hmd_bpf_drain(d->bpf);
+			hmd_runs_audit(d, r, &a);
+			hmd_reply(c, HM_REP_AUDIT, req->seq, &a, sizeof(a), -1);
+		}
+		break;
+	case HM_REQ_RUN_END:
+		/* Ends only the peer's own run. */
+		if ((r = owned_run(d, c, req->seq, req->end.run_id))) {
+			if (r->conn_id == id)
+				c->n_runs--;
+			hmd_runs_end(d, r, req->end.flags & HM_END_KEEP);
+			hmd_reply(c, HM_REP_OK, req->seq, NULL, 0, -1);
+		}
+		break;
+	case HM_REQ_RUN_KSTREAM:
+		/* The peer's own run only; the memfd is sealed and read-only to
+		 * the peer, and its size is bounded by --kstream-max. */
+		serve_kstream(d, c, req);
+		break;
+	}
+}
