@@ -30,8 +30,12 @@ fi
 # a container mounts, at the same path (as /run/hermetic:/run/hermetic).
 RUN=$T/run
 mkdir -p "$RUN"
+# The socket is 0660 root:<group>; nobody in the container gets in as a
+# member of this test's group.
+test_group || { fail "a test group" "groupadd failed"; exit 1; }
+HM_GID=$(getent group "$HM_GROUP" | cut -d: -f3)
 "$HERMETICD" --socket "$RUN/hermeticd.sock" --runtime-dir "$RUN" --subtree "hmtest-$$-ctr" \
-	--store "$T/store" >"$T/daemon.log" 2>&1 &
+	--store "$T/store" --socket-group "$HM_GROUP" >"$T/daemon.log" 2>&1 &
 DP=$!
 at_exit "kill $DP; wait $DP"
 export HERMETIC_SOCKET=$RUN/hermeticd.sock
@@ -69,7 +73,7 @@ job="cat /proc/self/cgroup | grep ^0::; echo preload=\$LD_PRELOAD; date -u +%s;
 	if echo hi > /dev/tcp/$NH_HOST/$NH_TCP; then echo CONNECTED; else echo REFUSED; fi; exit 3"
 for who in root nobody; do
 	as=()
-	[ "$who" = nobody ] && as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	[ "$who" = nobody ] && as=(setpriv --reuid=65534 --regid=65534 --groups="$HM_GID")
 	out=$(ctr "${as[@]}" hermetic enroll --now @1000 --seed 7 -- bash -c "$job" 2>&1)
 	rc=$?
 	check "container, $who: the command's status comes back" test "$rc" = 3
@@ -88,7 +92,7 @@ out=$(ctr bash -c "if echo hi > /dev/tcp/$NH_HOST/$NH_TCP; then echo CONNECTED; 
 case "$out" in *CONNECTED*) pass "container: outside a run the test host answers" ;;
 *) fail "container: outside a run the test host answers" "$(printf '%s' "$out" | tr '\n' '|')" ;; esac
 # A recorded run's journal, listed from the container by its owner.
-out=$(ctr setpriv --reuid=65534 --regid=65534 --clear-groups sh -c \
+out=$(ctr setpriv --reuid=65534 --regid=65534 --groups="$HM_GID" sh -c \
 	'cd /tmp && hermetic enroll --record -- sh -c "exit 1" 2>/dev/null; hermetic journals list' 2>&1)
 case "$out" in *"sh -c exit 1"*) pass "container: a recorded run's journal is in the store, listed by its owner" ;;
 *) fail "container: a recorded run's journal" "$(printf '%s' "$out" | tr '\n' '|')" ;; esac
