@@ -11,10 +11,14 @@
  * its own, and callers fail closed on it.
  *
  * The peer of a connection is a pidfd from SO_PEERPIDFD (Linux 6.5). On
- * older kernels, pidfd_open() of SO_PEERCRED's pid is checked against the
- * connection itself: the process must hold the other end of this very
- * socket (sock_diag names the peer socket's inode, /proc/<pid>/fd must
- * show it), else the connector is gone and the pid is not trusted.
+ * older kernels, pidfd_open() of SO_PEERCRED's pid as soon as the
+ * connection is accepted, and, where the kernel can say so (sock_diag for
+ * unix sockets, and /proc/<pid>/fd readable: not for a non-dumpable
+ * process without CAP_SYS_PTRACE), the process must hold the other end of
+ * this very socket. What remains on such kernels: a connector that exits
+ * and whose pid is reused between its connect() and the daemon's accept()
+ * (milliseconds; the whole pid space must be cycled in that time) could
+ * be taken for the process that got its pid.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -148,8 +152,9 @@ static int peer_inode(int sock, uint32_t *ret)
 	return -ENOENT;
 }
 
-/* Does pid hold a descriptor of socket inode ino? */
-static bool holds_socket(pid_t pid, uint32_t ino)
+/* Does pid hold a descriptor of socket inode ino? 1, 0, or -errno when
+ * its descriptors cannot be seen. */
+static int holds_socket(pid_t pid, uint32_t ino)
 {
 	char path[64], want[48], link[64];
 	struct dirent *de;
@@ -160,7 +165,7 @@ static bool holds_socket(pid_t pid, uint32_t ino)
 	snprintf(want, sizeof(want), "socket:[%u]", ino);
 	dir = opendir(path);
 	if (!dir)
-		return false;
+		return -errno;
 	while (!found && (de = readdir(dir))) {
 		ssize_t n = readlinkat(dirfd(dir), de->d_name, link, sizeof(link) - 1);
 
@@ -175,7 +180,7 @@ static bool holds_socket(pid_t pid, uint32_t ino)
 
 int hmd_peer_pidfd(int sock, pid_t pid, bool use_peerpidfd)
 {
-	int pidfd = -1;
+	int pidfd = -1, k;
 	socklen_t len = sizeof(pidfd);
 	uint32_t ino;
 
@@ -188,7 +193,8 @@ int hmd_peer_pidfd(int sock, pid_t pid, bool use_peerpidfd)
 	pidfd = syscall(SYS_pidfd_open, pid, 0);
 	if (pidfd < 0)
 		return -errno;
-	if (peer_inode(sock, &ino) < 0 || !holds_socket(pid, ino) || hmd_pidfd_alive(pidfd) < 0) {
+	k = peer_inode(sock, &ino) < 0 ? -ENOENT : holds_socket(pid, ino);
+	if (k == 0 || hmd_pidfd_alive(pidfd) < 0) {
 		close(pidfd);
 		return -ESRCH;
 	}
