@@ -22,7 +22,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 static __always_inline int decide(struct bpf_sock_addr *ctx, const __u8 addr[16], __u8 family,
 				  __u8 op)
 {
-	__u64 cgid = bpf_get_current_cgroup_id();
+	__u64 cgid = hm_run_cgid();
 	struct hm_net_policy *pol = bpf_map_lookup_elem(&hm_policy, &cgid);
 	__u16 port = bpf_ntohs(ctx->user_port);
 
@@ -89,7 +89,7 @@ int hm_sendmsg6(struct bpf_sock_addr *ctx)
  * inet fields of the context. */
 static __always_inline int unix_decide(struct bpf_sock_addr *ctx, __u8 op)
 {
-	__u64 cgid = bpf_get_current_cgroup_id();
+	__u64 cgid = hm_run_cgid();
 	struct hm_net_policy *pol = bpf_map_lookup_elem(&hm_policy, &cgid);
 	__u8 none[16] = {};
 
@@ -132,7 +132,9 @@ const volatile bool hm_skb_task_helpers = false;
 SEC("cgroup_skb/egress")
 int hm_egress(struct __sk_buff *skb)
 {
-	__u64 cgid = bpf_skb_cgroup_id(skb);
+	/* The socket's cgroup's ancestor at the runs' level (see hm_run_cgid). */
+	__u64 cgid = hm_run_level ? bpf_skb_ancestor_cgroup_id(skb, hm_run_level)
+				  : bpf_skb_cgroup_id(skb);
 	struct hm_net_policy *pol = bpf_map_lookup_elem(&hm_policy, &cgid);
 	__u8 addr[16], proto, family;
 	__u32 l4off;

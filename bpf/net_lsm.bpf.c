@@ -20,7 +20,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 SEC("lsm/socket_connect")
 int BPF_PROG(hm_lsm_connect, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
 {
-	__u64 cgid = bpf_get_current_cgroup_id();
+	__u64 cgid = hm_run_cgid();
 	struct hm_net_policy *pol;
 	__u16 family, port = 0;
 	__u8 addr[16];

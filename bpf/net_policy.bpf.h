@@ -13,6 +13,19 @@
 #define ECONNREFUSED 111
 #endif
 
+/* The depth of run cgroups in the hierarchy (the root is 0), set by the
+ * daemon before load; 0 means "the task's own cgroup". */
+const volatile __u32 hm_run_level = 0;
+
+/* The run a task belongs to: the ancestor of its cgroup at the runs'
+ * level. A process in a cgroup it made below its run's (root can) is
+ * still the run's; a process above that level gets 0, enrolled nowhere. */
+static __always_inline __u64 hm_run_cgid(void)
+{
+	return hm_run_level ? bpf_get_current_ancestor_cgroup_id(hm_run_level)
+			    : bpf_get_current_cgroup_id();
+}
+
 /* cgroup id -> policy; a cgroup not in this map is not enrolled. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

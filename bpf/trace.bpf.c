@@ -46,7 +46,7 @@ struct {
 
 static __always_inline int enrolled(__u64 *ret_cgid)
 {
-	__u64 cgid = bpf_get_current_cgroup_id();
+	__u64 cgid = hm_run_cgid();
 
 	*ret_cgid = cgid;
 	return bpf_map_lookup_elem(&hm_policy, &cgid) != NULL;
@@ -189,7 +189,7 @@ int hm_getrandom_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	struct pending *p = recall();
 	struct hm_trace_event *e;
-	__u64 cgid = bpf_get_current_cgroup_id();
+	__u64 cgid = hm_run_cgid();
 
 	if (!p)
 		return 0;
@@ -284,7 +284,7 @@ int hm_openat_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	struct pending *p = recall();
 	struct hm_trace_event *e;
-	__u64 cgid = bpf_get_current_cgroup_id();
+	__u64 cgid = hm_run_cgid();
 
 	if (!p || p->nr != 257)
 		return 0;
@@ -323,7 +323,7 @@ int hm_read_exit(struct trace_event_raw_sys_exit *ctx)
 
 	if (!(p = recall()) || p->nr != 0)
 		return 0;
-	cgid = bpf_get_current_cgroup_id();
+	cgid = hm_run_cgid();
 	e = event(cgid, HM_EV_RANDOM_READ);
 	if (e) {
 		/* args of read(fd, buf, count): remember() stored buf = fd. */

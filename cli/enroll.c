@@ -144,6 +144,8 @@ static void create_run(struct enroll *e)
 		req.c.flags |= HM_RUN_NET_UNIX;
 	if (e->record)
 		req.c.flags |= HM_RUN_RECORD;
+	if (e->unconfined)
+		req.c.flags |= HM_RUN_UNCONFINED;
 	if (e->cfg.clock_virtual)
 		req.c.flags |= HM_RUN_CLOCK;
 	req.c.n_allow = e->n_allow;

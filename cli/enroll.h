@@ -15,6 +15,7 @@
 #include "config.h"
 #include "proto.h"
 #include "isolate.h"
+#include "confine.h"
 #include "now.h"
 
 #define DEFAULT_GRACE_NS 2000000000ULL
@@ -36,6 +37,8 @@ struct enroll {
 	struct hm_config cfg;
 	enum now_source now_src; /* where cfg.now_ns came from */
 	bool no_daemon;
+	bool unconfined; /* --confine off */
+	struct confine conf; /* the kernel backstop (confine.c) */
 	uint64_t grace_ns;
 	struct hm_allow allow[HM_RUN_MAX_ALLOW];
 	uint32_t n_allow;

@@ -36,6 +36,18 @@ static void usage(FILE *f)
 		"                          name is resolved now, outside the run, IPv4 and\n"
 		"                          IPv6; no port opens every port; [V6ADDR]:PORT\n"
 		"  --no-daemon             shim only: NO kernel network refusal, no kernel view\n"
+		"  --confine on|off        on (default): the kernel refuses the run's\n"
+		"                          processes, static ones too, packet and vsock\n"
+		"                          sockets (and io_uring) when the network is\n"
+		"                          blocked and setting the host's clock always; a\n"
+		"                          root run gets a cgroup and mount namespace of its\n"
+		"                          own and loses CAP_SYS_ADMIN, CAP_BPF,\n"
+		"                          CAP_NET_ADMIN, CAP_SYS_PTRACE, CAP_SYS_MODULE,\n"
+		"                          CAP_SYS_RAWIO, CAP_SYS_BOOT and\n"
+		"                          CAP_DAC_READ_SEARCH, so even root cannot leave\n"
+		"                          its cgroup; a non-root run gets no_new_privs\n"
+		"                          (setuid programs such as sudo do not elevate).\n"
+		"                          off: none of it, for suites that manage the machine\n"
 		"\n"
 		"Record (hermetic replay feeds a journal back):\n"
 		"  --record[=DIR]          journal every value the shim hands out and the\n"
@@ -216,7 +228,7 @@ static bool dashdash_follows(int argc, char **argv, int from)
 void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 {
 	enum {
-		O_RECORD = 240, O_KEEP_PASSING, O_REPORT, O_JOURNAL_PER_SCOPE,
+		O_RECORD = 240, O_KEEP_PASSING, O_REPORT, O_JOURNAL_PER_SCOPE, O_CONFINE,
 		O_NETWORK = 256, O_NO_LOOPBACK, O_NO_UNIX, O_ALLOW, O_NO_DAEMON, O_GRACE, O_SEED,
 		O_NOW, O_TICK, O_CLOCK, O_RNG, O_SPIN, O_ASLR,
 		/* boundary options (hm_boundary_set) from here on */
@@ -229,6 +241,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 		{ "no-unix", no_argument, NULL, O_NO_UNIX },
 		{ "allow", required_argument, NULL, O_ALLOW },
 		{ "no-daemon", no_argument, NULL, O_NO_DAEMON },
+		{ "confine", required_argument, NULL, O_CONFINE },
 		{ "grace", required_argument, NULL, O_GRACE },
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "now", required_argument, NULL, O_NOW },
@@ -310,6 +323,12 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 		case O_NO_DAEMON:
 			e->no_daemon = true;
 			add_opt(e, opts[idx].name, NULL);
+			break;
+		case O_CONFINE:
+			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+				bad_usage("--confine %s: expected on or off", optarg);
+			e->unconfined = !strcmp(optarg, "off");
+			add_opt(e, opts[idx].name, optarg);
 			break;
 		case O_GRACE:
 			if (hm_parse_duration(optarg, &e->grace_ns) < 0)

@@ -167,6 +167,8 @@ void enroll_build_repro(struct enroll *e)
 		APPEND(" --allow %s", e->allow_specs[i]);
 	if (e->no_daemon)
 		APPEND(" --no-daemon");
+	if (e->unconfined)
+		APPEND(" --confine off");
 	if (e->grace_ns != DEFAULT_GRACE_NS)
 		APPEND(" --grace %" PRIu64 "ms", e->grace_ns / 1000000);
 	if (b->fs == HM_FS_ISOLATE)

@@ -8,8 +8,8 @@
  * on a connection of its own, so that the daemon knows it by the kernel's
  * pidfd of that connection and not by anything we say (daemon/serve_run.c
  * checks it is our child, in no run, and that the run is ours and empty).
- * Only then does it exec. Between fork and exec the child makes only
- * async-signal-safe calls.
+ * Only then is it confined (confine.c) and does it exec. Between fork and
+ * exec the child makes only async-signal-safe calls.
  */
 #include <fcntl.h>
 #include <sched.h>
@@ -25,7 +25,7 @@
 #include "enroll.h"
 
 /* What the child reports on its error pipe before it gives up. */
-enum { LAUNCH_EXEC = 1, LAUNCH_ADOPT = 2 };
+enum { LAUNCH_EXEC = 1, LAUNCH_ADOPT = 2, LAUNCH_CONFINE = 3 };
 struct launch_err {
 	int kind;
 	int err;
@@ -38,8 +38,8 @@ static void report(int fd, int kind, int err, const char *msg)
 {
 	struct launch_err le = { .kind = kind, .err = err };
 
-	if (msg)
-		memcpy(le.msg, msg, sizeof(le.msg) - 1);
+	for (size_t i = 0; msg && msg[i] && i < sizeof(le.msg) - 1; i++)
+		le.msg[i] = msg[i];
 	if (write(fd, &le, sizeof(le)) < 0) {
 		/* the parent will see a plain exit */
 	}
@@ -89,6 +89,11 @@ static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_
 		report(err_fd, LAUNCH_ADOPT, -err, msg);
 		_exit(EXIT_INTERNAL);
 	}
+	/* In the run now: its kernel backstop before the first instruction. */
+	if ((err = confine_child(&e->conf, &msg)) < 0) {
+		report(err_fd, LAUNCH_CONFINE, -err, msg);
+		_exit(EXIT_INTERNAL);
+	}
 	/* ASLR off before the first exec, inherited by the whole tree:
 	 * programs mix addresses into their random state. */
 	if (!e->cfg.aslr)
@@ -107,6 +112,9 @@ void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 
 	if (pipe2(errp, O_CLOEXEC) < 0)
 		die(EXIT_INTERNAL, "pipe: %s", strerror(errno));
+	/* Everything the child needs is computed here, before the fork. */
+	confine_prepare(&e->conf, !e->no_daemon && !e->unconfined,
+			e->cfg.network == HM_NETWORK_BLOCK);
 	e->child = -1;
 	if (!e->no_daemon) {
 		/* Preferred: the child is born inside the run's cgroup. This needs
@@ -150,6 +158,11 @@ void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 	if (le.kind == LAUNCH_ADOPT)
 		die(EXIT_INTERNAL, "hermeticd could not move the command into the run: %s",
 		    le.msg[0] ? le.msg : strerror(le.err));
+	if (le.kind == LAUNCH_CONFINE)
+		die(EXIT_INTERNAL,
+		    "cannot confine the run (%s: %s); '--confine off' runs it without the\n"
+		    "  kernel's backstop (packet sockets, the host clock, leaving the cgroup)",
+		    le.msg, strerror(le.err));
 	die(le.err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "%s: %s", e->argv[0],
 	    strerror(le.err));
 }

@@ -30,6 +30,7 @@ struct hmd_bpf {
 	struct trace_bpf *trace;
 	struct bpf_link *lazy[24]; /* tracing programs, attached while runs exist */
 	int n_lazy;
+	uint32_t run_level; /* every object's hm_run_level */
 	int trace_att; /* index of their first entry in the attach table */
 	struct hmd_attach *att;
 	bool mounted_tracefs;
@@ -99,6 +100,7 @@ static int load_lsm(struct hmd_bpf *b, struct hmd_attach *a)
 		note(a, "lsm/socket_connect", false, err, "cannot open object");
 		return -err;
 	}
+	s->rodata->hm_run_level = b->run_level;
 	/* Share the policy and event maps with the cgroup programs. */
 	if (bpf_map__reuse_fd(s->maps.hm_policy, bpf_map__fd(b->net->maps.hm_policy)) ||
 	    bpf_map__reuse_fd(s->maps.hm_allow, bpf_map__fd(b->net->maps.hm_allow)) ||
@@ -169,6 +171,8 @@ static void load_trace(struct hmd_bpf *b, struct hmd_attach *att, int *n)
 		return;
 	}
 	s = trace_bpf__open();
+	if (s)
+		s->rodata->hm_run_level = b->run_level;
 	if (!s || bpf_map__reuse_fd(s->maps.hm_policy, bpf_map__fd(b->net->maps.hm_policy)) ||
 	    bpf_map__reuse_fd(s->maps.hm_allow, bpf_map__fd(b->net->maps.hm_allow)) ||
 	    bpf_map__reuse_fd(s->maps.hm_events, bpf_map__fd(b->net->maps.hm_events)) ||
@@ -242,7 +246,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, bool lsm_only, uint32_t ringbuf_size,
+int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool lsm_only,
+		 uint32_t ringbuf_size,
 		 struct hmd_attach *att, int *ret_n_att)
 {
 	struct hmd_bpf *b = calloc(1, sizeof(*b));
@@ -277,6 +282,8 @@ int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, bool lsm_only, uint32_t ri
 		bpf_program__set_expected_attach_type(b->net->progs.hm_sendmsg_unix,
 						      HM_BPF_CGROUP_UNIX_SENDMSG);
 	}
+	b->run_level = run_level;
+	b->net->rodata->hm_run_level = run_level;
 	b->net->rodata->hm_skb_task_helpers =
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SKB, BPF_FUNC_get_current_pid_tgid, NULL) ==
 			1 &&

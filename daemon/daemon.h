@@ -106,7 +106,10 @@ struct hmd_attach {
 
 struct hmd_bpf;
 /* ringbuf_size: bytes of the event ring buffer (a power of two, >= 4096). */
-int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, bool lsm_only, uint32_t ringbuf_size,
+/* run_level: the depth of run cgroups (the subtree's + 1): a process in a
+ * cgroup below its run's counts as the run's. */
+int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool lsm_only,
+		 uint32_t ringbuf_size,
 		 struct hmd_attach *att, int *ret_n_att);
 void hmd_bpf_unload(struct hmd_bpf *b);
 int hmd_bpf_set_policy(struct hmd_bpf *b, uint64_t cgid, uint32_t flags, const struct hm_allow *allow,

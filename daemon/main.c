@@ -371,7 +371,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	hmd_service_status(&d, "Loading and attaching BPF programs");
-	r = hmd_bpf_load(&d.bpf, d.cg.subtree_fd, lsm_only, (uint32_t)ringbuf_size, d.attach,
+	r = hmd_bpf_load(&d.bpf, d.cg.subtree_fd, cgroup_level(&d.cg) + 1, lsm_only,
+			 (uint32_t)ringbuf_size, d.attach,
 			 &d.n_attach);
 	for (int i = 0; i < d.n_attach; i++)
 		if (!d.attach[i].attached && d.attach[i].err != EAGAIN)

@@ -122,11 +122,14 @@ go_static() {
 # Millisecond wall clock, for "within a second" checks.
 now_ms() { date +%s%3N; }
 
-# build_attack NAME: compile tests/integration/attack/NAME.c (with the
-# project's headers and libhermetic.a) into $T/NAME; log in $T/NAME.log.
+# build_attack NAME [CC-FLAGS...]: compile tests/integration/attack/NAME.c
+# (with the project's headers and libhermetic.a) into $T/NAME; log in
+# $T/NAME.log. build_attack NAME -static: a static binary (no shim).
 build_attack() {
-	cc -O1 -g -std=gnu11 -D_GNU_SOURCE -Wall -I"$TOP/include" -I"$TOP/lib" \
-		-o "$T/$1" "$TOP/tests/integration/attack/$1.c" "$B/libhermetic.a" -lpthread >"$T/$1.log" 2>&1
+	local n=$1
+	shift
+	cc -O1 -g -std=gnu11 -D_GNU_SOURCE -Wall -I"$TOP/include" -I"$TOP/lib" "$@" \
+		-o "$T/$n" "$TOP/tests/integration/attack/$n.c" "$B/libhermetic.a" -lpthread >"$T/$n.log" 2>&1
 }
 
 # fuse_abort N: abort FUSE connection N (a test's own, from its attacker's
