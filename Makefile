@@ -22,6 +22,14 @@ tmpfilesdir ?= $(prefix)/lib/tmpfiles.d
 DESTDIR ?=
 
 B := build
+# make SANITIZE=address,undefined [check]: hermeticd, hermetic, libhermetic.a
+# and the unit tests built with these sanitizers, in build/san. Never the
+# shim (or the handle library), which is loaded into every enrolled process.
+SANITIZE ?=
+ifneq ($(SANITIZE),)
+B := build/san
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+endif
 ARCH := x86
 CC ?= cc
 CLANG ?= clang
@@ -74,7 +82,7 @@ $(B)/%.skel.h: $(B)/%.bpf.o
 $(B)/%.o: %.c include/hermetic/*.h lib/*.h | $(B)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -MMD -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -MMD -c $< -o $@
 
 $(B)/pic/%.o: %.c include/hermetic/*.h lib/*.h preload/*.h | $(B)
 	$(call msg,CC-PIC,$@)
@@ -89,11 +97,11 @@ $(B)/libhermetic.a: $(LIB_OBJS)
 
 $(B)/hermeticd: $(DAEMON_OBJS) $(B)/libhermetic.a
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ -lbpf -lelf -lz -ljson-c -lsystemd -lzstd
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -lbpf -lelf -lz -ljson-c -lsystemd -lzstd
 
 $(B)/hermetic: $(CLI_OBJS) $(B)/libhermetic.a
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ -ljson-c -lzstd
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd
 
 # The shim links only libc (and libdl/libpthread, part of glibc 2.34+): it is
 # loaded into every enrolled process, so it carries no other dependency.
@@ -119,7 +127,7 @@ $(B)/libhermetic.so: $(B)/libhermetic.so.0
 $(B)/tests/%: tests/unit/%.c $(B)/libhermetic.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ -ljson-c -lzstd
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd
 
 $(B):
 	$(Q)mkdir -p $(B)
@@ -135,9 +143,13 @@ vmlinux:
 deps:
 	@tests/deps.sh
 
+# CHECK=PATTERN... runs only the tests whose names contain one of them.
+# With SANITIZE, tests/run.sh also fails a test whose processes left a
+# sanitizer report.
+CHECK ?=
 .PHONY: check
 check: deps all
-	@tests/run.sh
+	@HERMETIC_BUILD=$(abspath $(B)) HERMETIC_SANITIZE=$(SANITIZE) tests/run.sh $(CHECK)
 
 .PHONY: bench
 bench: deps all

@@ -478,7 +478,7 @@ static int parse_payload(struct pctx *x)
 	struct hm_journal *j = x->j;
 	struct cur c = { j->buf, j->size, 0 };
 	size_t stream_cap = 0, kernel_cap = 0, scope_cap = 0;
-	uint64_t major, minor, flags;
+	uint64_t major = 0, minor = 0, flags = 0; /* c_le sets them; gcc -fsanitize cannot tell */
 	bool ended = false;
 	int r;
 

@@ -4,7 +4,11 @@
 # because CI machines support everything these tests need.
 set -u
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-B=$TOP/build
+# The build under test: build/, or build/san for make check SANITIZE=...
+B=${HERMETIC_BUILD:-$TOP/build}
+# What a test program linked with $B/libhermetic.a must be built with.
+LIBHERMETIC_CFLAGS=
+[ -n "${HERMETIC_SANITIZE:-}" ] && LIBHERMETIC_CFLAGS="-fsanitize=$HERMETIC_SANITIZE"
 HERMETIC=$B/hermetic
 HERMETICD=$B/hermeticd
 export PATH="$B:$PATH"
@@ -122,14 +126,14 @@ go_static() {
 # Millisecond wall clock, for "within a second" checks.
 now_ms() { date +%s%3N; }
 
-# build_attack NAME [CC-FLAGS...]: compile tests/integration/attack/NAME.c
-# (with the project's headers and libhermetic.a) into $T/NAME; log in
-# $T/NAME.log. build_attack NAME -static: a static binary (no shim).
+# build_attack NAME [-static]: compile tests/integration/attack/NAME.c into
+# $T/NAME, with the project's headers and libhermetic.a; -static: a static
+# binary (no shim, no libhermetic.a). Log in $T/NAME.log.
 build_attack() {
-	local n=$1
-	shift
-	cc -O1 -g -std=gnu11 -D_GNU_SOURCE -Wall -I"$TOP/include" -I"$TOP/lib" "$@" \
-		-o "$T/$n" "$TOP/tests/integration/attack/$n.c" "$B/libhermetic.a" -lpthread >"$T/$n.log" 2>&1
+	local n=$1 lib=("$B/libhermetic.a" -lpthread) fl=($LIBHERMETIC_CFLAGS)
+	[ "${2:-}" = -static ] && lib=() fl=(-static)
+	cc -O1 -g -std=gnu11 -D_GNU_SOURCE -Wall -I"$TOP/include" -I"$TOP/lib" "${fl[@]}" \
+		-o "$T/$n" "$TOP/tests/integration/attack/$n.c" "${lib[@]}" >"$T/$n.log" 2>&1
 }
 
 # fuse_abort N: abort FUSE connection N (a test's own, from its attacker's

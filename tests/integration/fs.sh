@@ -267,7 +267,9 @@ keep
 keep" ]'
 	# A bind mount of an outside directory inside the root: not entered,
 	# the root is kept and named.
-	en --fs isolate --temp-parent "$BTP" -- sh -c "mkdir \"\$HOME/mnt\" && mount --bind '$OD' \"\$HOME/mnt\""
+	# --confine off: a confined root run cannot mount at all (no
+	# CAP_SYS_ADMIN, and its mounts would stay in its own namespace).
+	en --confine off --fs isolate --temp-parent "$BTP" -- sh -c "mkdir \"\$HOME/mnt\" && mount --bind '$OD' \"\$HOME/mnt\""
 	if [ -n "$ROOT" ] && mountpoint -q "$ROOT/home/mnt"; then
 		at_exit "umount -l '$ROOT/home/mnt'"
 		expect "a bind mount inside the root: not entered, root kept and printed" \

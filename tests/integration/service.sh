@@ -80,9 +80,19 @@ for _ in $(seq 400); do "$HERMETIC" status >/dev/null 2>&1 && break; sleep 0.05;
 check "--delegated: the daemon moved itself into the leaf 'daemon'" \
 	grep -qx "0::${UNIT#"$CGROOT"}/daemon" /proc/$DG/cgroup
 check "--delegated: no process is left in the delegated cgroup itself" test -z "$(cat "$UNIT/cgroup.procs")"
-out=$(timeout 60 "$HERMETIC" enroll --clock off -- sh -c "cat /proc/self/cgroup; $PY $T/probe.py tcp $NH_HOST $NH_TCP" 2>&1)
+# The run's cgroup as the host sees it (inside, a root run sees its own
+# cgroup namespace, 0::/), checked while the run waits on a FIFO.
+mkfifo "$T/dg.hold"
+timeout 60 "$HERMETIC" enroll --clock off -- sh -c "$PY $T/probe.py tcp $NH_HOST $NH_TCP; echo \$\$ \$HERMETIC_RUN >$T/dg.id; read x <$T/dg.hold" >"$T/dg.out" 2>&1 &
+ep=$!
+for _ in $(seq 400); do [ -s "$T/dg.id" ] && break; sleep 0.05; done
+read -r dpid did <"$T/dg.id"
+grep -qx "0::${UNIT#"$CGROOT"}/hmtest-$$-dg/run-$did" "/proc/$dpid/cgroup" 2>/dev/null && echo IN-RUN-DIR >>"$T/dg.where"
+echo go >"$T/dg.hold"
+wait $ep
+out="$(cat "$T/dg.where" 2>/dev/null) $(cat "$T/dg.out")"
 case "$out" in
-*"0::${UNIT#"$CGROOT"}/hmtest-$$-dg/run-"*"ERR ECONNREFUSED"*) pass "--delegated: a run lives in <unit>/<subtree>/run-ID and is refused" ;;
+*"IN-RUN-DIR"*"ERR ECONNREFUSED"*) pass "--delegated: a run lives in <unit>/<subtree>/run-ID and is refused" ;;
 *) fail "--delegated: a run lives in <unit>/<subtree>/run-ID and is refused" "$(printf '%s' "$out" | tr '\n' '|')" ;;
 esac
 kill -TERM $DG

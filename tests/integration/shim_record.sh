@@ -99,7 +99,7 @@ int main(int argc, char **argv)
 	return bad;
 }
 CEOF
-"$SHIM_CC" -O2 -D_GNU_SOURCE -I"$TOP/lib" -I"$TOP/include" -o "$T/jsdump" "$T/jsdump.c" \
+"$SHIM_CC" -O2 -D_GNU_SOURCE -I"$TOP/lib" -I"$TOP/include" $LIBHERMETIC_CFLAGS -o "$T/jsdump" "$T/jsdump.c" \
 	"$B/libhermetic.a" ||
 	{ fail record "cannot compile the stream decoder"; exit 0; }
 

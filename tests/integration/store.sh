@@ -362,7 +362,7 @@ int main(int argc, char **argv)
 	return 2;
 }
 C
-if ! cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$TOP/include" -I"$TOP/lib" -o "$T/hmc" "$T/hmc.c" \
+if ! cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$TOP/include" -I"$TOP/lib" $LIBHERMETIC_CFLAGS -o "$T/hmc" "$T/hmc.c" \
 	"$B/libhermetic.a" -ljson-c -lzstd >"$T/cc.log" 2>&1; then
 	fail "build the test client" "$(tail -n 3 "$T/cc.log" | tr '\n' '|')"
 	exit 1
