@@ -145,6 +145,13 @@ void hm_clock_waited(void)
 	hm_t.reads = 0;
 }
 
+/* The thread polled and found nothing (poll.c): its readings tick now. */
+void hm_clock_spun(void)
+{
+	if (hm.tick && hm_t.reads < HM_TICK_AFTER)
+		hm_t.reads = HM_TICK_AFTER;
+}
+
 /* Replay: the recorded reading of id is what this thread saw, so that
  * deadlines computed from it (wait.c) continue from there. */
 void hm_clock_follow(clockid_t id, int64_t ns)

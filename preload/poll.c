@@ -94,6 +94,19 @@ static void no_revents(struct pollfd *fds, nfds_t n)
 		fds[i].revents = 0;
 }
 
+/* A poll with a zero timeout that found nothing: the thread polls the world
+ * in a loop and waits for the clock to show that time passed (CPython's
+ * multiprocessing.connection.wait(timeout=0) loops until "deadline - now"
+ * is negative). A real poll takes time, so this one does too: the thread's
+ * readings tick from the next one on, as after HM_TICK_AFTER reads
+ * (clock.c). With --tick 0 nothing changes: the loop spins to --spin-limit. */
+static int zero_poll(int r, bool zero)
+{
+	if (r == 0 && zero && hm.clock)
+		hm_clock_spun();
+	return r;
+}
+
 HM_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
 	int r;
@@ -107,7 +120,7 @@ HM_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 	if (!hm.clock_hook || timeout <= 0) {
 		if (hm.clock && timeout < 0)
 			hm_clock_waited();
-		return hm.real.poll(fds, n, timeout);
+		return zero_poll(hm.real.poll(fds, n, timeout), timeout == 0);
 	}
 	if (likely(!hm.jr))
 		return ppoll_v(fds, n, (int64_t)timeout * 1000000, NULL);
@@ -133,7 +146,7 @@ HM_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 	if (!hm.clock_hook || !tmo || (rel = ts_to_ns(tmo)) <= 0) {
 		if (hm.clock && !tmo)
 			hm_clock_waited();
-		return hm.real.ppoll(fds, n, tmo, hm_sig_strip(mask, &buf));
+		return zero_poll(hm.real.ppoll(fds, n, tmo, hm_sig_strip(mask, &buf)), tmo);
 	}
 	if (likely(!hm.jr))
 		return ppoll_v(fds, n, rel, mask);
@@ -228,7 +241,7 @@ HM_EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *
 	    (rel = (int64_t)tv->tv_sec * NSEC_PER_SEC + tv->tv_usec * 1000) <= 0) {
 		if (hm.clock && !tv)
 			hm_clock_waited();
-		return hm.real.select(nfds, r, w, e, tv);
+		return zero_poll(hm.real.select(nfds, r, w, e, tv), tv);
 	}
 	if (likely(!hm.jr)) {
 		ret = pselect_v(nfds, r, w, e, rel, NULL);
@@ -254,7 +267,8 @@ HM_EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct ti
 		if (!hm.real.pselect)
 			return hm_sys_errno(hm_sys6(SYS_pselect6, nfds, (long)r, (long)w, (long)e,
 						    (long)tmo, 0));
-		return hm.real.pselect(nfds, r, w, e, tmo, hm_sig_strip(mask, &buf));
+		return zero_poll(hm.real.pselect(nfds, r, w, e, tmo, hm_sig_strip(mask, &buf)),
+				 hm.ready && tmo);
 	}
 	if (likely(!hm.jr))
 		return pselect_v(nfds, r, w, e, rel, mask);
@@ -309,7 +323,7 @@ HM_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 	if (!hm.clock_hook || timeout <= 0) {
 		if (hm.clock && timeout < 0)
 			hm_clock_waited();
-		return hm.real.epoll_wait(epfd, ev, max, timeout);
+		return zero_poll(hm.real.epoll_wait(epfd, ev, max, timeout), timeout == 0);
 	}
 	if (likely(!hm.jr))
 		return epoll_v(epfd, ev, max, (int64_t)timeout * 1000000, NULL);
@@ -330,7 +344,8 @@ HM_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout
 	if (!hm.clock_hook || timeout <= 0) {
 		if (hm.clock && timeout < 0)
 			hm_clock_waited();
-		return hm.real.epoll_pwait(epfd, ev, max, timeout, hm_sig_strip(mask, &buf));
+		return zero_poll(hm.real.epoll_pwait(epfd, ev, max, timeout, hm_sig_strip(mask, &buf)),
+				 timeout == 0);
 	}
 	if (likely(!hm.jr))
 		return epoll_v(epfd, ev, max, (int64_t)timeout * 1000000, mask);
@@ -352,7 +367,8 @@ HM_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const stru
 	if (!hm.clock_hook || !tmo || (rel = ts_to_ns(tmo)) <= 0) {
 		if (hm.clock && !tmo)
 			hm_clock_waited();
-		return hm.real.epoll_pwait2(epfd, ev, max, tmo, hm_sig_strip(mask, &buf));
+		return zero_poll(hm.real.epoll_pwait2(epfd, ev, max, tmo, hm_sig_strip(mask, &buf)),
+				 tmo);
 	}
 	if (likely(!hm.jr))
 		return epoll_v(epfd, ev, max, rel, mask);

@@ -368,6 +368,8 @@ struct hm_vwait {
 	int64_t start; /* the run's clock when it began */
 	bool short_wait; /* HM_VSF_SHORT: ends when the keeper says, clock unmoved */
 	uint32_t seq; /* the slot's seq for this wait */
+	uint64_t activity; /* the page's activity when last looked at (no keeper) */
+	uint32_t quiet; /* graces in a row with no activity (no keeper) */
 };
 void hm_vc_init(const char *path) HM_HIDDEN;
 bool hm_vc_cas_max(int64_t mono) HM_HIDDEN; /* move the clock to mono if later */
@@ -400,6 +402,7 @@ void hm_timerfd_closed(int fd) HM_HIDDEN;
 /* clock.c */
 int64_t hm_clock_now(clockid_t id) HM_HIDDEN; /* virtual reading without ticking */
 void hm_clock_waited(void) HM_HIDDEN; /* a sleep/wait happened: reset the spin count */
+void hm_clock_spun(void) HM_HIDDEN; /* a zero-timeout poll found nothing: readings tick */
 /* A virtual absolute time on clock id as a deadline on the run's monotonic clock. */
 int64_t hm_clock_to_mono(clockid_t id, int64_t t) HM_HIDDEN;
 void hm_clock_follow(clockid_t id, int64_t ns) HM_HIDDEN; /* replay: a reading was id = ns */

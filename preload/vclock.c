@@ -235,18 +235,79 @@ static void wake_slot(struct hm_vslot *s)
 }
 
 /* Our grace ran out with nothing happening: move the clock to the earliest
- * deadline and wake its owner (it may be us). */
-static void self_keep(void)
+ * deadline and wake its owner (it may be us).
+ *
+ * Without a keeper nobody counts runnable threads, so "nothing happening"
+ * is read off the page: a wait begun or ended anywhere in the run since we
+ * last looked means somebody is running. A thread of the run that runs
+ * between its waits (a parent polling a child with short sleeps) is then
+ * never overtaken by a long sleeper: a thread between waits that the kernel
+ * calls runnable (state R in /proc, also when a loaded machine has not
+ * given it a CPU yet) keeps the clock where it is. Where /proc cannot say,
+ * the sleeper waits for the run to stay quiet for two graces in a row
+ * before it moves the clock to its own deadline (one grace is shorter than
+ * the poller's period of a grace and its work). */
+static bool run_quiet(struct hm_vwait *w)
+{
+	uint64_t a = LOAD(hm.vc->activity);
+
+	if (a != w->activity) {
+		w->activity = a;
+		w->quiet = 0;
+		return false;
+	}
+	w->quiet++;
+	return true;
+}
+
+/* The kernel's word on a thread between waits: 1 runnable (state R), 0 not,
+ * -1 cannot tell (gone, or another pid namespace's /proc). */
+static int thread_runnable(uint32_t pid, uint32_t tid)
+{
+	char path[64] = "/proc/", buf[512], *p = path + 6, *st;
+	long fd, n;
+
+	p += hm_fmt_u64(p, 12, pid);
+	memcpy(p, "/task/", 6);
+	p += 6;
+	p += hm_fmt_u64(p, 12, tid);
+	memcpy(p, "/stat", 6);
+	fd = hm_sys6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return -1;
+	n = hm_sys(SYS_read, fd, buf, sizeof(buf) - 1);
+	hm_sys(SYS_close, fd, 0, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	st = strrchr(buf, ')'); /* the name may hold anything but ends at the last ')' */
+	if (!st || st[1] != ' ' || !st[2])
+		return -1;
+	return st[2] == 'R';
+}
+
+static void self_keep(struct hm_vwait *w)
 {
 	struct hm_vslot *s = slots(), *best = NULL;
 	int64_t bdl = 0;
 	uint64_t bord = 0;
 	uint32_t hw = LOAD(hm.vc->hw);
+	bool busy = false;
 
 	for (uint32_t i = 0; i < hw && i < HM_VSLOTS; i++) {
 		int64_t dl;
 		uint64_t ord;
 
+		if (LOAD(s[i].state) == HM_VS_OWNED && i + 1 != (uint32_t)hm_t.slot) {
+			/* A thread between waits: if the kernel says it runs (or is
+			 * about to), the run is not idle; if it cannot say, wait
+			 * longer to be sure. */
+			int r = thread_runnable(LOAD(s[i].pid), LOAD(s[i].tid));
+
+			if (r == 1)
+				return;
+			busy |= r < 0;
+		}
 		if (LOAD(s[i].state) != HM_VS_WAITING)
 			continue;
 		dl = LOAD(s[i].deadline);
@@ -265,6 +326,8 @@ static void self_keep(void)
 	}
 	if (!best)
 		return;
+	if (best == &s[hm_t.slot - 1] && busy && w->quiet < 2)
+		return; /* ours is first, another thread may run: wait longer */
 	if (LOAD(best->flags) & HM_VSF_SHORT)
 		STORE(best->woken, LOAD(best->seq)); /* ends without the clock moving */
 	else if (hm_vc_cas_max(bdl))
@@ -314,6 +377,8 @@ bool hm_vw_begin(struct hm_vwait *w, int64_t deadline, uint32_t wake, bool exter
 	STORE(s->flags, w->short_wait ? HM_VSF_SHORT : 0u);
 	STORE(s->wake, wake);
 	w->seq = __atomic_add_fetch(&s->seq, 1, __ATOMIC_ACQ_REL);
+	w->activity = __atomic_add_fetch(&hm.vc->activity, 1, __ATOMIC_RELAXED);
+	w->quiet = 0;
 	STORE(s->state, external ? HM_VS_EXTERNAL : HM_VS_WAITING);
 	hm_t.vw = w;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -373,6 +438,8 @@ void hm_vw_end(struct hm_vwait *w)
 	hm_t.vw = w->prev;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (w->s)
+		__atomic_fetch_add(&hm.vc->activity, 1, __ATOMIC_RELAXED);
+	if (w->s)
 		STORE(w->s->state, w->prev && w->prev->s == w->s ?
 					   (w->prev->external ? HM_VS_EXTERNAL : HM_VS_WAITING) :
 					   HM_VS_OWNED);
@@ -410,8 +477,8 @@ void hm_vw_real_timeout(struct hm_vwait *w)
 {
 	if (w->external)
 		hm_vc_cas_max(w->deadline);
-	else if (self_keeping())
-		self_keep();
+	else if (self_keeping() && run_quiet(w))
+		self_keep(w);
 }
 
 /* Prepare hm_t.rel for a raw syscall with a relative timeout, then say

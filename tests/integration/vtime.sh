@@ -193,6 +193,13 @@ print("done")'
 twice "CPython threads take turns at the GIL (a busy-poll sees another thread's flag)" "True" \
 	python3 "$P/gil.py"
 
+# A zero-timeout poll that finds nothing takes time, as a real one does: a
+# loop of them until the clock shows the zero timeout passed ends after one
+# round, also while another thread holds the GIL (test_concurrent_futures'
+# test_hang_global_shutdown_lock took minutes instead of seconds).
+twice "a zero-timeout wait() loop ends while another thread computes" "empty 20 ready 1" \
+	python3 "$P/zeropoll.py"
+
 # A virtual timer ends 1 us after its deadline, as a kernel's ends late: a
 # program measuring a wait of d in floating point sees at least d, for every
 # seed (CPython's test_eintr: t1 - t0 >= 0.2).
