@@ -58,44 +58,8 @@
 #include <sys/stat.h>
 #include "shim.h"
 #include "config.h"
+#include "record_int.h"
 
-#define REC_BUF (64 * 1024)
-#define PATH_BUF 4096
-#define DESC_MAX 96
-
-enum { ST_NONE, ST_OPEN, ST_OFF }; /* recording: not yet opened, open, failed */
-enum { RP_NONE, RP_OPEN, RP_MISSING, RP_BAD }; /* replay */
-enum { DATA, TIMING }; /* replay cursors */
-
-struct hm_jr_thread {
-	struct hm_jr_thread *next;
-	size_t size; /* of this mapping */
-	int busy; /* the owner is appending (only the owner writes it) */
-	uint32_t index;
-	pid_t tid;
-	uint32_t epoch; /* hm.sc_epoch its streams belong to (scope.c) */
-	/* recording */
-	uint8_t rec; /* ST_* */
-	bool exec_ended; /* END(exec) written, cut it if the exec fails */
-	int fd;
-	uint64_t end_off;
-	struct hm_jstream_enc enc;
-	/* replay */
-	uint8_t rep; /* RP_* */
-	bool diverged; /* non-strict: said so once */
-	const char *bad_why; /* RP_BAD: why */
-	void *map;
-	size_t map_len;
-	struct cursor {
-		struct hm_jstream_dec dec;
-		struct hm_jrec held; /* the next record of the class, looked at, not consumed */
-		bool have_held;
-		bool eof; /* the stream ran out without an END (cut short) */
-	} cur[2]; /* DATA, TIMING */
-	uint64_t asked; /* values asked for */
-	uint64_t live; /* values answered live (non-strict) */
-	uint8_t buf[]; /* REC_BUF bytes when recording */
-};
 
 static bool warned_rec;
 /* A closer is at work: CLOSING_EXEC (appends wait for it), CLOSING_EXIT
@@ -108,38 +72,6 @@ static pid_t gettid_raw(void)
 	return hm_sys(SYS_gettid, 0, 0, 0);
 }
 
-/* ---- small string building, no stdio ---- */
-
-struct sbuf {
-	char *p;
-	size_t n, cap;
-};
-
-static void sb_str(struct sbuf *b, const char *s)
-{
-	while (s && *s && b->n + 1 < b->cap)
-		b->p[b->n++] = *s++;
-	b->p[b->n] = 0;
-}
-
-static void sb_u64(struct sbuf *b, uint64_t v)
-{
-	char t[24];
-
-	hm_fmt_u64(t, sizeof(t), v);
-	sb_str(b, t);
-}
-
-static void sb_hex(struct sbuf *b, uint64_t v)
-{
-	static const char digits[] = "0123456789abcdef";
-	char t[17];
-
-	for (int i = 0; i < 16; i++)
-		t[i] = digits[(v >> (4 * (15 - i))) & 15];
-	t[16] = 0;
-	sb_str(b, t);
-}
 
 /* "<dir>/[<scope dir>/]<lineage>.<thread>.<image>.hjs", the stream's
  * identity within its scope (scope.c); false if it does not fit. */
@@ -280,7 +212,6 @@ static bool rec_open(struct hm_jr_thread *t)
 static inline bool rec_lock(struct hm_jr_thread *t);
 static inline void rec_unlock(struct hm_jr_thread *t);
 static void end_stream(struct hm_jr_thread *t, enum hm_jend_reason why);
-static void report_live(struct hm_jr_thread *t);
 
 /* The process entered or left a scope (scope.c) since this thread's streams
  * began: they end, and the next value opens the thread's streams of the
@@ -298,7 +229,7 @@ static void rotate(struct hm_jr_thread *t)
 		t->rec = ST_NONE;
 	}
 	if (t->rep != RP_NONE) {
-		report_live(t);
+		hm_jr_report_live(t);
 		if (t->map)
 			hm_sys(SYS_munmap, t->map, t->map_len, 0);
 		t->map = NULL;
@@ -451,246 +382,6 @@ static bool close_wait(struct hm_jr_thread *t)
 	}
 }
 
-/* ---- replay: reporting ---- */
-
-static const char *clock_name(int32_t id)
-{
-	static const char *const names[] = {
-		"CLOCK_REALTIME",	 "CLOCK_MONOTONIC",	    "CLOCK_PROCESS_CPUTIME_ID",
-		"CLOCK_THREAD_CPUTIME_ID", "CLOCK_MONOTONIC_RAW",  "CLOCK_REALTIME_COARSE",
-		"CLOCK_MONOTONIC_COARSE", "CLOCK_BOOTTIME",	    "CLOCK_REALTIME_ALARM",
-		"CLOCK_BOOTTIME_ALARM",	 NULL,			    "CLOCK_TAI",
-	};
-
-	return id >= 0 && id < (int32_t)(sizeof(names) / sizeof(names[0])) ? names[id] : NULL;
-}
-
-/* name(arg) or, for names that end in ')', name-without-')' ", arg)". */
-static void sb_call(struct sbuf *b, const char *name, const char *arg, const char *arg2)
-{
-	size_t n = strlen(name);
-
-	if (n && name[n - 1] == ')') {
-		for (size_t i = 0; i + 1 < n; i++) {
-			char c[2] = { name[i], 0 };
-
-			sb_str(b, c);
-		}
-		if (arg || arg2)
-			sb_str(b, ", ");
-	} else {
-		sb_str(b, name);
-		sb_str(b, "(");
-	}
-	sb_str(b, arg);
-	sb_str(b, arg2);
-	sb_str(b, ")");
-}
-
-/* What a question or a record is, for people: "getrandom(16 bytes)",
- * "clock_gettime(CLOCK_REALTIME)", "time()", "poll(timed out)". */
-static void describe(struct sbuf *b, enum hm_jrec_type type, uint8_t call, int32_t id,
-		     size_t len, int outcome)
-{
-	const char *name = hm_jrec_call_name(type, call);
-	char num[32];
-
-	switch (type) {
-	case HM_JREC_CLOCK:
-		if (call == HM_JC_CLOCK_GETTIME || call == HM_JC_SYSCALL || call == HM_JC_OTHER) {
-			const char *cn = clock_name(id);
-
-			if (cn) {
-				sb_call(b, name, cn, NULL);
-			} else {
-				hm_fmt_i64(num, sizeof(num), id);
-				sb_call(b, name, "clock ", num);
-			}
-		} else {
-			sb_call(b, name, NULL, NULL);
-		}
-		break;
-	case HM_JREC_ENTROPY:
-		hm_fmt_u64(num, sizeof(num), len);
-		sb_call(b, name, num, " bytes");
-		break;
-	case HM_JREC_WAIT:
-		if (outcome < 0)
-			sb_str(b, name);
-		else
-			sb_call(b, name, outcome ? "timed out" : "event", NULL);
-		break;
-	case HM_JREC_END:
-		sb_str(b, "end");
-		break;
-	default:
-		sb_str(b, hm_jrec_type_name(type));
-		break;
-	}
-}
-
-/* The same for the report file: no spaces ("getrandom(16)", "poll(timed_out)"). */
-static void report_field(struct sbuf *b, const char *s)
-{
-	for (; *s; s++) {
-		if (!strncmp(s, " bytes", 6)) {
-			s += 5;
-			continue;
-		}
-		if (s[0] == ',' && s[1] == ' ') {
-			sb_str(b, ",");
-			s++;
-			continue;
-		}
-		sb_str(b, *s == ' ' ? "_" : (char[2]){ *s, 0 });
-	}
-}
-
-/* Append one line to HERMETIC_REPLAY_REPORT with one write(2). */
-static void report(const char *line, size_t len)
-{
-	long fd;
-
-	if (!hm.rep_report)
-		return;
-	fd = hm_sys6(SYS_openat, AT_FDCWD, (long)hm.rep_report,
-		     O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600, 0, 0);
-	if (fd < 0)
-		return;
-	hm_sys(SYS_write, fd, line, len);
-	hm_sys(SYS_close, fd, 0, 0);
-}
-
-static void sb_comm(struct sbuf *b)
-{
-	char comm[32];
-	long fd, n = 0;
-
-	fd = hm_sys6(SYS_openat, AT_FDCWD, (long)"/proc/self/comm", O_RDONLY | O_CLOEXEC, 0, 0,
-		     0);
-	if (fd >= 0) {
-		n = hm_sys(SYS_read, fd, comm, sizeof(comm) - 1);
-		hm_sys(SYS_close, fd, 0, 0);
-	}
-	if (n <= 0)
-		n = 0;
-	comm[n] = 0;
-	if (n && comm[n - 1] == '\n')
-		comm[n - 1] = 0;
-	sb_str(b, comm[0] ? comm : "?");
-}
-
-/* "process 1.2 thread 0 (python3.11, pid N, comm python3)"; the image's
- * count when the process ran its executable more than once ("bash #3");
- * "... in scope NAME" inside one. */
-static void sb_where(struct sbuf *b, uint32_t index)
-{
-	struct hm_stream_ident id;
-
-	hm_stream_ident(index, true, &id);
-	sb_str(b, "process ");
-	sb_str(b, id.lineage);
-	sb_str(b, " thread ");
-	sb_u64(b, id.thread);
-	if (hm_scope_name()) {
-		sb_str(b, " in scope ");
-		sb_str(b, hm_scope_name());
-	}
-	sb_str(b, " (");
-	sb_str(b, hm.exe);
-	if (hm.exe_count != 1) {
-		sb_str(b, " #");
-		sb_u64(b, hm.exe_count);
-	}
-	sb_str(b, ", pid ");
-	sb_u64(b, (uint64_t)hm_sys(SYS_getpid, 0, 0, 0));
-	sb_str(b, ", comm ");
-	sb_comm(b);
-	sb_str(b, ")");
-}
-
-/*
- * A question the recording cannot answer. Strict: say so and end the
- * process. Otherwise count a live value (and say so the first time).
- */
-__attribute__((noinline, cold)) static void mismatch(struct hm_jr_thread *t, uint64_t callno,
-						     const char *asked, const char *recorded)
-{
-	char msg[1024], line[640];
-	struct sbuf m = { msg, 0, sizeof(msg) }, l = { line, 0, sizeof(line) };
-	int saved = errno;
-
-	m.p[0] = l.p[0] = 0;
-	sb_str(&m, hm.jr_strict ? "hermetic: replay mismatch in " : "hermetic: replay diverged in ");
-	sb_where(&m, t->index);
-	sb_str(&m, ": call #");
-	sb_u64(&m, callno);
-	sb_str(&m, " asked ");
-	sb_str(&m, asked);
-	sb_str(&m, ", recorded ");
-	sb_str(&m, recorded);
-	if (t->rep == RP_BAD && t->bad_why) {
-		sb_str(&m, " (");
-		sb_str(&m, t->bad_why);
-		sb_str(&m, ")");
-	}
-	if (!hm.jr_strict) {
-		t->live++;
-		if (t->diverged) {
-			errno = saved;
-			return;
-		}
-		t->diverged = true;
-		sb_str(&m, "; going on with live values");
-	}
-	sb_str(&m, "\n");
-	hm_sys(SYS_write, 2, msg, m.n);
-	if (hm.jr_strict) {
-		struct hm_stream_ident id;
-
-		hm_stream_ident(t->index, true, &id);
-		sb_str(&l, "mismatch ");
-		sb_str(&l, id.lineage);
-		sb_str(&l, " ");
-		sb_u64(&l, id.thread);
-		sb_str(&l, " ");
-		sb_hex(&l, id.image);
-		sb_str(&l, " ");
-		sb_u64(&l, callno);
-		sb_str(&l, " ");
-		report_field(&l, asked);
-		sb_str(&l, " ");
-		report_field(&l, recorded);
-		sb_str(&l, "\n");
-		report(line, l.n);
-		hm_sys(SYS_exit_group, HM_EXIT_REPLAY, 0, 0);
-	}
-	errno = saved;
-}
-
-/* "live <lineage> <thread> <image> <count>" for a thread that used live values. */
-static void report_live(struct hm_jr_thread *t)
-{
-	char line[HM_LINEAGE_MAX + 80];
-	struct sbuf l = { line, 0, sizeof(line) };
-	struct hm_stream_ident id;
-
-	if (!t->live)
-		return;
-	hm_stream_ident(t->index, true, &id);
-	sb_str(&l, "live ");
-	sb_str(&l, id.lineage);
-	sb_str(&l, " ");
-	sb_u64(&l, id.thread);
-	sb_str(&l, " ");
-	sb_hex(&l, id.image);
-	sb_str(&l, " ");
-	sb_u64(&l, t->live);
-	sb_str(&l, "\n");
-	report(line, l.n);
-	t->live = 0;
-}
-
 /* ---- replay: reading ---- */
 
 static void rep_open(struct hm_jr_thread *t)
@@ -826,10 +517,10 @@ static bool rep_next(const struct ask *a, struct hm_jrec *ret)
 		return false;
 	}
 	asked[0] = recorded[0] = 0;
-	describe(&sa, a->type, a->call, a->id, a->len, -1);
+	hm_jr_describe(&sa, a->type, a->call, a->id, a->len, -1);
 	if (t->rep == RP_OPEN && c->have_held) {
 		callno = c->held.index;
-		describe(&sr, c->held.type, c->held.call, c->held.clock.id,
+		hm_jr_describe(&sr, c->held.type, c->held.call, c->held.clock.id,
 			 c->held.type == HM_JREC_ENTROPY ? c->held.entropy.len : 0, -1);
 	} else if (t->rep == RP_OPEN) {
 		callno = c->dec.n_records + 1;
@@ -838,7 +529,7 @@ static bool rep_next(const struct ask *a, struct hm_jrec *ret)
 		callno = t->rep == RP_BAD ? c->dec.n_records + 1 : t->asked;
 		sb_str(&sr, t->rep == RP_MISSING ? "nothing" : "malformed");
 	}
-	mismatch(t, callno, asked, recorded);
+	hm_jr_mismatch(t, callno, asked, recorded);
 	return false;
 }
 
@@ -978,7 +669,7 @@ void hm_jr_exit(void)
 	for (struct hm_jr_thread *t = hm.jr_list; t; t = t->next) {
 		if (t->rec == ST_OPEN && close_wait(t))
 			end_stream(t, HM_JEND_EXIT);
-		report_live(t);
+		hm_jr_report_live(t);
 	}
 	pthread_mutex_unlock(&hm.jr_lock);
 	errno = saved;
@@ -1005,7 +696,7 @@ void hm_jr_thread_exit(void)
 			end_stream(t, HM_JEND_THREAD_EXIT);
 			rec_unlock(t);
 		}
-		report_live(t);
+		hm_jr_report_live(t);
 	}
 	hm_t.jr = NULL;
 	free_thread(t);
@@ -1024,7 +715,7 @@ void hm_jr_exec_begin(void)
 	pthread_mutex_lock(&hm.jr_lock);
 	closing_begin(CLOSING_EXEC);
 	for (struct hm_jr_thread *t = hm.jr_list; t; t = t->next) {
-		report_live(t);
+		hm_jr_report_live(t);
 		if (t->rec != ST_OPEN || t->enc.ended || !close_wait(t))
 			continue;
 		if (hm_jstream_flush(&t->enc) < 0)
