@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# 200 runs at once through one private hermeticd (numbers are printed, never
+# asserted). Each batch starts BENCH_RUNS `hermetic enroll -- CMD` at once and
+# times, from the spawn of `hermetic enroll`:
+#   start: until CMD's first instruction (tests/bench/ready.c writes a byte
+#          to a pipe the launcher polls; CMD runs under the shim, the
+#          launcher outside any run, on the real monotonic clock);
+#   total: until `hermetic enroll` exited.
+# Batches:
+#   1. root, launched at once: half `true`, half python3 `time.sleep(0.2)`
+#      (a sleep under the shim's virtual clock returns at once);
+#   2. root, held: every run waits until all have started, so all are alive
+#      in the daemon together (hermetic status counts them);
+#   3. an unprivileged user, held, default per-user limits (64 connections,
+#      64 runs): how many the daemon refuses, and what the user reads;
+#   4. the same user with --max-conns-per-user 512 --max-runs-per-user 256
+#      (a non-root enroll holds one connection for its run and opens a
+#      second, briefly, to have its child adopted: a burst of N needs up to
+#      2N connections).
+# Needs root and a built tree. Knobs: BENCH_RUNS (default 200).
+source "$(dirname "$0")/../lib.sh"
+if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
+N=${BENCH_RUNS:-200}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "concurrent-bench: needs root (it starts a private hermeticd)" >&2
+	exit 1
+fi
+if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
+	echo "concurrent-bench: build/hermeticd or build/hermetic missing (run make)" >&2
+	exit 1
+fi
+CC=${CC:-cc}
+command -v "$CC" >/dev/null || CC=gcc
+"$CC" -O2 -o "$T/concbench" "$TOP/tests/bench/concbench.c" &&
+	"$CC" -O2 -o "$T/ready" "$TOP/tests/bench/ready.c" || {
+	echo "concurrent-bench: cannot compile concbench.c or ready.c" >&2
+	exit 1
+}
+# A test user (and group) for batches 3 and 4; the daemon's socket is
+# 0660 root:that group.
+test_user U || {
+	echo "concurrent-bench: cannot create a test user" >&2
+	exit 1
+}
+
+echo "kernel $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), hermetic $(cat "$TOP/VERSION" 2>/dev/null)"
+
+# batch LABEL HOLD [as_user NAME]: runs N enrolls through concbench; prints
+# the figures and, on failures, the first failure's message.
+batch() {
+	local label=$1 hold=$2 errs out peak_status=""
+	shift 2
+	errs=$(mktemp -d "$T/errs.XXXX")
+	chmod 777 "$errs"
+	local cmd=("$HERMETIC" enroll -- "$T/ready")
+	[ "$hold" = 1 ] && cmd+=(--hold)
+	if [ "$hold" = 1 ]; then
+		# Once all have started, before they are let go: the runs the
+		# daemon counts.
+		out=$(CONCBENCH_AT_PEAK="'$HERMETIC' status --json | '$PY' -c 'import json,sys; print(len(json.load(sys.stdin)[\"runs\"]))'" \
+			"$@" "$T/concbench" "$N" 1 60 "$errs" -- "${cmd[@]}")
+		peak_status=$(sed -n 's/^at_peak //p' <<<"$out")
+	else
+		out=$("$@" "$T/concbench" "$N" 0 60 "$errs" -- "${cmd[@]}" :: \
+			"$HERMETIC" enroll -- "$T/ready" "$PY" -c 'import time; time.sleep(0.2)')
+	fi
+	echo "$label"
+	"$PY" - "$N" "$peak_status" <<EOF
+import sys
+n, status = int(sys.argv[1]), sys.argv[2]
+f = {}
+for line in """$out""".splitlines():
+    k, *v = line.split()
+    f[k] = v
+for k, what in (("start", "exec of hermetic enroll to CMD's start"),
+                ("total", "exec of hermetic enroll to its exit")):
+    c, p50, p99, mx = f[k]
+    print("  %-40s p50 %7s ms  p99 %7s ms  max %7s ms  (%s runs)" % (what, p50, p99, mx, c))
+print("  failures %s of %d; at most %s runs alive at once%s; %s ms for the batch"
+      % (f["failures"][0], n, f["peak"][0],
+         " (hermetic status counted %s)" % status if status else "", f["wall"][0]))
+EOF
+	if grep -q '^first_failure' <<<"$out"; then
+		local ff
+		ff=$(sed -n 's/^first_failure \([^ ]*\).*/\1/p' <<<"$out")
+		echo "  first failure says: $(grep -v '^hermetic: seed' "$ff" | head -n 2 | tr '\n' ' ')"
+	fi
+}
+
+start_daemon || exit 1
+batch "1. root, $N runs launched at once (true / python3 sleep):" 0
+batch "2. root, $N runs held until all started (all alive together):" 1
+batch "3. unprivileged user, $N runs held, default per-user limits:" 1 as_user "$U"
+kill "$HMD_PID"
+wait "$HMD_PID"
+start_daemon --max-conns-per-user 512 --max-runs-per-user 256 || exit 1
+batch "4. unprivileged user, $N runs held, --max-conns-per-user 512 --max-runs-per-user 256:" 1 as_user "$U"
+exit 0
