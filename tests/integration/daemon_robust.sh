@@ -177,23 +177,25 @@ sleep 0.3
 now_fds=$(nfds)
 if ((now_fds <= BASE_FDS + 1)); then pass "fd flood: the daemon keeps none of the descriptors ($now_fds fds, baseline $BASE_FDS)"; else fail "fd flood: the daemon keeps none of the descriptors" "$now_fds fds open, baseline $BASE_FDS"; fi
 
-"$PY" "$WIRE" "$HERMETIC_SOCKET" idle 6 >"$T/idle.out" 2>&1 &
+# The idle and non-reading clients stay far longer than the other clients'
+# deadlines, so a daemon blocked on them fails them however loaded the machine.
+"$PY" "$WIRE" "$HERMETIC_SOCKET" idle 60 >"$T/idle.out" 2>&1 &
 idle_pid=$!
 at_exit "kill $idle_pid"
 sleep 0.5
 t0=$(now_ms)
-if timeout 3 "$HERMETIC" status >/dev/null 2>&1 && timeout 5 "$HERMETIC" enroll -- true >/dev/null 2>&1; then
+if timeout 20 "$HERMETIC" status >/dev/null 2>&1 && timeout 30 "$HERMETIC" enroll -- true >/dev/null 2>&1; then
 	pass "an idle client does not block others (status and enroll answered in $(($(now_ms) - t0)) ms)"
 else
 	fail "an idle client does not block others" "$(why_dead)"
 fi
 kill $idle_pid 2>/dev/null
 
-"$PY" "$WIRE" "$HERMETIC_SOCKET" no-read 6 >"$T/noread.out" 2>&1 &
+"$PY" "$WIRE" "$HERMETIC_SOCKET" no-read 60 >"$T/noread.out" 2>&1 &
 nr_pid=$!
 at_exit "kill $nr_pid"
 sleep 1.5
-if timeout 3 "$HERMETIC" status >/dev/null 2>&1 && timeout 5 "$HERMETIC" enroll -- true >/dev/null 2>&1; then
+if timeout 20 "$HERMETIC" status >/dev/null 2>&1 && timeout 30 "$HERMETIC" enroll -- true >/dev/null 2>&1; then
 	pass "a client that never reads its replies does not block others ($(cat "$T/noread.out"))"
 else
 	fail "a client that never reads its replies does not block others" "$(why_dead); $(cat "$T/noread.out")"
@@ -201,12 +203,12 @@ fi
 kill $nr_pid 2>/dev/null
 wait $nr_pid 2>/dev/null
 
-"$PY" "$WIRE" "$HERMETIC_SOCKET" many-conns 200 5 >"$T/many.out" 2>&1 &
+"$PY" "$WIRE" "$HERMETIC_SOCKET" many-conns 200 60 >"$T/many.out" 2>&1 &
 many_pid=$!
 at_exit "kill $many_pid"
 for _ in $(seq 100); do [ -s "$T/many.out" ] && break; sleep 0.05; done
 if [[ $(cat "$T/many.out") == "ok 200 connections open, 100 of 100 HELLOs answered"* ]] &&
-	timeout 3 "$HERMETIC" status >/dev/null 2>&1 && timeout 5 "$HERMETIC" enroll -- true >/dev/null 2>&1; then
+	timeout 20 "$HERMETIC" status >/dev/null 2>&1 && timeout 30 "$HERMETIC" enroll -- true >/dev/null 2>&1; then
 	pass "200 open connections: all answered, status and enroll still answer"
 else
 	fail "200 open connections: all answered, status and enroll still answer" "$(cat "$T/many.out"); $(why_dead)"
@@ -221,7 +223,7 @@ for _ in $(seq 100); do [ -s "$T/many.out" ] && break; sleep 0.05; done
 during=$(timeout 3 "$HERMETIC" status >/dev/null 2>&1 && echo answered || echo "not answered")
 wait $many_pid 2>/dev/null
 sleep 0.5
-if alive && timeout 5 "$HERMETIC" enroll -- true >/dev/null 2>&1; then
+if alive && timeout 30 "$HERMETIC" enroll -- true >/dev/null 2>&1; then
 	pass "400 connections at once (over the limit): daemon survives, answers afterwards ($(cat "$T/many.out"); status during: $during)"
 else
 	fail "400 connections at once (over the limit): daemon survives, answers afterwards" "$(why_dead); $(cat "$T/many.out")"
