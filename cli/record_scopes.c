@@ -151,7 +151,8 @@ static int list(struct enroll *e, int spool, struct sdir **ret, size_t *n)
 			(*n)++;
 	}
 	closedir(d);
-	qsort(v, *n, sizeof(*v), by_name);
+	if (*n) /* v is NULL when the spool holds no scope */
+		qsort(v, *n, sizeof(*v), by_name);
 	for (size_t i = 0; i < *n; i++) { /* (the copies moved: point into them again) */
 		v[i].sc.dir = v[i].name;
 		v[i].sc.name = v[i].sname;
