@@ -7,6 +7,7 @@
 #          launcher outside any run, on the real monotonic clock);
 #   total: until `hermetic enroll` exited.
 # Batches:
+#   0. root, one run at a time (20 of them), for comparison;
 #   1. root, launched at once: half `true`, half python3 `time.sleep(0.2)`
 #      (a sleep under the shim's virtual clock returns at once);
 #   2. root, held: every run waits until all have started, so all are alive
@@ -89,6 +90,25 @@ EOF
 }
 
 start_daemon || exit 1
+# One at a time: concbench with one run, 20 times over.
+for _ in $(seq 20); do
+	"$T/concbench" 1 0 60 "$T" -- "$HERMETIC" enroll -- "$T/ready"
+done | "$PY" -c '
+import statistics, sys
+v = {"start": [], "total": []}
+fails = 0
+for line in sys.stdin:
+    k, *f = line.split()
+    if k in v and f[0] == "1":
+        v[k].append(float(f[1]))
+    if k == "failures":
+        fails += int(f[0])
+print("0. root, one run at a time (%d runs):" % len(v["start"]))
+for k, what in (("start", "exec of hermetic enroll to CMD\x27s start"), ("total", "exec of hermetic enroll to its exit")):
+    x = sorted(v[k])
+    print("  %-40s p50 %7.1f ms                max %7.1f ms" % (what, statistics.median(x), x[-1]))
+print("  failures %d" % fails)
+'
 batch "1. root, $N runs launched at once (true / python3 sleep):" 0
 batch "2. root, $N runs held until all started (all alive together):" 1
 batch "3. unprivileged user, $N runs held, default per-user limits:" 1 as_user "$U"
