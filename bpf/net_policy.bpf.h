@@ -99,6 +99,15 @@ static __always_inline int hm_allowed(__u64 cgid, const struct hm_net_policy *po
 	return bpf_map_lookup_elem(&hm_allow, &key) != NULL;
 }
 
+/* One more event of the run on the ring (struct hm_net_policy.emitted). */
+static __always_inline void hm_count_emit(__u64 cgid)
+{
+	struct hm_net_policy *pol = bpf_map_lookup_elem(&hm_policy, &cgid);
+
+	if (pol)
+		__sync_fetch_and_add(&pol->emitted, 1);
+}
+
 static __always_inline void hm_count_drop(__u64 cgid)
 {
 	__u64 one = 1, *n = bpf_map_lookup_elem(&hm_dropped, &cgid);
@@ -122,6 +131,7 @@ static __always_inline void hm_report_ctx(__u64 cgid, struct hm_net_policy *pol,
 		hm_count_drop(cgid);
 		return;
 	}
+	__sync_fetch_and_add(&pol->emitted, 1);
 	ev->kind = HM_EV_NET_REFUSED;
 	ev->pid = 0;
 	ev->comm[0] = 0;

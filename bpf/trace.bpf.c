@@ -61,6 +61,7 @@ static __always_inline struct hm_trace_event *event(__u64 cgid, __u32 kind)
 		hm_count_drop(cgid);
 		return NULL;
 	}
+	hm_count_emit(cgid);
 	e->kind = kind;
 	e->pid = id >> 32;
 	e->tid = (__u32)id;

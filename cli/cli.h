@@ -29,6 +29,12 @@ void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *cli_socket_path(void);
 /* Connect or die with EXIT_NODAEMON and a message saying what to do. */
 int cli_connect(void);
+/* Connect: the socket, or -errno. */
+int cli_try_connect(void);
+/* When set (enroll, once its run exists), cli_call returns -ECONNRESET or
+ * -ENOTCONN (sock < 0) with a message instead of dying when the daemon is
+ * gone: a run outlives a restart of hermeticd. */
+extern bool cli_soft_errors;
 /* Send a request and wait for its reply of type expect, copied into rep
  * (at most rep_size bytes; exactly rep_size when exact). Returns the payload
  * length; dies on transport errors and unexpected replies; HM_REP_ERROR is

@@ -38,18 +38,20 @@ const char *cli_socket_path(void)
 	return s && *s ? s : HM_DEFAULT_SOCKET;
 }
 
-int cli_connect(void)
+bool cli_soft_errors;
+
+int cli_try_connect(void)
 {
 	const char *path = cli_socket_path();
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
+	int fd, err;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
-		die(EXIT_USAGE, "socket path too long: %s", path);
+		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		die(EXIT_INTERNAL, "Failed to create socket: %s", strerror(errno));
+		return -errno;
 	/* Anything holding a daemon connection is not dumpable: processes of
 	 * a run (same uid, maybe root with reduced capabilities) must not
 	 * ptrace it or take the connection with pidfd_getfd, which the kernel
@@ -58,6 +60,21 @@ int cli_connect(void)
 	prctl(PR_SET_DUMPABLE, 0);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
 		return fd;
+	err = -errno;
+	close(fd);
+	return err;
+}
+
+int cli_connect(void)
+{
+	const char *path = cli_socket_path();
+	int fd = cli_try_connect();
+
+	if (fd == -ENAMETOOLONG)
+		die(EXIT_USAGE, "socket path too long: %s", path);
+	if (fd >= 0)
+		return fd;
+	errno = -fd;
 	if (errno == EACCES || errno == EPERM) {
 		struct stat st;
 		struct group *g = stat(path, &st) == 0 && st.st_gid != 0 ? getgrgid(st.st_gid) : NULL;
@@ -95,14 +112,27 @@ ssize_t cli_call(int sock, uint16_t type, const void *req, uint32_t len, int sen
 	int fd = -1, r;
 	ssize_t n;
 
+	if (sock < 0 && cli_soft_errors) {
+		if (ret_msg)
+			*ret_msg = "not connected to hermeticd";
+		return -ENOTCONN;
+	}
 	r = hm_send(sock, type, ++seq, req, len, send_fd);
 	/* A daemon that refused the connection (a limit) said why before it
 	 * closed it: that answer counts, not the failed send. */
 	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
 		die(EXIT_INTERNAL, "Failed to send request to hermeticd: %s", strerror(-r));
 	n = hm_recv(sock, buf, sizeof(buf), &h, &fd);
+	if (cli_soft_errors && r < 0 && !(n >= 0 && h->type == HM_REP_ERROR))
+		n = -ECONNRESET;
 	if (r < 0 && !(n >= 0 && h->type == HM_REP_ERROR))
 		die(EXIT_INTERNAL, "Failed to send request to hermeticd: %s", strerror(-r));
+	if (n < 0 && cli_soft_errors) {
+		/* (enroll: the daemon went away; the caller carries on) */
+		if (ret_msg)
+			*ret_msg = "hermeticd closed the connection";
+		return n == -ECONNRESET || n == -EPIPE ? -ECONNRESET : n;
+	}
 	if (n == -ECONNRESET)
 		die(EXIT_INTERNAL, "hermeticd closed the connection (did it stop?)");
 	if (n < 0)

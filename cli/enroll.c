@@ -238,17 +238,22 @@ static bool run_populated(struct enroll *e)
 /* Wait for an event: a signal (forwarded), the cgroup emptying, or timeout. */
 static void wait_events(struct enroll *e, int sfd, int timeout_ms)
 {
-	struct pollfd pfd[2] = {
+	struct pollfd pfd[3] = {
 		{ .fd = sfd, .events = POLLIN },
 		{ .fd = e->no_daemon ? -1 : e->events_fd, .events = POLLPRI },
+		{ .fd = enroll_daemon_pollfd(e), .events = POLLIN },
 	};
 	struct signalfd_siginfo si;
 	char buf[256];
 
-	if (poll(pfd, 2, timeout_ms) < 0 && errno != EINTR)
+	if (poll(pfd, 3, enroll_daemon_timeout(e, timeout_ms)) < 0 && errno != EINTR)
 		die(EXIT_INTERNAL, "poll: %s", strerror(errno));
 	if (pfd[1].revents)
 		events_populated(e, buf, sizeof(buf)); /* acknowledge the change */
+	/* The daemon went away (or is back): the run goes on either way. */
+	if (pfd[2].revents)
+		enroll_daemon_event(e, pfd[2].revents);
+	enroll_daemon_retry(e);
 	while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			continue;
@@ -324,6 +329,9 @@ int enroll_run(struct enroll *e)
 		       "  network traffic, and static binaries and raw syscalls are not seen");
 	else
 		create_run(e);
+	/* From here on the run exists: a daemon that goes away must not take
+	 * this process (and the command's exit status) with it. */
+	cli_soft_errors = true;
 	cli_vclock_setup(e);
 	boundary_setup(&e->bnd, e->argv);
 	export_env(e);
@@ -399,15 +407,34 @@ int enroll_run(struct enroll *e)
 	/* Only a provably empty run lets its root go. */
 	empty = !kept && !run_populated(e);
 
-	if (!e->no_daemon) {
+	/* A daemon that went away during the run: wait for the next one. */
+	bool daemon = enroll_daemon_wait(e);
+	struct enroll_opt note = { 0 };
+
+	if (daemon) {
 		enroll_print_refusals(e);
 		enroll_fetch_audit(e);
 		enroll_print_audit(e);
 	}
-	/* The journal goes to the store before the run ends. */
-	if (e->rec)
+	enroll_daemon_note(e, &note);
+	/* The journal goes to the store before the run ends; it carries the
+	 * restart as a note among its options. */
+	if (e->rec) {
+		bool noted = note.name && e->n_opts < ENROLL_MAX_OPTS;
+
+		if (noted)
+			e->opts[e->n_opts++] = note;
 		record_finish(e, code);
-	if (!e->no_daemon) {
+		if (noted)
+			e->n_opts--; /* not an option to repeat */
+	}
+	if (note.name && e->daemon_restarted)
+		warnx_("note: %s (the run was without a daemon for %.1f s; its network stayed "
+		       "refused)",
+		       e->restart_note, e->daemon_away_ns / 1e9);
+	else if (note.name)
+		warnx_("note: %s", e->restart_note);
+	if (daemon) {
 		struct hm_run_end end = { .run_id = e->run.run_id,
 					  .flags = kept ? HM_END_KEEP : 0 };
 		const char *msg = NULL;

@@ -92,7 +92,26 @@ struct enroll {
 	char clock_path[256];
 	bool clock_owned; /* --no-daemon: ours to remove */
 	struct hm_vclock *vc;
+	/* the daemon connection across a restart of hermeticd (reconnect.c) */
+	bool daemon_lost; /* the connection closed; not reclaimed yet */
+	bool daemon_restarted; /* reclaimed from a restarted daemon */
+	bool daemon_given_up;
+	uint64_t daemon_lost_ns, daemon_lost_mono, daemon_last_try;
+	uint64_t daemon_restarted_ns, daemon_away_ns, daemon_events_lost;
+	char restart_note[160];
 };
+
+/* reconnect.c: the descriptor to watch (-1 for none), the poll timeout
+ * while reconnecting, what a poll saw on it, a reconnection attempt when
+ * due; enroll_daemon_wait waits for the daemon at the end (true: it is
+ * there); enroll_daemon_note gives the journal's note, if any. */
+int enroll_daemon_pollfd(struct enroll *e);
+int enroll_daemon_timeout(struct enroll *e, int timeout_ms);
+void enroll_daemon_event(struct enroll *e, short revents);
+void enroll_daemon_lost(struct enroll *e);
+void enroll_daemon_retry(struct enroll *e);
+bool enroll_daemon_wait(struct enroll *e);
+void enroll_daemon_note(struct enroll *e, struct enroll_opt *ret_opt);
 
 /* vclock.c: the run's clock page; setup before CMD starts, finish after. */
 void cli_vclock_setup(struct enroll *e);

@@ -133,6 +133,19 @@ void enroll_json_write(struct enroll *e, int code)
 	json_object_object_add(o, "stragglers_killed", json_object_new_uint64(e->killed));
 	json_object_object_add(o, "duration_ms", json_object_new_uint64(e->wall_ns / 1000000));
 	json_object_object_add(o, "repro", str_or_null(e->repro));
+	/* hermeticd restarted (or went away) during the run: the note, the
+	 * kernel events it lost and how long the run was without it. */
+	if (e->daemon_restarted || e->daemon_given_up) {
+		json_object *r = json_object_new_object();
+
+		json_object_object_add(r, "note", json_object_new_string(e->restart_note));
+		json_object_object_add(r, "reconnected", json_object_new_boolean(e->daemon_restarted));
+		json_object_object_add(r, "events_lost", json_object_new_uint64(e->daemon_events_lost));
+		json_object_object_add(r, "away_ms", json_object_new_uint64(e->daemon_away_ns / 1000000));
+		json_object_object_add(o, "daemon_restart", r);
+	} else {
+		json_object_object_add(o, "daemon_restart", NULL);
+	}
 	text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
 	{
 		/* One write, newline included: a line is a whole document. */

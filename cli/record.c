@@ -303,8 +303,10 @@ static int fill(struct hm_journal_writer *w, void *userdata)
 
 		if (e->have_audit && e->audit.events > events)
 			events = e->audit.events;
-		k = hm_journal_write_kernel_summary(w, events,
-						    r->khdr.kernel_dropped + r->khdr.daemon_dropped);
+		/* (and what went with a daemon that restarted during the run) */
+		k = hm_journal_write_kernel_summary(w, events + e->daemon_events_lost,
+						    r->khdr.kernel_dropped + r->khdr.daemon_dropped +
+							    e->daemon_events_lost);
 		if (k < 0)
 			return k;
 	}

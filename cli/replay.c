@@ -582,6 +582,8 @@ int cmd_replay(int argc, char **argv)
 	if (!c->cfg.unix_sockets)
 		push(args, &n, "--no-unix");
 	for (size_t i = 0; i < c->n_opts; i++) {
+		if (!strcmp(c->opts[i].key, "daemon_restart"))
+			continue; /* a note of what happened to the recorded run */
 		if (!run_option(c->opts[i].key)) {
 			warnx_("replay: ignoring option --%s of the journal (not one this hermetic "
 			       "replays)",

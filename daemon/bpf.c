@@ -7,6 +7,9 @@
  * required; the unix hooks load where the kernel has the attach type; the
  * BPF-LSM layer is a separate object sharing the maps, so a kernel that
  * refuses trampolines (as CI's does) costs only that layer.
+ *
+ * Maps and links are pinned per subtree (pin.c): a daemon that dies leaves
+ * every run enforced, and the next one takes the same maps and links over.
  */
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
@@ -36,6 +39,8 @@ struct hmd_bpf {
 	bool mounted_tracefs;
 	struct bpf_link *links[HMD_LINKS_MAX];
 	int n_links;
+	const char *pin_dir;
+	uint64_t cgroup_id; /* the subtree's */
 	struct ring_buffer *rb;
 	void *ctx;
 };
@@ -74,18 +79,51 @@ static void note(struct hmd_attach *a, const char *name, bool required, int err,
 	snprintf(a->why, sizeof(a->why), "%s", err ? why : "");
 }
 
+/* Keep a new link pinned. A link that cannot be pinned would end with this
+ * process: for a required hook that is a promise broken, so it fails. */
+static int keep_link(struct hmd_bpf *b, struct bpf_program *p, struct bpf_link *l)
+{
+	int r = hmd_pin_link(b->pin_dir, p, l);
+
+	b->links[b->n_links++] = l;
+	return r;
+}
+
+/* The pinned link of a daemon before us, or a new one, pinned. */
 static int attach(struct hmd_bpf *b, struct bpf_program *p, int cgroup_fd, struct hmd_attach *a,
 		  const char *name, bool required)
 {
-	struct bpf_link *l = bpf_program__attach_cgroup(p, cgroup_fd);
+	bool upgraded;
+	struct bpf_link *old = hmd_pin_link_adopt(b->pin_dir, p, b->cgroup_id, &upgraded), *l = NULL;
+	int r;
 
+	if (old && upgraded) {
+		l = old;
+		old = NULL;
+	} else {
+		l = bpf_program__attach_cgroup(p, cgroup_fd);
+	}
+	if (old) {
+		/* A link we could not move to our program: the new one is
+		 * attached beside it first, so the hook is never empty. */
+		if (!l) {
+			/* keep the old one: it still enforces */
+			l = old;
+		} else {
+			hmd_pin_link_drop(old, true);
+		}
+	}
 	if (!l) {
 		int err = errno;
 
 		note(a, name, required, err, strerror(err));
 		return -err;
 	}
-	b->links[b->n_links++] = l;
+	r = keep_link(b, p, l);
+	if (r < 0) {
+		note(a, name, required, -r, "cannot pin the link in bpffs");
+		return required ? r : 0;
+	}
 	note(a, name, required, 0, NULL);
 	return 0;
 }
@@ -119,7 +157,14 @@ static int load_lsm(struct hmd_bpf *b, struct hmd_attach *a)
 		net_lsm_bpf__destroy(s);
 		return -err;
 	}
-	b->links[b->n_links] = bpf_program__attach_lsm(s->progs.hm_lsm_connect);
+	{
+		bool upgraded;
+
+		b->links[b->n_links] =
+			hmd_pin_link_adopt(b->pin_dir, s->progs.hm_lsm_connect, 0, &upgraded);
+	}
+	if (!b->links[b->n_links])
+		b->links[b->n_links] = bpf_program__attach_lsm(s->progs.hm_lsm_connect);
 	if (!b->links[b->n_links]) {
 		err = errno;
 		note(a, "lsm/socket_connect", false, err,
@@ -131,6 +176,8 @@ static int load_lsm(struct hmd_bpf *b, struct hmd_attach *a)
 	}
 	b->n_links++;
 	b->lsm = s;
+	if (hmd_pin_link(b->pin_dir, s->progs.hm_lsm_connect, b->links[b->n_links - 1]) < 0)
+		hmd_warn("Failed to pin the lsm/socket_connect link: %s", strerror(errno));
 	note(a, "lsm/socket_connect", false, 0, NULL);
 	return 0;
 }
@@ -173,7 +220,7 @@ static void load_trace(struct hmd_bpf *b, struct hmd_attach *att, int *n)
 	s = trace_bpf__open();
 	if (s)
 		s->rodata->hm_run_level = b->run_level;
-	if (!s || bpf_map__reuse_fd(s->maps.hm_policy, bpf_map__fd(b->net->maps.hm_policy)) ||
+	if (!s || hmd_pin_maps(s->obj, b->pin_dir) < 0 || bpf_map__reuse_fd(s->maps.hm_policy, bpf_map__fd(b->net->maps.hm_policy)) ||
 	    bpf_map__reuse_fd(s->maps.hm_allow, bpf_map__fd(b->net->maps.hm_allow)) ||
 	    bpf_map__reuse_fd(s->maps.hm_events, bpf_map__fd(b->net->maps.hm_events)) ||
 	    bpf_map__reuse_fd(s->maps.hm_dropped, bpf_map__fd(b->net->maps.hm_dropped)) ||
@@ -210,12 +257,19 @@ int hmd_bpf_trace_lazy(struct hmd_bpf *b, bool on)
 
 		for (int i = 0; on && i < 8 && groups[g][i] && !gerr; i++) {
 			struct bpf_link *l;
+			bool upgraded;
 
 			if (b->n_lazy == (int)ARRAY_SIZE(b->lazy)) {
 				gerr = -ENOSPC;
 				break;
 			}
-			l = bpf_program__attach(groups[g][i]);
+			/* Pinned too: while a run lives, its kernel events go on
+			 * being counted (and kept on the ring) with no daemon. */
+			l = hmd_pin_link_adopt(b->pin_dir, groups[g][i], 0, &upgraded);
+			if (!l && (l = bpf_program__attach(groups[g][i])) &&
+			    hmd_pin_link(b->pin_dir, groups[g][i], l) < 0)
+				hmd_warn("Failed to pin the link of %s: %s",
+					 bpf_program__name(groups[g][i]), strerror(errno));
 			if (!l)
 				gerr = -errno;
 			else
@@ -232,7 +286,17 @@ int hmd_bpf_trace_lazy(struct hmd_bpf *b, bool on)
 		int fd = bpf_map__fd(s->maps.hm_random_fds);
 
 		while (b->n_lazy)
-			bpf_link__destroy(b->lazy[--b->n_lazy]);
+			hmd_pin_link_drop(b->lazy[--b->n_lazy], true);
+		/* Links a daemon before us pinned and we never took (it died
+		 * with runs that since ended): detach them too. */
+		for (size_t g = 0; g < 3; g++)
+			for (int i = 0; i < 8 && groups[g][i]; i++) {
+				bool upgraded;
+
+				hmd_pin_link_drop(hmd_pin_link_adopt(b->pin_dir, groups[g][i], 0,
+								     &upgraded),
+						  true);
+			}
 		/* Descriptors opened meanwhile are unknown now: start afresh. */
 		while (!bpf_map_get_next_key(fd, NULL, &key))
 			bpf_map_delete_elem(fd, &key);
@@ -247,19 +311,37 @@ static int on_event(void *ctx, void *data, size_t size)
 }
 
 int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool lsm_only,
-		 uint32_t ringbuf_size,
-		 struct hmd_attach *att, int *ret_n_att)
+		 uint32_t ringbuf_size, const char *pin_dir, struct hmd_attach *att,
+		 int *ret_n_att)
 {
 	struct hmd_bpf *b = calloc(1, sizeof(*b));
+	struct stat st;
 	bool have_unix;
 	int n = 0, r;
 
 	if (!b)
 		return -ENOMEM;
 	libbpf_set_print(libbpf_quiet);
+	b->pin_dir = pin_dir;
+	if (fstat(cgroup_fd, &st) < 0) {
+		r = -errno;
+		free(b);
+		return r;
+	}
+	b->cgroup_id = st.st_ino;
 	b->net = net_bpf__open();
 	if (!b->net) {
 		r = -errno;
+		free(b);
+		return r;
+	}
+	/* The policy of runs that outlived a daemon before us is in the
+	 * pinned maps: load reuses them (or pins new ones). A pinned map of
+	 * another shape (another ring size, a daemon of another layout) fails
+	 * the load, which is fail-closed: its runs stay refused by the links. */
+	r = hmd_pin_maps(b->net->obj, pin_dir);
+	if (r < 0) {
+		net_bpf__destroy(b->net);
 		free(b);
 		return r;
 	}
@@ -338,19 +420,26 @@ trace:
 	return 0;
 fail:
 	*ret_n_att = n;
-	hmd_bpf_unload(b);
+	/* Fail closed: what is pinned may be the enforcement of live runs. */
+	hmd_bpf_unload(b, true);
 	return r;
 }
 
-void hmd_bpf_unload(struct hmd_bpf *b)
+void hmd_bpf_unload(struct hmd_bpf *b, bool keep)
 {
 	if (!b)
 		return;
 	ring_buffer__free(b->rb);
 	while (b->n_lazy)
-		bpf_link__destroy(b->lazy[--b->n_lazy]);
+		hmd_pin_link_drop(b->lazy[--b->n_lazy], !keep);
 	for (int i = 0; i < b->n_links; i++)
-		bpf_link__destroy(b->links[i]);
+		hmd_pin_link_drop(b->links[i], !keep);
+	if (!keep) {
+		/* No run is left: nothing is enrolled, nothing to keep. */
+		if (b->trace)
+			hmd_pin_unpin_maps(b->trace->obj);
+		hmd_pin_unpin_maps(b->net->obj);
+	}
 	trace_bpf__destroy(b->trace);
 	if (b->mounted_tracefs)
 		umount2("/sys/kernel/tracing", MNT_DETACH);
@@ -413,6 +502,13 @@ void hmd_bpf_clear_policy(struct hmd_bpf *b, uint64_t cgid, const struct hm_allo
 	}
 }
 
+int hmd_bpf_get_policy(struct hmd_bpf *b, uint64_t cgid, struct hm_net_policy *ret)
+{
+	if (bpf_map_lookup_elem(bpf_map__fd(b->net->maps.hm_policy), &cgid, ret))
+		return -errno;
+	return 0;
+}
+
 uint64_t hmd_bpf_refused(struct hmd_bpf *b, uint64_t cgid)
 {
 	struct hm_net_policy pol;
@@ -445,4 +541,34 @@ int hmd_bpf_open_events(struct hmd_bpf *b, void *ctx)
 int hmd_bpf_drain(struct hmd_bpf *b)
 {
 	return ring_buffer__consume(b->rb);
+}
+
+/* Keys of fd, a hash map whose keys start with a cgroup id, that keep()
+ * does not want. */
+static void prune_map(int fd, size_t key_size, bool (*keep)(void *ctx, uint64_t cgid), void *ctx)
+{
+	uint8_t key[64], next[64];
+	bool first = true;
+	uint64_t cgid;
+
+	if (key_size > sizeof(key))
+		return;
+	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
+		memcpy(&cgid, next, sizeof(cgid));
+		if (!keep(ctx, cgid)) {
+			bpf_map_delete_elem(fd, next);
+			first = true; /* start over after a deletion */
+			continue;
+		}
+		first = false;
+		memcpy(key, next, key_size);
+	}
+}
+
+void hmd_bpf_prune(struct hmd_bpf *b, bool (*keep)(void *ctx, uint64_t cgid), void *ctx)
+{
+	/* The allow entries first: the policy entry is what enrolls. */
+	prune_map(bpf_map__fd(b->net->maps.hm_allow), sizeof(struct hm_net_allow_key), keep, ctx);
+	prune_map(bpf_map__fd(b->net->maps.hm_policy), sizeof(uint64_t), keep, ctx);
+	prune_map(bpf_map__fd(b->net->maps.hm_dropped), sizeof(uint64_t), keep, ctx);
 }

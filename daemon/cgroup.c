@@ -124,31 +124,8 @@ int hmd_cgroup_setup(struct hmd_cgroup *cg, const char *name, const char *runtim
 	cg->subtree_fd = open(cg->subtree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->subtree_fd < 0)
 		return -errno;
-	/* Runs left behind by a daemon that died: kill and remove them, so the
-	 * policy maps (new, empty) and the cgroups agree. */
-	{
-		_cleanup_close_ int dfd = dup(cg->subtree_fd);
-		DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
-		struct dirent *de;
-
-		if (dir) {
-			dfd = -1;
-			while ((de = readdir(dir))) {
-				if (strncmp(de->d_name, "run-", 4) || de->d_type != DT_DIR)
-					continue;
-				_cleanup_close_ int rfd = openat(cg->subtree_fd, de->d_name,
-								 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-				if (rfd < 0)
-					continue;
-				hmd_cgroup_kill(rfd);
-				for (int i = 0; i < 100 && hmd_cgroup_populated(rfd) == 1; i++)
-					usleep(10000);
-				if (remove_tree(cg->subtree_fd, de->d_name, 0) == 0)
-					hmd_log("removed stale run cgroup %s/%s", cg->subtree, de->d_name);
-			}
-			closedir(dir);
-		}
-	}
+	/* Runs left behind by a daemon before us are adopted or removed by
+	 * hmd_runs_adopt() (adopt.c), once the pinned maps are loaded. */
 	return 0;
 }
 
@@ -242,6 +219,30 @@ int hmd_cgroup_remove_run(struct hmd_cgroup *cg, uint64_t run_id)
 
 	snprintf(name, sizeof(name), "run-%" PRIu64, run_id);
 	return remove_tree(cg->subtree_fd, name, 0);
+}
+
+int hmd_cgroup_remove_name(struct hmd_cgroup *cg, const char *name)
+{
+	return remove_tree(cg->subtree_fd, name, 0);
+}
+
+int hmd_cgroup_count_runs(struct hmd_cgroup *cg)
+{
+	/* A description of its own: a dup would share the read position. */
+	_cleanup_close_ int dfd =
+		cg->subtree_fd >= 0 ? openat(cg->subtree_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+				    : -1;
+	DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct dirent *de;
+	int n = 0;
+
+	if (!dir)
+		return 0;
+	dfd = -1;
+	while ((de = readdir(dir)))
+		n += !strncmp(de->d_name, "run-", 4) && de->d_type == DT_DIR;
+	closedir(dir);
+	return n;
 }
 
 bool hmd_cgroup_in_subtree(struct hmd_cgroup *cg, const char *path)

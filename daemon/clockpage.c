@@ -137,6 +137,44 @@ fail:
 	return err;
 }
 
+/* A page a daemon before us created (adoption after a restart). The
+ * directory is root's (0711): the run's user can write the file, not
+ * replace it; what it holds is checked as any page is. */
+int hmd_clockpage_open(const char *path, struct hm_vclock **ret)
+{
+	struct hm_vclock *vc;
+	struct stat st;
+	int fd, slot, err;
+
+	for (slot = 0; slot < MAX_PAGES && pages[slot].start; slot++)
+		;
+	if (slot == MAX_PAGES)
+		return -EUSERS;
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < HM_VCLOCK_SIZE) {
+		err = errno && !S_ISREG(st.st_mode) ? -EINVAL : -EBADMSG;
+		close(fd);
+		return err;
+	}
+	vc = mmap(NULL, HM_VCLOCK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	err = vc == MAP_FAILED ? -errno : 0;
+	close(fd);
+	if (err < 0)
+		return err;
+	__atomic_store_n(&pages[slot].broken, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&pages[slot].start, (uintptr_t)vc, __ATOMIC_RELEASE);
+	/* Read through the SIGBUS guard: a truncated page reads zeros. */
+	if (__atomic_load_n(&vc->magic, __ATOMIC_ACQUIRE) != HM_VCLOCK_MAGIC ||
+	    vc->version != HM_VCLOCK_VERSION || vc->size != HM_VCLOCK_SIZE) {
+		hmd_clockpage_destroy(vc, NULL);
+		return -EBADMSG;
+	}
+	*ret = vc;
+	return 0;
+}
+
 bool hmd_clockpage_broken(const struct hm_vclock *vc)
 {
 	for (int i = 0; i < MAX_PAGES; i++)

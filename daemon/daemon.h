@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <syslog.h>
+#include <time.h>
 #include <sys/types.h>
 #include <linux/types.h>
 #include "hermetic/net.h"
@@ -49,6 +50,14 @@ extern bool hmd_verbose;
 			hmd_log(__VA_ARGS__);                                                      \
 	} while (0)
 
+static inline uint64_t hmd_wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 /* ---- cgroup.c ---- */
 struct hmd_cgroup {
 	char mount[256]; /* cgroup2 mount point */
@@ -76,6 +85,32 @@ int hmd_cgroup_move(int run_fd, pid_t pid);
 /* Is path (relative to the cgroup2 root, as /proc/<pid>/cgroup shows it)
  * the subtree or inside it? */
 bool hmd_cgroup_in_subtree(struct hmd_cgroup *cg, const char *path);
+
+int hmd_cgroup_remove_name(struct hmd_cgroup *cg, const char *name);
+/* How many run-* cgroups the subtree holds. */
+int hmd_cgroup_count_runs(struct hmd_cgroup *cg);
+
+/* ---- pin.c: BPF objects pinned in bpffs, per subtree ---- */
+struct hmd_pins {
+	char mount[256]; /* the bpffs mount */
+	char dir[512]; /* <mount>/hermetic/<subtree> */
+	bool mounted; /* by us, at <runtime-dir>/bpf */
+};
+struct bpf_object;
+struct bpf_program;
+struct bpf_link;
+int hmd_pin_setup(struct hmd_pins *p, const char *runtime_dir, const char *subtree);
+void hmd_pin_teardown(struct hmd_pins *p);
+/* Give every map of obj a pin path in dir: load reuses what is pinned
+ * there, and pins what it creates. */
+int hmd_pin_maps(struct bpf_object *obj, const char *dir);
+void hmd_pin_unpin_maps(struct bpf_object *obj);
+/* prog's link pinned in dir, moved to prog where the kernel can; NULL
+ * when there is none (or, cgroup_id != 0, it is not on that cgroup). */
+struct bpf_link *hmd_pin_link_adopt(const char *dir, struct bpf_program *prog, uint64_t cgroup_id,
+				    bool *ret_upgraded);
+int hmd_pin_link(const char *dir, struct bpf_program *prog, struct bpf_link *l);
+void hmd_pin_link_drop(struct bpf_link *l, bool unpin);
 
 /* ---- peer.c: processes by pidfd ---- */
 struct hmd_proc {
@@ -108,10 +143,18 @@ struct hmd_bpf;
 /* ringbuf_size: bytes of the event ring buffer (a power of two, >= 4096). */
 /* run_level: the depth of run cgroups (the subtree's + 1): a process in a
  * cgroup below its run's counts as the run's. */
+/* pin_dir: where maps and links are pinned (pin.c); what is pinned there
+ * already is adopted. */
 int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool lsm_only,
-		 uint32_t ringbuf_size,
-		 struct hmd_attach *att, int *ret_n_att);
-void hmd_bpf_unload(struct hmd_bpf *b);
+		 uint32_t ringbuf_size, const char *pin_dir, struct hmd_attach *att,
+		 int *ret_n_att);
+/* keep: runs stay enrolled after this process; leave the pins. */
+void hmd_bpf_unload(struct hmd_bpf *b, bool keep);
+/* Remove the policy, allow and counter entries of every cgroup for which
+ * keep() says false (after adoption: those of runs that are gone). */
+void hmd_bpf_prune(struct hmd_bpf *b, bool (*keep)(void *ctx, uint64_t cgid), void *ctx);
+/* The run's policy entry: 0, or -ENOENT when the cgroup is not enrolled. */
+int hmd_bpf_get_policy(struct hmd_bpf *b, uint64_t cgid, struct hm_net_policy *ret);
 int hmd_bpf_set_policy(struct hmd_bpf *b, uint64_t cgid, uint32_t flags, const struct hm_allow *allow,
 		       uint32_t n_allow);
 void hmd_bpf_clear_policy(struct hmd_bpf *b, uint64_t cgid, const struct hm_allow *allow,
@@ -127,8 +170,11 @@ int hmd_bpf_drain(struct hmd_bpf *b);
 
 /* ---- sched.c: the scheduler's count of runnable tasks per clock domain ---- */
 struct hmd_sched;
-int hmd_sched_load(struct hmd_sched **ret, int min_level);
-void hmd_sched_unload(struct hmd_sched *s);
+int hmd_sched_load(struct hmd_sched **ret, int min_level, const char *pin_dir);
+void hmd_sched_unload(struct hmd_sched *s, bool keep);
+/* Take over domain dom of cgid from a daemon before us (pinned maps). */
+int hmd_sched_adopt(struct hmd_sched *s, uint32_t dom, uint64_t cgid);
+void hmd_sched_settle(struct hmd_sched *s);
 /* Give cgroup cgid a domain slot (the programs attach with the first). */
 int hmd_sched_add(struct hmd_sched *s, uint64_t cgid, uint32_t *ret_dom);
 void hmd_sched_remove(struct hmd_sched *s, uint32_t dom, uint64_t cgid);
@@ -140,7 +186,10 @@ int hmd_sched_quiet_fd(struct hmd_sched *s);
 int hmd_clockpage_init(const char *runtime_dir, char *ret_dir, size_t size);
 int hmd_clockpage_create(const char *dir, uint64_t run_id, uid_t uid, gid_t gid,
 			 struct hm_vclock **ret, char *ret_path, size_t path_size);
+/* Map the page of a run adopted after a restart. */
+int hmd_clockpage_open(const char *path, struct hm_vclock **ret);
 bool hmd_clockpage_broken(const struct hm_vclock *vc);
+/* path NULL: unmap only (the run outlives this daemon). */
 void hmd_clockpage_destroy(struct hm_vclock *vc, const char *path);
 
 /* ---- quiesce.c: the clock keeper thread ---- */
@@ -151,7 +200,11 @@ struct hmd_clock_stats {
 	bool broken;
 };
 int hmd_keeper_start(struct hmd_keeper **ret, struct hmd_sched *s, const char *runtime_dir);
-void hmd_keeper_stop(struct hmd_keeper *k);
+/* keep: runs outlive this daemon; leave their pages and domains. */
+void hmd_keeper_stop(struct hmd_keeper *k, bool keep);
+/* Keep the clock of a run adopted after a restart (its page, its domain). */
+int hmd_keeper_adopt(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, uint32_t dom,
+		     const char *path);
 int hmd_keeper_add(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, uid_t uid, gid_t gid,
 		   uint32_t *ret_dom, char *ret_path, size_t path_size);
 void hmd_keeper_remove(struct hmd_keeper *k, uint32_t dom);
@@ -193,6 +246,7 @@ struct hmd_run {
 	uint64_t id;
 	uint64_t cgid;
 	uid_t uid;
+	gid_t gid;
 	pid_t client_pid;
 	int conn_id; /* owning connection, -1 once detached */
 	int fd; /* run cgroup directory */
@@ -213,6 +267,11 @@ struct hmd_run {
 	uint32_t clock_dom;
 	char clock_path[256];
 	bool adopted; /* RUN_ADOPT moved its first process in */
+	uint64_t created_ns; /* CLOCK_REALTIME */
+	uint64_t client_start; /* the client's start time (/proc stat field 22) */
+	int client_pidfd; /* adopted runs: the client, -1 when gone */
+	uint64_t restarted_ns; /* CLOCK_REALTIME when this daemon adopted it, 0 */
+	uint64_t received; /* kernel events this daemon received for it */
 	struct hmd_run *next;
 };
 
@@ -235,7 +294,25 @@ void hmd_runs_end(struct hmd *d, struct hmd_run *r, bool keep);
 void hmd_runs_reap(struct hmd *d);
 void hmd_runs_event(struct hmd *d, const void *data, size_t size);
 void hmd_runs_audit(struct hmd *d, struct hmd_run *r, struct hm_audit *out);
-void hmd_runs_shutdown(struct hmd *d);
+/* At a stop: runs that are not ending are left running, enforced through
+ * the pins, for the next daemon; returns how many were left. */
+int hmd_runs_shutdown(struct hmd *d);
+/* Before connections close at a stop: their runs are not theirs to end. */
+void hmd_runs_detach_all(struct hmd *d);
+uint64_t hmd_proc_start(pid_t pid);
+/* Events of an adopted run the kernel made that this daemon never got
+ * (they went with the daemon before it, or the kernel dropped them). */
+uint64_t hmd_runs_lost(struct hmd *d, struct hmd_run *r);
+/* Adopted runs whose client is gone are ended (timer). */
+void hmd_runs_check_orphans(struct hmd *d);
+
+/* ---- adopt.c: run records, and runs adopted from a daemon before us ---- */
+int hmd_record_init(struct hmd *d, const char *runtime_dir, const char *subtree);
+int hmd_record_write(struct hmd *d, const struct hmd_run *r);
+void hmd_record_remove(struct hmd *d, uint64_t run_id);
+/* Adopt the run cgroups of the subtree whose record and policy survived;
+ * kill and remove the others. Returns how many were adopted. */
+int hmd_runs_adopt(struct hmd *d);
 /* The run's kernel stream as a sealed memfd (drain the ring buffer first).
  * Returns the fd (the run keeps its own reference) or -errno. */
 int hmd_runs_kstream(struct hmd *d, struct hmd_run *r, struct hm_kstream_hdr *ret_hdr);
@@ -349,6 +426,8 @@ struct hmd {
 	int status_runs; /* n_runs when STATUS= was last sent */
 	int watchdog_fd; /* WatchdogSec= timer, -1 without */
 	struct hmd_cgroup cg;
+	struct hmd_pins pins;
+	char records[512]; /* <runtime-dir>/<subtree>.runs: one record per run */
 	struct hmd_bpf *bpf;
 	struct hmd_sched *sched; /* NULL where the kernel lacks what it needs */
 	struct hmd_keeper *keeper;

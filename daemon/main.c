@@ -171,7 +171,7 @@ int main(int argc, char **argv)
 	sigset_t mask;
 	int c, r, sfd = -1, tfd = -1, lock_fd = -1, rc = 1;
 	static char lock_path[4096];
-	bool running = true, lsm_only = false, delegated = false;
+	bool running = true, lsm_only = false, delegated = false, keep = false;
 	const char *stop_why = "start-up failed";
 	uint64_t ringbuf_size = HMD_RINGBUF_SIZE_DEFAULT, v;
 
@@ -370,19 +370,36 @@ int main(int argc, char **argv)
 		hmd_err("Failed to set up cgroup subtree '%s': %s", subtree, strerror(-r));
 		goto out;
 	}
+	/* Pins (in bpffs) and run records (here) are what outlive us. */
+	r = hmd_pin_setup(&d.pins, runtime_dir, subtree);
+	if (r < 0) {
+		hmd_err("Failed to set up the pin directory in bpffs ('%s'): %s", d.pins.mount,
+			strerror(-r));
+		goto out;
+	}
+	r = hmd_record_init(&d, runtime_dir, subtree);
+	if (r < 0) {
+		hmd_err("Failed to set up '%s': %s", d.records, strerror(-r));
+		goto out;
+	}
 	hmd_service_status(&d, "Loading and attaching BPF programs");
 	r = hmd_bpf_load(&d.bpf, d.cg.subtree_fd, cgroup_level(&d.cg) + 1, lsm_only,
-			 (uint32_t)ringbuf_size, d.attach,
-			 &d.n_attach);
+			 (uint32_t)ringbuf_size, d.pins.dir, d.attach, &d.n_attach);
 	for (int i = 0; i < d.n_attach; i++)
 		if (!d.attach[i].attached && d.attach[i].err != EAGAIN)
 			hmd_log_at(d.attach[i].required ? LOG_ERR : LOG_NOTICE, "%s %s: %s",
 				   d.attach[i].required ? "required" : "optional",
 				d.attach[i].name, d.attach[i].why);
 	if (r < 0) {
-		hmd_err("Failed to load BPF programs: %s", strerror(-r));
+		hmd_err("Failed to load BPF programs: %s%s", strerror(-r),
+			hmd_cgroup_count_runs(&d.cg)
+				? " (runs of a hermeticd before this one stay enforced by its pinned "
+				  "programs; a daemon of another version or --ringbuf-size cannot "
+				  "take them over: start the one that left them, or wait for them to end)"
+				: "");
 		goto out;
 	}
+	hmd_log("BPF objects pinned in %s", d.pins.dir);
 	r = hmd_bpf_open_events(d.bpf, &d);
 	if (r < 0) {
 		hmd_err("Failed to open the event ring buffer: %s", strerror(-r));
@@ -390,7 +407,7 @@ int main(int argc, char **argv)
 	}
 	/* The virtual clock's keeper: runs asking for a clock (--clock virtual,
 	 * the default) need it; without it they are refused with the reason. */
-	r = hmd_sched_load(&d.sched, cgroup_level(&d.cg) + 1);
+	r = hmd_sched_load(&d.sched, cgroup_level(&d.cg) + 1, d.pins.dir);
 	if (r == 0)
 		r = hmd_keeper_start(&d.keeper, d.sched, runtime_dir);
 	if (r < 0) {
@@ -398,6 +415,20 @@ int main(int argc, char **argv)
 			 strerror(-r));
 		hmd_log("no virtual clock keeper: %s", d.sched_why);
 	}
+	/* Runs a daemon before us left (killed, crashed, restarted): taken
+	 * over before the first event is read, so none of theirs is lost. */
+	r = hmd_runs_adopt(&d);
+	if (r < 0) {
+		hmd_err("Failed to look for runs to adopt in '%s': %s", d.cg.subtree, strerror(-r));
+		goto out;
+	}
+	if (r > 0)
+		hmd_log("adopted %d run%s of a hermeticd before this one", r, r == 1 ? "" : "s");
+	/* Their kernel events (pinned tracing links), or none left over. */
+	hmd_bpf_trace_lazy(d.bpf, true);
+	if (!d.n_runs)
+		hmd_bpf_trace_lazy(d.bpf, false);
+	d.idle_since_ns = hm_now_ns();
 	/* A store that cannot be used is no reason to refuse runs: store
 	 * requests answer with the reason, and it is logged once here. */
 	r = hmd_store_open(&d.store);
@@ -489,6 +520,7 @@ int main(int argc, char **argv)
 				if (read(tfd, &t, sizeof(t)) < 0) {
 					/* nothing to do */
 				}
+				hmd_runs_check_orphans(&d);
 				hmd_runs_reap(&d);
 				/* Detach the tracers once idle for a while,
 				 * so back-to-back runs don't pay for attaching. */
@@ -532,19 +564,34 @@ int main(int argc, char **argv)
 	/* ---- shutdown: undo everything start-up did, in reverse ---- */
 out:
 	hmd_service_stopping(&d, stop_why);
+	/* Runs outlive us (they are not the connections' to end now). */
+	hmd_runs_detach_all(&d);
 	if (d.epfd >= 0)
 		hmd_server_close_all(&d);
 	hmd_runs_shutdown(&d);
-	hmd_keeper_stop(d.keeper);
-	hmd_sched_unload(d.sched);
+	/* Enforcement stays while any run cgroup does (ours, or one we could
+	 * not adopt after a failed start): never unpin what may enforce. */
+	keep = d.cg.subtree_fd >= 0 && hmd_cgroup_count_runs(&d.cg) > 0;
+	hmd_keeper_stop(d.keeper, keep);
+	hmd_sched_unload(d.sched, keep);
 	if (d.listen_fd >= 0)
 		close(d.listen_fd);
-	hmd_bpf_unload(d.bpf);
+	hmd_bpf_unload(d.bpf, keep);
 	hmd_store_worker_stop(&d.store);
 	hmd_store_close(&d.store);
 	if (d.spare_fd >= 0)
 		close(d.spare_fd);
-	hmd_cgroup_teardown(&d.cg);
+	if (keep) {
+		hmd_log("runs go on, still enforced: their BPF links and maps stay pinned in %s; "
+			"the next hermeticd of subtree '%s' adopts them",
+			d.pins.dir, subtree);
+		close(d.cg.subtree_fd);
+	} else {
+		hmd_cgroup_teardown(&d.cg);
+		hmd_pin_teardown(&d.pins);
+		if (d.records[0])
+			rmdir(d.records);
+	}
 	/* Last: a socket that is gone means a daemon that is gone. One that
 	 * systemd passed stays: systemd holds it and queues clients for the
 	 * next start. */

@@ -291,7 +291,7 @@ fail:
 	return err;
 }
 
-void hmd_keeper_stop(struct hmd_keeper *k)
+void hmd_keeper_stop(struct hmd_keeper *k, bool keep)
 {
 	uint64_t one = 1;
 
@@ -299,14 +299,39 @@ void hmd_keeper_stop(struct hmd_keeper *k)
 		return;
 	if (write(k->stop_fd, &one, sizeof(one)) == sizeof(one))
 		pthread_join(k->thread, NULL);
-	for (uint32_t dom = 0; dom < HM_SCHED_DOMAINS; dom++)
-		if (k->clocks[dom].used)
+	for (uint32_t dom = 0; dom < HM_SCHED_DOMAINS; dom++) {
+		struct kclock *c = &k->clocks[dom];
+
+		if (!c->used)
+			continue;
+		if (!keep) {
 			hmd_keeper_remove(k, dom);
+			continue;
+		}
+		/* The run goes on: its page stays (the next keeper maps it
+		 * again), its domain stays counted in the pinned maps, and
+		 * its processes keep the clock themselves meanwhile, once
+		 * the heartbeat has stopped for long enough (preload/vclock.c). */
+		hmd_clockpage_destroy(c->vc, NULL);
+		free(c->woken);
+		memset(c, 0, sizeof(*c));
+	}
 	ring_buffer__free(k->rb);
 	close(k->epfd);
 	close(k->stop_fd);
 	close(k->timer_fd);
 	free(k);
+}
+
+static void fill(struct kclock *c, uint64_t run_id, uint64_t cgid, struct hm_vclock *vc,
+		 uint32_t *woken, const char *path)
+{
+	c->used = true;
+	c->cgid = cgid;
+	c->run_id = run_id;
+	c->vc = vc;
+	c->woken = woken;
+	snprintf(c->path, sizeof(c->path), "%s", path);
 }
 
 int hmd_keeper_add(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, uid_t uid, gid_t gid,
@@ -328,16 +353,8 @@ int hmd_keeper_add(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, uid_t u
 	}
 	pthread_mutex_lock(&k->lock);
 	err = hmd_sched_add(k->sched, cgid, &dom);
-	if (err == 0) {
-		struct kclock *c = &k->clocks[dom];
-
-		c->used = true;
-		c->cgid = cgid;
-		c->run_id = run_id;
-		c->vc = vc;
-		c->woken = woken;
-		snprintf(c->path, sizeof(c->path), "%s", path);
-	}
+	if (err == 0)
+		fill(&k->clocks[dom], run_id, cgid, vc, woken, path);
 	pthread_mutex_unlock(&k->lock);
 	if (err < 0) {
 		hmd_clockpage_destroy(vc, path);
@@ -347,6 +364,41 @@ int hmd_keeper_add(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, uid_t u
 	snprintf(ret_path, path_size, "%s", path);
 	*ret_dom = dom;
 	return 0;
+}
+
+int hmd_keeper_adopt(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, uint32_t dom,
+		     const char *path)
+{
+	struct hm_vclock *vc;
+	uint32_t *woken;
+	int err;
+
+	if (dom >= HM_SCHED_DOMAINS || strlen(path) >= sizeof(k->clocks[0].path))
+		return -EINVAL;
+	woken = calloc(HM_VSLOTS, sizeof(*woken));
+	if (!woken)
+		return -ENOMEM;
+	err = hmd_clockpage_open(path, &vc);
+	if (err < 0) {
+		free(woken);
+		return err;
+	}
+	pthread_mutex_lock(&k->lock);
+	err = k->clocks[dom].used ? -EBUSY : hmd_sched_adopt(k->sched, dom, cgid);
+	if (err == 0) {
+		/* Which waits the last keeper woke is not known: waking one
+		 * again is harmless (its deadline has come; it re-checks). */
+		fill(&k->clocks[dom], run_id, cgid, vc, woken, path);
+		/* The heartbeat resumes now: waiters that were keeping the
+		 * clock themselves hand it back (preload/vclock.c). */
+		STORE(vc->beat, (int64_t)hm_now_ns());
+	}
+	pthread_mutex_unlock(&k->lock);
+	if (err < 0) {
+		hmd_clockpage_destroy(vc, NULL);
+		free(woken);
+	}
+	return err;
 }
 
 void hmd_keeper_remove(struct hmd_keeper *k, uint32_t dom)

@@ -82,6 +82,7 @@ int hmd_req_decode(const void *buf, size_t n, struct hmd_req *r, char *why, size
 	case HM_REQ_RUN_REPORT:
 	case HM_REQ_RUN_AUDIT:
 	case HM_REQ_RUN_KSTREAM:
+	case HM_REQ_RUN_RECLAIM:
 		return fixed(p, h->len, &r->ref, sizeof(r->ref), "run request", why, ws);
 	case HM_REQ_RUN_END:
 		if ((err = fixed(p, h->len, &r->end, sizeof(r->end), "RUN_END", why, ws)) < 0)

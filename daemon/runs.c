@@ -60,7 +60,7 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->fd = r->events_fd = -1;
+	r->fd = r->events_fd = r->client_pidfd = -1;
 	hm_audit_init(&r->audit, r->audit_procs, HMD_MAX_PROCS);
 	r->ks.snap_fd = -1;
 	if (req->n_allow) {
@@ -74,7 +74,10 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 	r->n_allow = req->n_allow;
 	r->id = d->next_run_id++;
 	r->uid = uid;
+	r->gid = gid;
 	r->client_pid = pid;
+	r->client_start = hmd_proc_start(pid);
+	r->created_ns = hmd_wall_ns();
 	r->conn_id = conn_id;
 	r->flags = req->flags;
 	memcpy(r->label, req->label, sizeof(r->label));
@@ -104,6 +107,16 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 			goto fail;
 		}
 		r->has_clock = true;
+	}
+	/* The record, before the client learns of the run: a daemon after us
+	 * must find every run it may have to adopt. */
+	err = hmd_record_write(d, r);
+	if (err < 0) {
+		if (r->has_clock)
+			hmd_keeper_remove(d->keeper, r->clock_dom);
+		hmd_bpf_clear_policy(d->bpf, r->cgid, r->allow, r->n_allow);
+		hmd_cgroup_remove_run(&d->cg, r->id);
+		goto fail;
 	}
 	r->next = d->runs;
 	d->runs = r;
@@ -282,6 +295,8 @@ static void run_free(struct hmd *d, struct hmd_run *run)
 		epoll_ctl(d->epfd, EPOLL_CTL_DEL, run->events_fd, NULL);
 		close(run->events_fd);
 	}
+	if (run->client_pidfd >= 0)
+		close(run->client_pidfd);
 	/* Remove the cgroup before the policy: while the cgroup exists with a
 	 * process in it, that process must stay refused. */
 	if (run->fd >= 0)
@@ -293,6 +308,7 @@ static void run_free(struct hmd *d, struct hmd_run *run)
 	/* The cgroup is empty: no task's scheduler entry names the domain. */
 	if (run->has_clock)
 		hmd_keeper_remove(d->keeper, run->clock_dom);
+	hmd_record_remove(d, run->id);
 	hmd_debug("run %" PRIu64 " removed", run->id);
 	free(run->allow);
 	free(run);
@@ -354,6 +370,7 @@ void hmd_runs_event(struct hmd *d, const void *data, size_t size)
 	r = hmd_runs_find_cgid(d, e->cgroup_id);
 	if (!r)
 		return;
+	r->received++;
 	if (e->kind != HM_EV_NET_REFUSED) {
 		if (size < sizeof(struct hm_trace_event))
 			return;
@@ -387,21 +404,67 @@ void hmd_runs_event(struct hmd *d, const void *data, size_t size)
 	k->comm[sizeof(k->comm) - 1] = 0;
 }
 
-void hmd_runs_shutdown(struct hmd *d)
+/* Let go of a run that outlives this daemon: its cgroup, policy, record
+ * and clock page stay for the next one (adopt.c). */
+static void run_release(struct hmd *d, struct hmd_run *run)
 {
-	/* Kill every run, give the kernel a moment to empty the cgroups, and
-	 * remove them; what will not go is logged, never left silently. */
+	struct hmd_run **pp;
+
+	for (pp = &d->runs; *pp; pp = &(*pp)->next)
+		if (*pp == run) {
+			*pp = run->next;
+			break;
+		}
+	d->n_runs--;
+	kstream_free(d, &run->ks);
+	if (run->events_fd >= 0)
+		close(run->events_fd);
+	if (run->client_pidfd >= 0)
+		close(run->client_pidfd);
+	if (run->fd >= 0)
+		close(run->fd);
+	free(run->allow);
+	free(run);
+}
+
+int hmd_runs_shutdown(struct hmd *d)
+{
+	int kept = 0;
+
+	/* A run that is ending is killed, and removed once empty. Every other
+	 * run goes on, still refused: the links and maps are pinned, and the
+	 * next daemon of this subtree adopts it (docs/hermeticd.8). */
 	for (struct hmd_run *r = d->runs; r; r = r->next)
-		hmd_cgroup_kill(r->fd);
+		if (r->ending)
+			hmd_cgroup_kill(r->fd);
 	for (int i = 0; i < 200; i++) {
 		bool busy = false;
 
 		for (struct hmd_run *r = d->runs; r; r = r->next)
-			busy |= hmd_cgroup_populated(r->fd) == 1;
+			busy |= r->ending && hmd_cgroup_populated(r->fd) == 1;
 		if (!busy)
 			break;
 		usleep(10000);
 	}
-	while (d->runs)
-		run_free(d, d->runs);
+	while (d->runs) {
+		struct hmd_run *r = d->runs;
+
+		if (r->ending && hmd_cgroup_populated(r->fd) != 1) {
+			run_free(d, r);
+		} else {
+			/* (an ending run that would not empty is left too: the
+			 * next daemon finds its client gone and ends it) */
+			hmd_log("run %" PRIu64 " (%s) goes on, still enforced, for the next hermeticd",
+				r->id, r->label);
+			run_release(d, r);
+			kept++;
+		}
+	}
+	return kept;
+}
+
+void hmd_runs_detach_all(struct hmd *d)
+{
+	for (struct hmd_run *r = d->runs; r; r = r->next)
+		r->conn_id = -1;
 }

@@ -5,6 +5,12 @@
  * Called from the main thread (add/remove) and the keeper thread (read,
  * tid lookups, the ring buffer); the BPF maps are safe to use from both,
  * and the slot bitmap is under the keeper's lock (quiesce.c).
+ *
+ * Maps and links are pinned (pin.c): while a daemon restarts, the kernel
+ * goes on counting each run's runnable tasks, so the next keeper takes over
+ * counts that are right. Tracing links cannot be moved to a new program
+ * (BPF_LINK_UPDATE is for cgroup links): an upgraded daemon keeps the
+ * pinned programs until no domain is left.
  */
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
@@ -15,8 +21,13 @@
 #include "daemon.h"
 #include "sched.skel.h"
 
+#define SCHED_PROGS 8
+
 struct hmd_sched {
 	struct sched_bpf *skel;
+	const char *pin_dir;
+	struct bpf_link *links[SCHED_PROGS];
+	int n_links;
 	bool attached;
 	int n_domains;
 	bool used[HM_SCHED_DOMAINS];
@@ -40,7 +51,7 @@ static int read_pid_max(void)
 	return v > 0 && v <= 4194304 ? (int)v : 4194304;
 }
 
-int hmd_sched_load(struct hmd_sched **ret, int min_level)
+int hmd_sched_load(struct hmd_sched **ret, int min_level, const char *pin_dir)
 {
 	struct hmd_sched *s = calloc(1, sizeof(*s));
 	int err;
@@ -54,9 +65,12 @@ int hmd_sched_load(struct hmd_sched **ret, int min_level)
 		return err ? err : -EINVAL;
 	}
 	s->skel->rodata->min_level = min_level;
+	s->pin_dir = pin_dir;
 	/* One entry per possible tid: a task is found by index, no locks. */
 	bpf_map__set_max_entries(s->skel->maps.hm_sched_task, read_pid_max() + 1);
-	err = sched_bpf__load(s->skel);
+	err = hmd_pin_maps(s->skel->obj, pin_dir);
+	if (!err)
+		err = sched_bpf__load(s->skel);
 	if (err) {
 		sched_bpf__destroy(s->skel);
 		free(s);
@@ -66,28 +80,74 @@ int hmd_sched_load(struct hmd_sched **ret, int min_level)
 	return 0;
 }
 
-void hmd_sched_unload(struct hmd_sched *s)
+static void detach(struct hmd_sched *s, bool unpin)
+{
+	while (s->n_links)
+		hmd_pin_link_drop(s->links[--s->n_links], unpin);
+}
+
+void hmd_sched_unload(struct hmd_sched *s, bool keep)
 {
 	if (!s)
 		return;
+	detach(s, !keep);
+	if (!keep)
+		hmd_pin_unpin_maps(s->skel->obj);
 	sched_bpf__destroy(s->skel);
 	free(s);
 }
 
 static int set_attached(struct hmd_sched *s, bool on)
 {
-	int err;
+	struct bpf_program *p;
 
 	if (on == s->attached)
 		return 0;
-	if (on) {
-		err = sched_bpf__attach(s->skel);
-		if (err)
-			return err < 0 ? err : -EINVAL;
-	} else {
-		sched_bpf__detach(s->skel);
+	if (!on) {
+		detach(s, true);
+		s->attached = false;
+		return 0;
 	}
-	s->attached = on;
+	bpf_object__for_each_program(p, s->skel->obj) {
+		bool upgraded;
+		struct bpf_link *l = hmd_pin_link_adopt(s->pin_dir, p, 0, &upgraded);
+		int err;
+
+		if (s->n_links == SCHED_PROGS) {
+			detach(s, true);
+			return -ENOSPC;
+		}
+		if (!l && !(l = bpf_program__attach(p))) {
+			err = -errno;
+			detach(s, true);
+			return err;
+		}
+		s->links[s->n_links++] = l;
+		if ((err = hmd_pin_link(s->pin_dir, p, l)) < 0)
+			hmd_warn("Failed to pin the link of %s: %s", bpf_program__name(p),
+				 strerror(-err));
+	}
+	s->attached = true;
+	return 0;
+}
+
+int hmd_sched_adopt(struct hmd_sched *s, uint32_t dom, uint64_t cgid)
+{
+	uint32_t have;
+	int err;
+
+	if (dom >= HM_SCHED_DOMAINS || s->used[dom])
+		return -EINVAL;
+	/* The pinned maps must still name this cgroup in this slot. */
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.hm_sched_cg), &cgid, &have) ||
+	    have != dom)
+		return -ESTALE;
+	s->used[dom] = true;
+	if (s->n_domains++ == 0 && (err = set_attached(s, true)) < 0) {
+		s->used[dom] = false;
+		s->n_domains--;
+		return err;
+	}
 	return 0;
 }
 
@@ -150,4 +210,27 @@ int hmd_sched_tid(struct hmd_sched *s, uint32_t dom, uint32_t nstid, struct hm_s
 int hmd_sched_quiet_fd(struct hmd_sched *s)
 {
 	return bpf_map__fd(s->skel->maps.hm_sched_quiet);
+}
+
+/* After adoption: forget domains no run was adopted for, and detach
+ * programs a daemon before us left pinned when none is left. */
+void hmd_sched_settle(struct hmd_sched *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.hm_sched_cg);
+	uint64_t key, next;
+	uint32_t dom;
+	bool first = true;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+		first = false;
+		if (bpf_map_lookup_elem(fd, &next, &dom) == 0 &&
+		    (dom >= HM_SCHED_DOMAINS || !s->used[dom])) {
+			bpf_map_delete_elem(fd, &next);
+			first = true; /* the walk starts over after a deletion */
+			continue;
+		}
+		key = next;
+	}
+	if (s->n_domains == 0 && set_attached(s, true) == 0)
+		set_attached(s, false);
 }

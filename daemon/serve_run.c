@@ -186,6 +186,45 @@ static void serve_kstream(struct hmd *d, struct hmd_conn *c, const struct hmd_re
 	hmd_reply(c, HM_REP_KSTREAM, req->seq, &h, sizeof(h), fd);
 }
 
+/*
+ * A run this daemon adopted after a restart (adopt.c) has no connection
+ * until its client takes it back. Safe: only a run of the peer's uid, with
+ * no connection, and only from the very process that created it (pid as
+ * the kernel names the peer, and its start time), which is outside every
+ * run: a run's process cannot take its run's controls.
+ */
+static void serve_reclaim(struct hmd *d, int id, const struct hmd_req *req)
+{
+	struct hmd_conn *c = &d->conns[id];
+	struct hmd_run *r = owned_run(d, c, req->seq, req->ref.run_id);
+	struct hm_run_reclaim rep = {};
+	struct hmd_proc peer;
+
+	if (!r)
+		return;
+	if (r->conn_id >= 0 || r->ending)
+		return (void)hmd_reply_error(c, req->seq, EBUSY,
+					     "run %" PRIu64 " is %s", r->id,
+					     r->ending ? "ending" : "another connection's");
+	if (peer_outside(d, c, req->seq, &peer) < 0)
+		return;
+	if (peer.pid != r->client_pid || hmd_proc_start(peer.pid) != r->client_start)
+		return (void)hmd_reply_error(c, req->seq, EPERM,
+					     "run %" PRIu64 " was created by another process (pid %d)",
+					     r->id, (int)r->client_pid);
+	if (c->n_runs >= HMD_MAX_RUNS_PER_CONN)
+		return (void)hmd_reply_error(c, req->seq, EUSERS, "too many runs on one connection");
+	hmd_bpf_drain(d->bpf); /* count what is on the ring as received */
+	r->conn_id = id;
+	c->n_runs++;
+	rep.restarted_ns = r->restarted_ns;
+	rep.lost = hmd_runs_lost(d, r);
+	hmd_log("run %" PRIu64 " reclaimed by its client (pid %d); %" PRIu64
+		" kernel events lost in the restart",
+		r->id, (int)peer.pid, (uint64_t)rep.lost);
+	hmd_reply(c, HM_REP_RECLAIM, req->seq, &rep, sizeof(rep), -1);
+}
+
 void hmd_serve_run(struct hmd *d, int id, const struct hmd_req *req)
 {
 	struct hmd_conn *c = &d->conns[id];
@@ -237,6 +276,10 @@ void hmd_serve_run(struct hmd *d, int id, const struct hmd_req *req)
 		/* The peer's own run only; the memfd is sealed and read-only to
 		 * the peer, and its size is bounded by --kstream-max. */
 		serve_kstream(d, c, req);
+		break;
+	case HM_REQ_RUN_RECLAIM:
+		/* Checked in serve_reclaim(). */
+		serve_reclaim(d, id, req);
 		break;
 	}
 }

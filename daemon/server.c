@@ -244,6 +244,10 @@ static json_object *run_json(struct hmd *d, struct hmd_run *r)
 	json_object_object_add(j, "confined",
 			       json_object_new_boolean(!(r->flags & HM_RUN_UNCONFINED)));
 	json_object_object_add(j, "ending", json_object_new_boolean(r->ending));
+	/* adopted from a daemon before this one (a restart), and whether its
+	 * client has taken it back */
+	json_object_object_add(j, "adopted", json_object_new_boolean(r->restarted_ns != 0));
+	json_object_object_add(j, "connected", json_object_new_boolean(r->conn_id >= 0));
 	json_object_object_add(j, "refused", json_object_new_int64(hmd_bpf_refused(d->bpf, r->cgid)));
 	if (r->has_clock) {
 		struct hmd_clock_stats cs;
@@ -271,6 +275,7 @@ static json_object *status_json(struct hmd *d, size_t max)
 	json_object_object_add(o, "protocol", json_object_new_int(HM_PROTO_VERSION));
 	json_object_object_add(o, "cgroup_root", json_object_new_string(d->cg.mount));
 	json_object_object_add(o, "subtree", json_object_new_string(d->cg.subtree));
+	json_object_object_add(o, "pins", json_object_new_string(d->pins.dir));
 	json_object_object_add(o, "socket", json_object_new_string(d->socket_path));
 	json_object_object_add(o, "socket_group",
 			       d->socket_group ? json_object_new_string(d->socket_group) : NULL);
@@ -402,6 +407,7 @@ void hmd_server_handle(struct hmd *d, int id)
 	case HM_REQ_RUN_AUDIT:
 	case HM_REQ_RUN_END:
 	case HM_REQ_RUN_KSTREAM:
+	case HM_REQ_RUN_RECLAIM:
 		/* Each handler says why it is safe (serve_run.c). */
 		hmd_serve_run(d, id, &req);
 		break;

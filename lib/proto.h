@@ -53,6 +53,7 @@ enum hm_msg_type {
 	HM_REQ_JOURNAL_RM = 13, /* hm_journal_ref -> HM_REP_COUNT */
 	HM_REQ_JOURNAL_GC = 14, /* hm_journal_gc -> HM_REP_COUNT */
 	HM_REQ_JOURNAL_UPLOAD = 15, /* hm_journal_upload -> HM_REP_UPLOAD (+ memfd) */
+	HM_REQ_RUN_RECLAIM = 16, /* hm_run_ref, after a daemon restart -> HM_REP_RECLAIM */
 	/* replies */
 	HM_REP_OK = 100,
 	HM_REP_ERROR = 101, /* hm_error */
@@ -66,6 +67,7 @@ enum hm_msg_type {
 	HM_REP_JOURNAL = 109, /* hm_journal_info, with the fd */
 	HM_REP_COUNT = 110, /* hm_journal_count */
 	HM_REP_UPLOAD = 111, /* hm_journal_upload, with a writable memfd of that size */
+	HM_REP_RECLAIM = 112, /* hm_run_reclaim */
 };
 
 struct hm_error {
@@ -123,6 +125,14 @@ struct hm_run {
 	uint64_t cgroup_id;
 	char cgroup_path[256]; /* absolute path of the run's cgroup directory */
 	char clock_path[256]; /* the run's clock page (HM_RUN_CLOCK), else "" */
+};
+
+/* HM_REQ_RUN_RECLAIM: the client of a run that a restarted daemon adopted
+ * takes it back on a new connection (only the process that created it,
+ * from outside every run). */
+struct hm_run_reclaim {
+	uint64_t restarted_ns; /* CLOCK_REALTIME when the new daemon adopted it */
+	uint64_t lost; /* kernel events of the run the daemon does not have */
 };
 
 #define HM_REPORT_MAX 8

@@ -103,9 +103,37 @@ start_daemon() {
 	# ... and its own runtime directory (its lock file lives there).
 	case " $* " in *" --runtime-dir "*) ;; *) store+=(--runtime-dir "$T/run") ;; esac
 	case " $* " in *" --socket-group "*) ;; *) [ -n "${HM_GROUP:-}" ] && store+=(--socket-group "$HM_GROUP") ;; esac
-	"$HERMETICD" --socket "$HERMETIC_SOCKET" --subtree "$name" "${store[@]}" "$@" >"$T/daemon.log" 2>&1 &
+	HMD_NAME=$name
+	HMD_CMD=("$HERMETICD" --socket "$HERMETIC_SOCKET" --subtree "$name" "${store[@]}" "$@")
+	# After the daemon is stopped (cleanups run in reverse): what a daemon
+	# stopped with runs left behind (its pins, its run cgroups).
+	at_exit "_daemon_leftovers $name"
+	"${HMD_CMD[@]}" >"$T/daemon.log" 2>&1 &
 	HMD_PID=$!
 	at_exit "kill $HMD_PID; wait $HMD_PID"
+	_wait_daemon
+}
+
+# restart_daemon [-9]: stop the test's daemon (SIGTERM, or SIGKILL with -9)
+# and start it again on the same socket, subtree and runtime directory:
+# what an upgrade (or systemd after a crash) does. Its log goes on in
+# $T/daemon.log.
+restart_daemon() {
+	stop_daemon "$@"
+	start_daemon_again
+}
+stop_daemon() {
+	kill "${1:--TERM}" "$HMD_PID" 2>/dev/null
+	wait "$HMD_PID" 2>/dev/null
+	return 0
+}
+start_daemon_again() {
+	"${HMD_CMD[@]}" >>"$T/daemon.log" 2>&1 &
+	HMD_PID=$!
+	at_exit "kill $HMD_PID; wait $HMD_PID"
+	_wait_daemon
+}
+_wait_daemon() {
 	for _ in $(seq 200); do
 		[ -S "$HERMETIC_SOCKET" ] && "$HERMETIC" status >/dev/null 2>&1 && return 0
 		kill -0 $HMD_PID 2>/dev/null || break
@@ -114,6 +142,33 @@ start_daemon() {
 	echo "daemon did not start:" >&2
 	cat "$T/daemon.log" >&2
 	return 1
+}
+
+# _daemon_leftovers NAME: the pins and run cgroups a test daemon of subtree
+# NAME left when it stopped with runs (after it was stopped: cleanups run in
+# reverse). Only that daemon's own pin directory (.../hermetic/NAME in the
+# system's bpffs; a bpffs it mounted under $T goes whole) and its own
+# subtree are touched.
+_daemon_leftovers() {
+	local name=$1 pins=/sys/fs/bpf/hermetic/$1 cg2 d
+	[[ $name == hmtest-* ]] || return 0
+	if [ -d "$pins" ]; then
+		find "$pins" -mindepth 1 -maxdepth 1 -type f -delete
+		rmdir "$pins" "$(dirname "$pins")" 2>/dev/null
+	fi
+	# A bpffs the daemon mounted in its runtime directory (under $T).
+	mountpoint -q "$T/run/bpf" && umount -l "$T/run/bpf"
+	cg2=$(sed -n 's/^[0-9]* [0-9]* [^ ]* [^ ]* \([^ ]*\) .* - cgroup2 .*/\1/p' /proc/self/mountinfo | head -n1)
+	if [ -n "$cg2" ] && [ -d "$cg2/$name" ]; then
+		for d in "$cg2/$name"/run-*; do
+			[ -d "$d" ] || continue
+			echo 1 >"$d/cgroup.kill"
+			for _ in $(seq 50); do grep -q 'populated 0' "$d/cgroup.events" && break; sleep 0.1; done
+			find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
+		done
+		rmdir "$cg2/$name" 2>/dev/null
+	fi
+	return 0
 }
 
 # go_static DIR OUT: build DIR/main.go (standard library only) into a

@@ -22,6 +22,10 @@ struct hm_net_policy {
 	__u32 flags;
 	__u32 n_allow;
 	__u64 refused; /* refusals so far, updated atomically by BPF */
+	/* events of the run put on the ring buffer, updated atomically by BPF:
+	 * a daemon that adopted the run after a restart tells from it how many
+	 * it never received */
+	__u64 emitted;
 };
 
 /* Key of the allow map: one exact destination of one run.

@@ -31,6 +31,7 @@ static size_t payload_of(const struct hmd_req *r, const void **ret)
 	case HM_REQ_RUN_REPORT:
 	case HM_REQ_RUN_AUDIT:
 	case HM_REQ_RUN_KSTREAM:
+	case HM_REQ_RUN_RECLAIM:
 		*ret = &r->ref;
 		return sizeof(r->ref);
 	case HM_REQ_RUN_END:
@@ -151,6 +152,7 @@ int main(int argc, char **argv)
 	seed(argv[1], i++, HM_REQ_JOURNAL_RM, &id, sizeof(id));
 	seed(argv[1], i++, HM_REQ_JOURNAL_GC, &id, sizeof(id));
 	seed(argv[1], i++, HM_REQ_JOURNAL_UPLOAD, &id, sizeof(id));
+	seed(argv[1], i++, HM_REQ_RUN_RECLAIM, &id, sizeof(id));
 	return 0;
 }
 #endif

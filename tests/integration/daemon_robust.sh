@@ -261,7 +261,7 @@ sleep 0.3
 if [ "$(runs_json)" = 0 ] && [ "$(leftover_runs)" = 0 ]; then pass "no run and no run cgroup left behind"; else fail "no run and no run cgroup left behind" "runs=$(runs_json) cgroups: $(find "$SUBTREE" -mindepth 1 -maxdepth 1 -type d | tr '\n' ' ')"; fi
 
 # --- a second daemon on the same socket refuses; the first keeps working -----------------
-timeout 10 "$HERMETICD" --socket "$HERMETIC_SOCKET" --subtree "hmtest-$$-second" >"$T/second.log" 2>&1
+timeout 10 "$HERMETICD" --socket "$HERMETIC_SOCKET" --subtree "hmtest-$$-second" --runtime-dir "$T/second-run" >"$T/second.log" 2>&1
 rc=$?
 if [ $rc != 0 ] && [ $rc != 124 ] && alive && [ -d "$SUBTREE" ] && [ ! -d "$CG2/hmtest-$$-second" ]; then
 	pass "a second daemon on the same socket refuses to start (exit $rc) and the first keeps working"
@@ -297,7 +297,7 @@ timeout 5 "$HERMETIC" enroll -- true >/dev/null 2>"$T/err69"
 rc=$?
 [ $rc = 69 ] && pass "enroll after the daemon stopped: exit 69" || fail "enroll after the daemon stopped: exit 69" "rc=$rc $(tr '\n' '|' <"$T/err69")"
 
-# --- SIGTERM with a run active: the run's processes are killed, everything removed ---------
+# --- SIGTERM with a run active: the run goes on (enforced, pinned) for the next daemon ----------
 start_daemon || { fail "daemon restarts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; exit 1; }
 SUBTREE=$(subtree_dir)
 mkfifo "$T/block2"
@@ -312,15 +312,27 @@ for _ in $(seq 100); do
 	sleep 0.05
 done
 stop_daemon TERM
-for _ in $(seq 100); do kill -0 $hpid 2>/dev/null || break; sleep 0.05; done
+sleep 0.5
 cli_state=$(kill -0 $hpid 2>/dev/null && echo running || { wait $hpid; echo "exited $?"; })
-if [ "$STOP_RC" = 0 ] && [ -n "$kid" ] && [ ! -e "/proc/$kid" ] && [ ! -e "$SUBTREE" ] && [ ! -e "$HERMETIC_SOCKET" ]; then
-	pass "SIGTERM with a run active: exits 0, kills the run, removes subtree and socket (CLI $cli_state)"
+if [ "$STOP_RC" = 0 ] && [ -n "$kid" ] && [ -e "/proc/$kid" ] && [ -e "$SUBTREE" ] && [ ! -e "$HERMETIC_SOCKET" ] &&
+	[ "$cli_state" = running ]; then
+	pass "SIGTERM with a run active: exits 0, removes its socket, leaves the run running (its cgroup stays, enroll waits)"
 else
-	fail "SIGTERM with a run active: exits 0, kills the run, removes subtree and socket" \
+	fail "SIGTERM with a run active: exits 0, leaves the run running" \
 		"rc=$STOP_RC cmd=[$kid] $([ -n "$kid" ] && [ -e "/proc/$kid" ] && echo alive || echo gone) subtree $([ -e "$SUBTREE" ] && echo left || echo removed) socket $([ -e "$HERMETIC_SOCKET" ] && echo left || echo removed); CLI $cli_state: $(tr '\n' '|' <"$T/active.err")"
+fi
+# The next daemon of the subtree adopts it; the command ends normally.
+start_daemon_again || fail "the daemon starts again on the same subtree" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"
+echo done >"$T/block2" &
+for _ in $(seq 200); do kill -0 $hpid 2>/dev/null || break; sleep 0.05; done
+cli_state=$(kill -0 $hpid 2>/dev/null && echo running || { wait $hpid; echo "exited $?"; })
+if [ "$cli_state" = "exited 0" ] && grep -q "reconnected to hermeticd" "$T/active.err" && [ "$(cat "$T/active.out")" = done ]; then
+	pass "the next daemon adopts the run; enroll reconnects and the command ends normally (exit 0)"
+else
+	fail "the next daemon adopts the run and the command ends normally" "CLI $cli_state: $(tr '\n' '|' <"$T/active.err")"
 	[ -n "$kid" ] && kill -KILL "$kid" 2>/dev/null
 fi
+stop_daemon TERM
 
 # --- a daemon killed with SIGKILL: a new one starts on the same socket and subtree ----------
 name=hmtest-$$-crash
@@ -335,7 +347,8 @@ kill_subtree() {
 	rmdir "$1"
 }
 at_exit "kill_subtree $CG2/$name"
-"$HERMETICD" --socket "$T/crash.sock" --subtree "$name" >"$T/crash1.log" 2>&1 &
+at_exit "mountpoint -q '$T/crashrun/bpf' && umount -l '$T/crashrun/bpf'"
+"$HERMETICD" --socket "$T/crash.sock" --subtree "$name" --runtime-dir "$T/crashrun" --store "$T/crashstore" >"$T/crash1.log" 2>&1 &
 c1=$!
 at_exit "kill $c1"
 for _ in $(seq 200); do HERMETIC_SOCKET=$T/crash.sock timeout 2 "$HERMETIC" status >/dev/null 2>&1 && break; sleep 0.05; done
@@ -363,7 +376,7 @@ for _ in $(seq 100); do [ -s "$T/orphan.log" ] && break; sleep 0.05; done
 	kill -KILL $cpid
 	wait $cpid
 } 2>/dev/null
-"$HERMETICD" --socket "$T/crash.sock" --subtree "$name" >"$T/crash2.log" 2>&1 &
+"$HERMETICD" --socket "$T/crash.sock" --subtree "$name" --runtime-dir "$T/crashrun" --store "$T/crashstore" >"$T/crash2.log" 2>&1 &
 HMD_PID=$!
 at_exit "kill $HMD_PID"
 up=no

@@ -642,7 +642,7 @@ check "the run's stream is freed when the run ends (RSS ${rss1} kB)" test "$rss1
 # A second daemon with a tiny ring buffer and stream cap: the kernel drops
 # too, and both counters still add up exactly.
 SOCK2=$T/d2.sock
-"$HERMETICD" --socket "$SOCK2" --subtree "hmtest-$$-small" --store "$T/store2" \
+"$HERMETICD" --socket "$SOCK2" --subtree "hmtest-$$-small" --store "$T/store2" --runtime-dir "$T/run2" \
 	--ringbuf-size 16K --kstream-max 1M >"$T/daemon2.log" 2>&1 &
 HMD2=$!
 at_exit "kill $HMD2; wait $HMD2"

@@ -495,5 +495,11 @@ elif case == "big-store":
     rep = recv(s, 120)
     close_fds(rep)
     done(not isinstance(rep, str), "STORE of %d MiB -> %s" % (mib, describe(rep)))
+elif case == "reclaim":
+    # RUN_RECLAIM of run ID by a process that did not create it: refused.
+    s = connect()
+    s.send(msg(16, struct.pack("<Q", int(sys.argv[3])), seq=31))
+    rep = recv(s)
+    done(expect_error(rep, [errno.EPERM, errno.EBUSY], 31), "RUN_RECLAIM of run %s by another process -> %s" % (sys.argv[3], describe(rep)))
 else:
     done(False, "unknown case " + case)

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/*
+ * enroll's daemon connection across a restart of hermeticd.
+ *
+ * The run does not need the daemon to stay enforced: its hooks and policy
+ * are pinned in the kernel (daemon/pin.c), and enroll waits on the run's
+ * cgroup through its own descriptor. So when the connection closes (the
+ * daemon was killed, crashed, or is being restarted or upgraded) enroll
+ * neither kills the command nor stops: it says so, reconnects in the
+ * background every RETRY_MS, and takes the run back (RUN_RECLAIM) from the
+ * daemon that adopted it. What that daemon could not see (kernel events
+ * that went with the old one) is counted and noted in the summary and the
+ * journal. A daemon that is not back when the command is done is waited
+ * for up to HERMETIC_RECONNECT_WAIT seconds (default 30); after that the
+ * run ends without the daemon's report, with the command's exit status.
+ */
+#include <poll.h>
+#include <inttypes.h>
+#include <sys/socket.h>
+#include <time.h>
+#include "util.h"
+#include "cli.h"
+#include "enroll.h"
+
+#define RETRY_MS 200
+#define WAIT_DEFAULT_S 30
+
+static void clock_str(uint64_t wall_ns, char *buf, size_t size)
+{
+	time_t t = wall_ns / 1000000000ULL;
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int enroll_daemon_pollfd(struct enroll *e)
+{
+	return e->no_daemon || e->daemon_lost ? -1 : e->sock;
+}
+
+int enroll_daemon_timeout(struct enroll *e, int timeout_ms)
+{
+	if (e->daemon_lost && !e->daemon_given_up && (timeout_ms < 0 || timeout_ms > RETRY_MS))
+		return RETRY_MS;
+	return timeout_ms;
+}
+
+/* The connection said something while no request was out: only a hang-up
+ * (the daemon sends nothing unasked). */
+void enroll_daemon_event(struct enroll *e, short revents)
+{
+	char c;
+
+	if (!(revents & (POLLHUP | POLLERR | POLLIN)))
+		return;
+	if (!(revents & (POLLHUP | POLLERR)) && recv(e->sock, &c, 1, MSG_PEEK | MSG_DONTWAIT) != 0)
+		return;
+	enroll_daemon_lost(e);
+}
+
+void enroll_daemon_lost(struct enroll *e)
+{
+	char when[32];
+
+	if (e->daemon_lost || e->no_daemon)
+		return;
+	e->daemon_lost = true;
+	e->daemon_lost_ns = wall_ns();
+	e->daemon_lost_mono = hm_now_ns();
+	close(e->sock);
+	e->sock = -1;
+	clock_str(e->daemon_lost_ns, when, sizeof(when));
+	warnx_("hermeticd went away at %s (connection closed); run %" PRIu64
+	       " goes on, its network still refused by the kernel; reconnecting",
+	       when, e->run.run_id);
+}
+
+/* One attempt to reach the new daemon and take the run back. */
+static void try_reclaim(struct enroll *e)
+{
+	struct hm_run_ref ref = { .run_id = e->run.run_id };
+	struct hm_run_reclaim rep;
+	const char *msg = NULL;
+	char when[32];
+	ssize_t n;
+	int fd = cli_try_connect();
+
+	if (fd < 0)
+		return; /* not back yet */
+	e->sock = fd;
+	n = cli_call(fd, HM_REQ_RUN_RECLAIM, &ref, sizeof(ref), -1, HM_REP_RECLAIM, &rep,
+		     sizeof(rep), true, NULL, &msg);
+	if (n == -ECONNRESET || n == -ENOTCONN) {
+		close(fd);
+		e->sock = -1;
+		return; /* going away again, or still starting: retry */
+	}
+	if (n < 0) {
+		/* The new daemon has no such run for us: it could not adopt it
+		 * (and then killed it), so there is nothing to reconnect to. */
+		warnx_("hermeticd is back but does not have run %" PRIu64 ": %s", e->run.run_id, msg);
+		close(fd);
+		e->sock = -1;
+		e->daemon_given_up = true;
+		return;
+	}
+	e->daemon_lost = false;
+	e->daemon_restarted = true;
+	e->daemon_restarted_ns = rep.restarted_ns;
+	e->daemon_away_ns += hm_now_ns() - e->daemon_lost_mono;
+	e->daemon_events_lost += rep.lost;
+	clock_str(rep.restarted_ns, when, sizeof(when));
+	snprintf(e->restart_note, sizeof(e->restart_note),
+		 "daemon restarted at %s, %" PRIu64 " kernel events lost", when,
+		 e->daemon_events_lost);
+	warnx_("reconnected to hermeticd: %s", e->restart_note);
+}
+
+void enroll_daemon_retry(struct enroll *e)
+{
+	if (!e->daemon_lost || e->daemon_given_up)
+		return;
+	if (hm_now_ns() - e->daemon_last_try < RETRY_MS * 1000000ULL)
+		return;
+	e->daemon_last_try = hm_now_ns();
+	try_reclaim(e);
+}
+
+bool enroll_daemon_wait(struct enroll *e)
+{
+	const char *s = getenv("HERMETIC_RECONNECT_WAIT");
+	uint64_t wait_s = WAIT_DEFAULT_S, deadline;
+	struct pollfd p = { .fd = e->sock, .events = POLLIN };
+
+	if (e->no_daemon)
+		return false;
+	/* A hang-up not seen yet (the command ended at the same moment). */
+	if (!e->daemon_lost && poll(&p, 1, 0) > 0)
+		enroll_daemon_event(e, p.revents);
+	if (!e->daemon_lost)
+		return true;
+	if (s && *s && hm_parse_u64(s, &wait_s) < 0) {
+		warnx_("HERMETIC_RECONNECT_WAIT is not a number of seconds: '%s'; using %d", s,
+		       WAIT_DEFAULT_S);
+		wait_s = WAIT_DEFAULT_S;
+	}
+	deadline = hm_now_ns() + wait_s * 1000000000ULL;
+	while (e->daemon_lost && !e->daemon_given_up && hm_now_ns() < deadline) {
+		e->daemon_last_try = 0;
+		enroll_daemon_retry(e);
+		if (e->daemon_lost)
+			usleep(RETRY_MS * 1000);
+	}
+	if (e->daemon_lost && !e->daemon_given_up) {
+		warnx_("hermeticd did not come back within %" PRIu64 " s (HERMETIC_RECONNECT_WAIT): "
+		       "no refusal report, audit or kernel stream for this run; its cgroup stays "
+		       "refused until a hermeticd ends it",
+		       wait_s);
+		e->daemon_given_up = true;
+	}
+	return !e->daemon_lost;
+}
+
+void enroll_daemon_note(struct enroll *e, struct enroll_opt *ret_opt)
+{
+	if (!e->daemon_restarted && !e->daemon_given_up)
+		return;
+	if (!e->daemon_restarted) {
+		char when[32];
+
+		clock_str(e->daemon_lost_ns, when, sizeof(when));
+		snprintf(e->restart_note, sizeof(e->restart_note),
+			 "daemon went away at %s and did not come back; its kernel events are lost",
+			 when);
+	}
+	if (ret_opt)
+		*ret_opt = (struct enroll_opt){ "daemon_restart", e->restart_note };
+}
