@@ -68,6 +68,27 @@ check "the journal has the daemon's lines at their priorities" sh -c \
 check "status: tracing and the socket hooks work under the unit's hardening" sh -c \
 	"runuser -u ci -- hermetic status | grep -q 'cgroup/connect4 *active'"
 
+# A run that keeps trying, across a restart of the service.
+as_ci hermetic enroll --clock off -- bash -c \
+	"for i in \$(seq 40); do $probe; sleep 0.25; done; echo DONE" >/tmp/run.out 2>/tmp/run.err &
+RUN=$!
+for _ in $(seq 600); do [ "$(grep -c . /tmp/run.out 2>/dev/null)" -ge 4 ] && break; sleep 0.1; done
+runcg=$(ls -d /sys/fs/cgroup/system.slice/hermeticd.service/hermetic/run-* 2>/dev/null | head -n 1)
+check "the run's cgroup is in the unit's delegated subtree" test -n "$runcg"
+check "systemctl restart hermeticd during the run" systemctl restart hermeticd.service
+check "the service is active again" test "$(systemctl is-active hermeticd.service)" = active
+for _ in $(seq 1200); do kill -0 $RUN 2>/dev/null || break; sleep 0.1; done
+wait $RUN
+rc=$?
+if grep -q DONE /tmp/run.out; then pass "the run goes on across the restart"; else
+	fail "the run goes on across the restart" "$(tr '\n' '|' </tmp/run.out) $(tr '\n' '|' </tmp/run.err)"; fi
+if grep -q CONNECTED /tmp/run.out || ! grep -q DONE /tmp/run.out; then
+	fail "the run stays blocked across the restart" "$(grep -c CONNECTED /tmp/run.out) connections got through, $(grep -c REFUSED /tmp/run.out) refused"
+else
+	pass "the run stays blocked across the restart (all $(grep -c REFUSED /tmp/run.out) attempts refused)"
+fi
+check "enroll ends the run cleanly after the restart (exit 0)" test "$rc" = 0
+
 # The journal store under the unit's hardening (StateDirectory=, the
 # kernel's view through the syscall tracepoints).
 out=$(cd /tmp && as_ci hermetic enroll --clock off --record -- sh -c 'head -c 8 /dev/urandom >/dev/null; exit 1' 2>&1)
