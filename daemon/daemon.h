@@ -294,9 +294,10 @@ void hmd_runs_end(struct hmd *d, struct hmd_run *r, bool keep);
 void hmd_runs_reap(struct hmd *d);
 void hmd_runs_event(struct hmd *d, const void *data, size_t size);
 void hmd_runs_audit(struct hmd *d, struct hmd_run *r, struct hm_audit *out);
-/* At a stop: runs that are not ending are left running, enforced through
- * the pins, for the next daemon; returns how many were left. */
-int hmd_runs_shutdown(struct hmd *d);
+/* At a stop: runs that are not ending are left running (keep_running:
+ * enforced through the pins) for the next daemon; returns how many were
+ * left. Without keep_running every run is killed. */
+int hmd_runs_shutdown(struct hmd *d, bool keep_running);
 /* Before connections close at a stop: their runs are not theirs to end. */
 void hmd_runs_detach_all(struct hmd *d);
 uint64_t hmd_proc_start(pid_t pid);

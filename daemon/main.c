@@ -373,9 +373,11 @@ int main(int argc, char **argv)
 	/* Pins (in bpffs) and run records (here) are what outlive us. */
 	r = hmd_pin_setup(&d.pins, runtime_dir, subtree);
 	if (r < 0) {
-		hmd_err("Failed to set up the pin directory in bpffs ('%s'): %s", d.pins.mount,
-			strerror(-r));
-		goto out;
+		/* Runs work as before pinning: they end when this process does. */
+		hmd_warn("Failed to set up the pin directory in bpffs ('%s'): %s; runs will not "
+			 "outlive this daemon (mount bpffs at /sys/fs/bpf to fix)",
+			 d.pins.mount, strerror(-r));
+		d.pins.dir[0] = 0;
 	}
 	r = hmd_record_init(&d, runtime_dir, subtree);
 	if (r < 0) {
@@ -384,7 +386,8 @@ int main(int argc, char **argv)
 	}
 	hmd_service_status(&d, "Loading and attaching BPF programs");
 	r = hmd_bpf_load(&d.bpf, d.cg.subtree_fd, cgroup_level(&d.cg) + 1, lsm_only,
-			 (uint32_t)ringbuf_size, d.pins.dir, d.attach, &d.n_attach);
+			 (uint32_t)ringbuf_size, d.pins.dir[0] ? d.pins.dir : NULL, d.attach,
+			 &d.n_attach);
 	for (int i = 0; i < d.n_attach; i++)
 		if (!d.attach[i].attached && d.attach[i].err != EAGAIN)
 			hmd_log_at(d.attach[i].required ? LOG_ERR : LOG_NOTICE, "%s %s: %s",
@@ -399,7 +402,8 @@ int main(int argc, char **argv)
 				: "");
 		goto out;
 	}
-	hmd_log("BPF objects pinned in %s", d.pins.dir);
+	if (d.pins.dir[0])
+		hmd_log("BPF objects pinned in %s", d.pins.dir);
 	r = hmd_bpf_open_events(d.bpf, &d);
 	if (r < 0) {
 		hmd_err("Failed to open the event ring buffer: %s", strerror(-r));
@@ -407,7 +411,7 @@ int main(int argc, char **argv)
 	}
 	/* The virtual clock's keeper: runs asking for a clock (--clock virtual,
 	 * the default) need it; without it they are refused with the reason. */
-	r = hmd_sched_load(&d.sched, cgroup_level(&d.cg) + 1, d.pins.dir);
+	r = hmd_sched_load(&d.sched, cgroup_level(&d.cg) + 1, d.pins.dir[0] ? d.pins.dir : NULL);
 	if (r == 0)
 		r = hmd_keeper_start(&d.keeper, d.sched, runtime_dir);
 	if (r < 0) {
@@ -568,10 +572,11 @@ out:
 	hmd_runs_detach_all(&d);
 	if (d.epfd >= 0)
 		hmd_server_close_all(&d);
-	hmd_runs_shutdown(&d);
+	/* Without pins nothing enforces once we are gone: end every run. */
+	hmd_runs_shutdown(&d, d.pins.dir[0] != 0);
 	/* Enforcement stays while any run cgroup does (ours, or one we could
 	 * not adopt after a failed start): never unpin what may enforce. */
-	keep = d.cg.subtree_fd >= 0 && hmd_cgroup_count_runs(&d.cg) > 0;
+	keep = d.pins.dir[0] && d.cg.subtree_fd >= 0 && hmd_cgroup_count_runs(&d.cg) > 0;
 	hmd_keeper_stop(d.keeper, keep);
 	hmd_sched_unload(d.sched, keep);
 	if (d.listen_fd >= 0)

@@ -111,6 +111,8 @@ int hmd_pin_maps(struct bpf_object *obj, const char *dir)
 	struct bpf_map *m;
 	char path[600];
 
+	if (!dir)
+		return 0; /* no bpffs: nothing outlives this process */
 	bpf_object__for_each_map(m, obj) {
 		if (bpf_map__is_internal(m))
 			continue; /* .rodata and friends belong to one program load */
@@ -148,7 +150,7 @@ struct bpf_link *hmd_pin_link_adopt(const char *dir, struct bpf_program *prog, u
 	char path[600];
 
 	*ret_upgraded = false;
-	if (link_path(path, sizeof(path), dir, prog) < 0 || access(path, F_OK) < 0)
+	if (!dir || link_path(path, sizeof(path), dir, prog) < 0 || access(path, F_OK) < 0)
 		return NULL;
 	l = bpf_link__open(path);
 	if (!l)
@@ -176,9 +178,11 @@ struct bpf_link *hmd_pin_link_adopt(const char *dir, struct bpf_program *prog, u
 int hmd_pin_link(const char *dir, struct bpf_program *prog, struct bpf_link *l)
 {
 	char path[600];
-	int r = link_path(path, sizeof(path), dir, prog);
+	int r;
 
-	if (r < 0)
+	if (!dir)
+		return 0;
+	if ((r = link_path(path, sizeof(path), dir, prog)) < 0)
 		return r;
 	if (bpf_link__pin_path(l))
 		return 0; /* adopted: pinned already */

@@ -427,10 +427,13 @@ static void run_release(struct hmd *d, struct hmd_run *run)
 	free(run);
 }
 
-int hmd_runs_shutdown(struct hmd *d)
+int hmd_runs_shutdown(struct hmd *d, bool keep_running)
 {
 	int kept = 0;
 
+	if (!keep_running)
+		for (struct hmd_run *r = d->runs; r; r = r->next)
+			r->ending = true;
 	/* A run that is ending is killed, and removed once empty. Every other
 	 * run goes on, still refused: the links and maps are pinned, and the
 	 * next daemon of this subtree adopts it (docs/hermeticd.8). */

@@ -275,7 +275,7 @@ static json_object *status_json(struct hmd *d, size_t max)
 	json_object_object_add(o, "protocol", json_object_new_int(HM_PROTO_VERSION));
 	json_object_object_add(o, "cgroup_root", json_object_new_string(d->cg.mount));
 	json_object_object_add(o, "subtree", json_object_new_string(d->cg.subtree));
-	json_object_object_add(o, "pins", json_object_new_string(d->pins.dir));
+	json_object_object_add(o, "pins", d->pins.dir[0] ? json_object_new_string(d->pins.dir) : NULL);
 	json_object_object_add(o, "socket", json_object_new_string(d->socket_path));
 	json_object_object_add(o, "socket_group",
 			       d->socket_group ? json_object_new_string(d->socket_group) : NULL);
