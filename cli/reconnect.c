@@ -117,7 +117,9 @@ static void try_reclaim(struct enroll *e)
 	e->daemon_restarted = true;
 	e->daemon_restarted_ns = rep.restarted_ns;
 	e->daemon_away_ns += hm_now_ns() - e->daemon_lost_mono;
-	e->daemon_events_lost += rep.lost;
+	/* The daemon's count covers the whole run (what any daemon before it
+	 * missed too): after a second restart it replaces the first. */
+	e->daemon_events_lost = rep.lost;
 	clock_str(rep.restarted_ns, when, sizeof(when));
 	snprintf(e->restart_note, sizeof(e->restart_note),
 		 "daemon restarted at %s, %" PRIu64 " kernel events lost", when,

@@ -67,6 +67,9 @@ int cmd_status(int argc, char **argv)
 			putchar('\n');
 		}
 	}
+	if (json_object_object_get_ex(o, "pins", &v))
+		printf("pinned in bpffs: %s\n",
+		       v ? json_object_get_string(v) : "no (runs end when hermeticd stops)");
 	if (json_object_object_get_ex(o, "clock_keeper", &v)) {
 		json_object *act, *err;
 
@@ -81,16 +84,24 @@ int cmd_status(int argc, char **argv)
 
 		printf("active runs: %zu\n", nr);
 		for (size_t i = 0; i < nr; i++) {
-			json_object *r = json_object_array_get_idx(v, i), *id, *uid, *label, *net, *ref;
+			json_object *r = json_object_array_get_idx(v, i), *id, *uid, *label, *net, *ref,
+				    *adopted, *conn;
+			bool waiting;
 
 			json_object_object_get_ex(r, "id", &id);
 			json_object_object_get_ex(r, "uid", &uid);
 			json_object_object_get_ex(r, "label", &label);
 			json_object_object_get_ex(r, "network", &net);
 			json_object_object_get_ex(r, "refused", &ref);
-			printf("  run %s uid %s network %s refused %s: %s\n",
+			/* adopted after a restart, its client not back yet */
+			waiting = json_object_object_get_ex(r, "adopted", &adopted) &&
+				  json_object_get_boolean(adopted) &&
+				  json_object_object_get_ex(r, "connected", &conn) &&
+				  !json_object_get_boolean(conn);
+			printf("  run %s uid %s network %s refused %s%s: %s\n",
 			       json_object_get_string(id), json_object_get_string(uid),
 			       json_object_get_string(net), json_object_get_string(ref),
+			       waiting ? " (adopted after a restart, waiting for its client)" : "",
 			       json_object_get_string(label));
 		}
 	}
