@@ -8,6 +8,8 @@
 #     with the command's own exit status and a note in its summary, --report
 #     JSON and journal ("daemon restarted at ..., N kernel events lost")
 #   - SIGTERM and a new start (an upgrade) in the middle of a run: the same
+#   - kill -9 twice in one run (the second daemon adopts what the first
+#     adopted): the same
 #   - a run on the virtual clock across a kill -9: the new daemon's keeper
 #     takes the clock over (it moves it again), the run ends normally
 #   - a clean stop with no runs leaves no pin, no record, no bpffs mount
@@ -64,14 +66,15 @@ wait_progress() {
 }
 udp_marks() { grep -c "^$1-" "$NH_UDPLOG" 2>/dev/null || true; }
 
-# restart_case NAME SIGNAL: a run of N attempts; after 30, the daemon gets
-# SIGNAL; GAP s later (the run without a daemon) a new one starts. For
+# restart_case NAME SIGNAL [TWICE]: a run of N attempts; after 30, the
+# daemon gets SIGNAL; GAP s later (the run without a daemon) a new one
+# starts. TWICE: once enroll has reconnected, the same again. For
 # figures (docs/reliability.md) HM_RESTART_ATTEMPTS and HM_RESTART_GAP make
 # it longer.
 N=${HM_RESTART_ATTEMPTS:-150}
 GAP=${HM_RESTART_GAP:-1}
 restart_case() {
-	local name=$1 sig=$2 mark=m$$$RANDOM rc prog=$T/progress.$1
+	local name=$1 sig=$2 twice=${3:-} mark=m$$$RANDOM rc prog=$T/progress.$1
 	rm -f "$prog"
 	HERMETIC_RECONNECT_WAIT=60 timeout 300 "$HERMETIC" enroll --clock off --rng off \
 		--report "$T/$name.json" --record "$T/j.$name" -- \
@@ -94,6 +97,14 @@ restart_case() {
 	wout=$(timeout 20 "$PY" "$TOP/tests/integration/wire.py" "$HERMETIC_SOCKET" reclaim "${id:-0}" 2>&1)
 	if [[ $wout == ok* ]]; then pass "$name: RUN_RECLAIM by a process that did not create the run is refused"; else
 		fail "$name: RUN_RECLAIM by another process" "$wout"; fi
+	if [ -n "$twice" ]; then
+		for _ in $(seq 300); do grep -q "reconnected to hermeticd" "$T/$name.err" && break; sleep 0.1; done
+		stop_daemon "$sig"
+		at=$(cat "$prog")
+		sleep "$GAP"
+		during=$((during + $(cat "$prog") - at))
+		start_daemon_again || { fail "$name: a new daemon starts again" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; return; }
+	fi
 	wait "$epid"
 	rc=$?
 	sleep 0.3 # the UDP server's log
@@ -142,6 +153,7 @@ EOF
 
 restart_case "kill -9" -KILL
 restart_case "SIGTERM and a new start (upgrade)" -TERM
+restart_case "kill -9 twice in one run" -KILL twice
 
 # --- the virtual clock across a kill -9 ------------------------------------------------------
 # The run sleeps in virtual time until it is told to go on; then it sleeps
