@@ -185,6 +185,8 @@ static int adopt_one(struct hmd *d, int rfd, const struct run_record *rec)
 	r->ks.snap_fd = -1;
 	hm_audit_init(&r->audit, r->audit_procs, HMD_MAX_PROCS);
 	r->id = rec->id;
+	if (d->next_run_id <= rec->id)
+		d->next_run_id = rec->id + 1; /* a new run never takes an adopted one's id */
 	r->cgid = rec->cgid;
 	r->uid = rec->uid;
 	r->gid = rec->gid;

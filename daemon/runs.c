@@ -83,7 +83,17 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 	memcpy(r->label, req->label, sizeof(r->label));
 	r->label[sizeof(r->label) - 1] = 0;
 
-	err = hmd_cgroup_create_run(&d->cg, r->id, &r->fd, &r->cgid, r->path, sizeof(r->path));
+	/* An id can still be taken after a restart: a cgroup a crashed daemon
+	 * left, being killed, under an id this daemon's clock-based start
+	 * reached again. The cgroup, created exclusively, decides: take the
+	 * next id. */
+	for (int tries = 0;; tries++) {
+		err = hmd_cgroup_create_run(&d->cg, r->id, &r->fd, &r->cgid, r->path,
+					    sizeof(r->path));
+		if (err != -EEXIST || tries == 64)
+			break;
+		r->id = d->next_run_id++;
+	}
 	if (err < 0)
 		goto fail;
 	/* The policy goes in before any process can enter the cgroup: the
