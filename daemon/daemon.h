@@ -399,6 +399,7 @@ struct hmd_conn {
 	int n_runs;
 	uint32_t gen; /* changes whenever the slot is reused */
 	int upload_fd; /* JOURNAL_UPLOAD's memfd (the daemon's own), -1 */
+	bool adopt_only; /* over its uid's limit: may ask RUN_ADOPT, nothing else */
 };
 struct hmd_req;
 int hmd_server_listen(struct hmd *d);

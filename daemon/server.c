@@ -156,7 +156,7 @@ void hmd_server_accept(struct hmd *d)
 		int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
-		int id = -1, free_slots = 0, mine = 0;
+		int id = -1, free_slots = 0, mine = 0, full = 0;
 
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE)
@@ -172,17 +172,27 @@ void hmd_server_accept(struct hmd *d)
 				free_slots++;
 				if (id < 0)
 					id = i;
-			} else {
-				mine += d->conns[i].uid == cred.uid;
+			} else if (d->conns[i].uid == cred.uid) {
+				mine++;
+				full += !d->conns[i].adopt_only;
 			}
 		}
+		/* Past its limit a uid gets as many connections again that may
+		 * only ask RUN_ADOPT: a non-root enroll's child connects once,
+		 * briefly, to be moved into the run its parent's connection
+		 * holds, and a burst of enrolls that filled the limit with their
+		 * own connections must not fail at that step. Such a connection
+		 * answers one request and holds nothing, so the bound on what
+		 * one uid can make the daemon keep stays (twice the limit). */
+		bool adopt_only = cred.uid != 0 && mine >= (int)d->max_conns_per_user;
+
 		/* Root's reserve: nobody else can take the last slots, so that
 		 * root can always ask what is going on. */
-		if (cred.uid != 0 && mine >= (int)d->max_conns_per_user) {
+		if (cred.uid != 0 && mine >= 2 * (int)d->max_conns_per_user) {
 			refuse(fd, EUSERS,
 			       "uid %u already has %d connections to hermeticd (the limit, "
 			       "hermeticd --max-conns-per-user); close some and retry",
-			       (unsigned)cred.uid, mine);
+			       (unsigned)cred.uid, full);
 			continue;
 		}
 		if (free_slots == 0 || (cred.uid != 0 && free_slots <= HMD_ROOT_RESERVED_CONNS)) {
@@ -205,6 +215,7 @@ void hmd_server_accept(struct hmd *d)
 						  .pid = cred.pid,
 						  .pidfd = pidfd < 0 ? -1 : pidfd,
 						  .upload_fd = -1,
+						  .adopt_only = adopt_only,
 						  .gen = d->conns[id].gen + 1 };
 	}
 }
@@ -389,6 +400,19 @@ void hmd_server_handle(struct hmd *d, int id)
 	err = hmd_req_decode(buf, sizeof(*h) + len, &req, why, sizeof(why));
 	if (err < 0) {
 		hmd_reply_error(c, req.seq, -err, "%s", why);
+		return;
+	}
+	if (c->adopt_only && req.type != HM_REQ_RUN_ADOPT) {
+		int mine = 0;
+
+		for (int i = 0; i < HMD_MAX_CONNS; i++)
+			mine += d->conns[i].fd >= 0 && d->conns[i].uid == c->uid &&
+				!d->conns[i].adopt_only;
+		hmd_reply_error(c, req.seq, EUSERS,
+				"uid %u already has %d connections to hermeticd (the limit, "
+				"hermeticd --max-conns-per-user); close some and retry",
+				(unsigned)c->uid, mine);
+		conn_close(d, id);
 		return;
 	}
 	switch (req.type) {

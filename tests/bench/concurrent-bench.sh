@@ -16,8 +16,8 @@
 #      64 runs): how many the daemon refuses, and what the user reads;
 #   4. the same user with --max-conns-per-user 512 --max-runs-per-user 256
 #      (a non-root enroll holds one connection for its run and opens a
-#      second, briefly, to have its child adopted: a burst of N needs up to
-#      2N connections).
+#      second, briefly, to have its child adopted; past its limit a uid gets
+#      as many again that may only ask RUN_ADOPT).
 # Needs root and a built tree. Knobs: BENCH_RUNS (default 200).
 source "$(dirname "$0")/../lib.sh"
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi

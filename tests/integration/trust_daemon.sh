@@ -124,6 +124,22 @@ else
 	fail "that user's own enroll says which limit it hit" "rc=$arc $(tr '\n' '|' <"$T/a.err")"
 fi
 wait $hpid 2>/dev/null # it lets go after 4 s
+# A user with all its connections but one taken: its enroll's run takes the
+# last, and its command's adoption (a second, brief connection) still gets
+# in, on a connection that may ask nothing else.
+as_user "$ATT" "$PY" "$WIRE" "$HERMETIC_SOCKET" hold-conns 15 30 >"$T/hold15.out" 2>&1 &
+hpid=$!
+at_exit "kill $hpid"
+for _ in $(seq 200); do [ -s "$T/hold15.out" ] && break; sleep 0.05; done
+out=$(as_user "$ATT" timeout 20 "$HERMETIC" enroll -- sh -c 'echo in run' 2>"$T/e15.err")
+erc=$?
+if [[ $(cat "$T/hold15.out") == "ok 15 kept, 0 refused"* ]] && [ $erc = 0 ] && [ "$out" = "in run" ]; then
+	pass "a user one connection short of its limit still enrolls: the adoption's connection is not held against it"
+else
+	fail "a user one connection short of its limit still enrolls" "$(cat "$T/hold15.out"); rc=$erc $out $(tr '\n' '|' <"$T/e15.err")"
+fi
+kill $hpid 2>/dev/null
+wait $hpid 2>/dev/null
 wire as "$ATT" create-runs 20
 if [[ $WOUT == "ok 5 runs made; then ERROR(EUSERS"*"already has 5 runs (the limit, hermeticd --max-runs-per-user)"* ]]; then
 	pass "runs per user: 5, then a clear EUSERS"
