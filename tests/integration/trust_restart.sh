@@ -29,7 +29,7 @@ start_daemon || { fail "daemon starts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|
 # attempt's number. It prints the counts and exits 7 when nothing got
 # through (an exit status of its own, that enroll must keep), 3 otherwise.
 cat >"$T/keep.py" <<'EOF'
-import socket, sys, time
+import os, socket, sys, time
 host, tcp, udp, n, mark, progress = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
 through = refused = other = sent = 0
 for i in range(n):
@@ -48,18 +48,25 @@ for i in range(n):
         u.close()
     except OSError:
         pass
-    with open(progress, "w") as f:
+    with open(progress + ".tmp", "w") as f:
         f.write("%d\n" % (i + 1))
+    os.replace(progress + ".tmp", progress)  # never seen half-written
     time.sleep(0.02)
 print("through=%d refused=%d other=%d udp_sent=%d" % (through, refused, other, sent))
 sys.exit(3 if through or sent else 7)
 EOF
 chmod 644 "$T/keep.py"
 
+# progress FILE: the attempts the run has made so far (0 before the first).
+progress() {
+	local v
+	v=$(cat "$1" 2>/dev/null)
+	[[ $v =~ ^[0-9]+$ ]] && echo "$v" || echo 0
+}
 # wait_progress FILE N: until the run has made N attempts (real time, 60 s).
 wait_progress() {
 	for _ in $(seq 600); do
-		[ "$(cat "$1" 2>/dev/null || echo 0)" -ge "$2" ] 2>/dev/null && return 0
+		[ "$(progress "$1")" -ge "$2" ] && return 0
 		sleep 0.1
 	done
 	return 1
@@ -87,9 +94,9 @@ restart_case() {
 		return
 	fi
 	stop_daemon "$sig"
-	local at=$(cat "$prog")
+	local at=$(progress "$prog")
 	sleep "$GAP"
-	local during=$(($(cat "$prog") - at))
+	local during=$(($(progress "$prog") - at))
 	start_daemon_again || { fail "$name: a new daemon starts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; return; }
 	# Another process (root, as the run's owner) cannot take the run.
 	local id wout
@@ -100,9 +107,9 @@ restart_case() {
 	if [ -n "$twice" ]; then
 		for _ in $(seq 300); do grep -q "reconnected to hermeticd" "$T/$name.err" && break; sleep 0.1; done
 		stop_daemon "$sig"
-		at=$(cat "$prog")
+		at=$(progress "$prog")
 		sleep "$GAP"
-		during=$((during + $(cat "$prog") - at))
+		during=$((during + $(progress "$prog") - at))
 		start_daemon_again || { fail "$name: a new daemon starts again" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; return; }
 	fi
 	wait "$epid"
