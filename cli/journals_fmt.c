@@ -107,19 +107,7 @@ void jl_put_safe(const char *s)
 
 const char *jl_end_name(const struct hm_jstream_summary *s)
 {
-	if (!s->ended)
-		return "no end record";
-	switch (s->end_reason) {
-	case HM_JEND_EXIT:
-		return "exit";
-	case HM_JEND_EXEC:
-		return "exec";
-	case HM_JEND_THREAD_EXIT:
-		return "thread exit";
-	case HM_JEND_SCOPE:
-		return "scope";
-	}
-	return "ended";
+	return s->ended ? jl_end_reason_name(s->end_reason) : "no end record";
 }
 
 

@@ -128,20 +128,13 @@ static void put_le(uint8_t *p, uint64_t v, int bytes)
 		p[i] = v >> (8 * i);
 }
 
-/* A chain of ChaCha20 blocks, each keyed by the previous one's first 32
- * bytes, absorbing 12 bytes at a time as the nonce: a label, then tagged
- * numbers and length-prefixed strings, so no two inputs share a chain. */
-struct chain {
-	uint8_t key[HM_CHACHA_KEY_SIZE];
-};
-
-static void chain_init(struct chain *c, const char *label)
+void hm_chain_init(struct hm_chain *c, const char *label)
 {
 	memset(c->key, 0, sizeof(c->key));
 	memcpy(c->key, label, strlen(label) < sizeof(c->key) ? strlen(label) : sizeof(c->key));
 }
 
-static void chain_u64(struct chain *c, uint64_t v, const char tag[4])
+void hm_chain_u64(struct hm_chain *c, uint64_t v, const char tag[4])
 {
 	uint8_t nonce[HM_CHACHA_NONCE_SIZE];
 
@@ -150,12 +143,12 @@ static void chain_u64(struct chain *c, uint64_t v, const char tag[4])
 	absorb(c->key, nonce);
 }
 
-static void chain_str(struct chain *c, const char *s)
+void hm_chain_str(struct hm_chain *c, const char *s)
 {
 	uint8_t nonce[HM_CHACHA_NONCE_SIZE];
 	size_t len = strlen(s);
 
-	chain_u64(c, len, "strl");
+	hm_chain_u64(c, len, "strl");
 	for (size_t off = 0; off < len; off += HM_CHACHA_NONCE_SIZE) {
 		size_t n = len - off < HM_CHACHA_NONCE_SIZE ? len - off : HM_CHACHA_NONCE_SIZE;
 
@@ -165,12 +158,19 @@ static void chain_str(struct chain *c, const char *s)
 	}
 }
 
-static uint64_t chain_u64_out(const struct chain *c)
+uint64_t hm_chain_word(const struct hm_chain *c)
 {
 	uint64_t v = 0;
 
 	for (int i = 0; i < 8; i++)
 		v |= (uint64_t)c->key[i] << (8 * i);
+	return v;
+}
+
+static uint64_t chain_u64_out(const struct hm_chain *c)
+{
+	uint64_t v = hm_chain_word(c);
+
 	return v ? v : 1; /* 0 means "none" (the run's first process has no parent) */
 }
 
@@ -181,34 +181,34 @@ uint64_t hm_proc_root(void)
 
 uint64_t hm_proc_child(uint64_t parent_image, uint64_t n)
 {
-	struct chain c;
+	struct hm_chain c;
 
-	chain_init(&c, "hermetic process v2");
-	chain_u64(&c, parent_image, "pimg");
-	chain_u64(&c, n, "chld");
+	hm_chain_init(&c, "hermetic process v2");
+	hm_chain_u64(&c, parent_image, "pimg");
+	hm_chain_u64(&c, n, "chld");
 	return chain_u64_out(&c);
 }
 
 uint64_t hm_image_id(uint64_t proc, const char *exe, uint32_t count)
 {
-	struct chain c;
+	struct hm_chain c;
 
-	chain_init(&c, "hermetic image v2");
-	chain_u64(&c, proc, "proc");
-	chain_str(&c, exe);
-	chain_u64(&c, count, "runs");
+	hm_chain_init(&c, "hermetic image v2");
+	hm_chain_u64(&c, proc, "proc");
+	hm_chain_str(&c, exe);
+	hm_chain_u64(&c, count, "runs");
 	return chain_u64_out(&c);
 }
 
 void hm_stream_key(uint64_t seed, uint64_t image, uint32_t thread,
 		   uint8_t out[HM_CHACHA_KEY_SIZE])
 {
-	struct chain c;
+	struct hm_chain c;
 
-	chain_init(&c, "hermetic stream key v2");
-	chain_u64(&c, seed, "seed");
-	chain_u64(&c, image, "imag");
-	chain_u64(&c, thread, "thrd");
+	hm_chain_init(&c, "hermetic stream key v2");
+	hm_chain_u64(&c, seed, "seed");
+	hm_chain_u64(&c, image, "imag");
+	hm_chain_u64(&c, thread, "thrd");
 	memcpy(out, c.key, HM_CHACHA_KEY_SIZE);
 }
 

@@ -39,6 +39,18 @@ unsigned hm_lineage_depth(const char *key);
  * image of a run a different one. 64-bit, never 0 (0 is "no parent"); each a
  * chain of ChaCha20 blocks over length-prefixed, tagged inputs.
  */
+/* A chain of ChaCha20 blocks, each keyed by the previous one's first 32
+ * bytes, absorbing 12 bytes at a time as the nonce: a label, then tagged
+ * numbers and length-prefixed strings, so no two inputs share a chain.
+ * Every id and key of lineage.c and scope.c is one. */
+struct hm_chain {
+	uint8_t key[HM_CHACHA_KEY_SIZE];
+};
+void hm_chain_init(struct hm_chain *c, const char *label);
+void hm_chain_u64(struct hm_chain *c, uint64_t v, const char tag[4]);
+void hm_chain_str(struct hm_chain *c, const char *s);
+uint64_t hm_chain_word(const struct hm_chain *c); /* the key's first 8 bytes, LE */
+
 uint64_t hm_proc_root(void);
 uint64_t hm_proc_child(uint64_t parent_image, uint64_t n);
 uint64_t hm_image_id(uint64_t proc, const char *exe, uint32_t count);

@@ -5,86 +5,37 @@
 #include "scope.h"
 #include "hermetic/vclock.h"
 
-/* A chain of ChaCha20 blocks over tagged, length-prefixed inputs, 12 bytes
- * of nonce per block, each block keyed by the previous one's first 32. */
-struct chain {
-	uint8_t key[HM_CHACHA_KEY_SIZE];
-};
-
-static void chain_init(struct chain *c, const char *label)
-{
-	memset(c->key, 0, sizeof(c->key));
-	memcpy(c->key, label, strlen(label) < sizeof(c->key) ? strlen(label) : sizeof(c->key));
-}
-
-static void chain_nonce(struct chain *c, const uint8_t nonce[HM_CHACHA_NONCE_SIZE])
-{
-	uint8_t block[HM_CHACHA_BLOCK_SIZE];
-
-	hm_chacha20_block(c->key, 0, nonce, block);
-	memcpy(c->key, block, HM_CHACHA_KEY_SIZE);
-}
-
-static void chain_u64(struct chain *c, uint64_t v, const char tag[4])
-{
-	uint8_t nonce[HM_CHACHA_NONCE_SIZE];
-
-	for (int i = 0; i < 8; i++)
-		nonce[i] = v >> (8 * i);
-	memcpy(nonce + 8, tag, 4);
-	chain_nonce(c, nonce);
-}
-
-static void chain_str(struct chain *c, const char *s)
-{
-	uint8_t nonce[HM_CHACHA_NONCE_SIZE];
-	size_t len = strlen(s);
-
-	chain_u64(c, len, "strl");
-	for (size_t off = 0; off < len; off += HM_CHACHA_NONCE_SIZE) {
-		size_t n = len - off < HM_CHACHA_NONCE_SIZE ? len - off : HM_CHACHA_NONCE_SIZE;
-
-		memset(nonce, 0, sizeof(nonce));
-		memcpy(nonce, s + off, n);
-		chain_nonce(c, nonce);
-	}
-}
-
 uint64_t hm_scope_seed(uint64_t base, const char *name)
 {
-	struct chain c;
-	uint64_t v = 0;
+	struct hm_chain c;
 
-	chain_init(&c, "hermetic scope seed v1");
-	chain_u64(&c, base, "seed");
-	chain_str(&c, name);
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)c.key[i] << (8 * i);
-	return v;
+	hm_chain_init(&c, "hermetic scope seed v1");
+	hm_chain_u64(&c, base, "seed");
+	hm_chain_str(&c, name);
+	return hm_chain_word(&c);
 }
 
 void hm_scope_stream_key(uint64_t seed, const char *name, uint64_t image, uint32_t thread,
 			 uint8_t out[HM_CHACHA_KEY_SIZE])
 {
-	struct chain c;
+	struct hm_chain c;
 
-	chain_init(&c, "hermetic scope stream key v2");
-	chain_u64(&c, seed, "seed");
-	chain_str(&c, name);
-	chain_u64(&c, image, "imag");
-	chain_u64(&c, thread, "thrd");
+	hm_chain_init(&c, "hermetic scope stream key v2");
+	hm_chain_u64(&c, seed, "seed");
+	hm_chain_str(&c, name);
+	hm_chain_u64(&c, image, "imag");
+	hm_chain_u64(&c, thread, "thrd");
 	memcpy(out, c.key, HM_CHACHA_KEY_SIZE);
 }
 
 uint64_t hm_scope_proc(const char *rel_lineage)
 {
-	struct chain c;
-	uint64_t v = 0;
+	struct hm_chain c;
+	uint64_t v;
 
-	chain_init(&c, "hermetic scope process v1");
-	chain_str(&c, rel_lineage);
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)c.key[i] << (8 * i);
+	hm_chain_init(&c, "hermetic scope process v1");
+	hm_chain_str(&c, rel_lineage);
+	v = hm_chain_word(&c);
 	return v ? v : 1;
 }
 

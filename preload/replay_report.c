@@ -105,6 +105,21 @@ static void report_field(struct sbuf *b, const char *s)
 	}
 }
 
+/* A report line's start: "<kind><lineage> <thread> <image> ". */
+static void report_head(struct sbuf *l, const char *kind, uint32_t index)
+{
+	struct hm_stream_ident id;
+
+	hm_stream_ident(index, true, &id);
+	sb_str(l, kind);
+	sb_str(l, id.lineage);
+	sb_str(l, " ");
+	sb_u64(l, id.thread);
+	sb_str(l, " ");
+	sb_hex(l, id.image);
+	sb_str(l, " ");
+}
+
 /* Append one line to HERMETIC_REPLAY_REPORT with one write(2). */
 static void report(const char *line, size_t len)
 {
@@ -205,16 +220,7 @@ __attribute__((noinline, cold)) void hm_jr_mismatch(struct hm_jr_thread *t, uint
 	sb_str(&m, "\n");
 	hm_sys(SYS_write, 2, msg, m.n);
 	if (hm.jr_strict) {
-		struct hm_stream_ident id;
-
-		hm_stream_ident(t->index, true, &id);
-		sb_str(&l, "mismatch ");
-		sb_str(&l, id.lineage);
-		sb_str(&l, " ");
-		sb_u64(&l, id.thread);
-		sb_str(&l, " ");
-		sb_hex(&l, id.image);
-		sb_str(&l, " ");
+		report_head(&l, "mismatch ", t->index);
 		sb_u64(&l, callno);
 		sb_str(&l, " ");
 		report_field(&l, asked);
@@ -232,18 +238,10 @@ void hm_jr_report_live(struct hm_jr_thread *t)
 {
 	char line[HM_LINEAGE_MAX + 80];
 	struct sbuf l = { line, 0, sizeof(line) };
-	struct hm_stream_ident id;
 
 	if (!t->live)
 		return;
-	hm_stream_ident(t->index, true, &id);
-	sb_str(&l, "live ");
-	sb_str(&l, id.lineage);
-	sb_str(&l, " ");
-	sb_u64(&l, id.thread);
-	sb_str(&l, " ");
-	sb_hex(&l, id.image);
-	sb_str(&l, " ");
+	report_head(&l, "live ", t->index);
 	sb_u64(&l, t->live);
 	sb_str(&l, "\n");
 	report(line, l.n);
