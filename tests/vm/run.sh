@@ -132,6 +132,20 @@ elif grep -qi 'refused' /tmp/o4; then
 else
 	echo "FAIL vm: another port stays refused under the LSM: $(tr '\n' '|' </tmp/o4)"
 fi
+# Containment on this kernel's Landlock (Debian 12: ABI 2, no signal scope):
+# a run cannot enter /proc/PID/root of a process outside it; status names
+# the signals it cannot refuse.
+sleep 100 &
+SP=$!
+$E -- sh -c "ls /proc/$SP/root/ >/dev/null 2>&1 && echo LISTED; cat /proc/$SP/mem 2>/dev/null && echo READ; echo done" >/tmp/o6 2>&1
+hermetic status >/tmp/s6.txt 2>&1
+if grep -q '^done' /tmp/o6 && ! grep -q 'LISTED\|READ' /tmp/o6 && grep -q 'landlock *ABI [0-9]' /tmp/s6.txt &&
+	grep -q 'missing *signals' /tmp/s6.txt; then
+	echo "PASS vm: Landlock ABI $(sed -n 's/.*landlock *ABI \([0-9]*\).*/\1/p' /tmp/s6.txt): a run cannot enter /proc/PID/root or /proc/PID/mem of a process outside it; status names the unscoped signals"
+else
+	echo "FAIL vm: containment under this kernel's Landlock: $(cat /tmp/o6 /tmp/s6.txt | tr '\n' '|')"
+fi
+kill $SP
 if echo hi | nc 127.0.0.1 8080 >/tmp/o5 2>&1; then
 	echo "PASS vm: processes outside runs are untouched"
 else
