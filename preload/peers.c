@@ -355,6 +355,34 @@ HM_EXPORT int bind(int fd, const struct sockaddr *sa, socklen_t len)
 }
 
 /*
+ * Give a socket without a port one, keeping the address it has: the one the
+ * program bound with IP_BIND_ADDRESS_NO_PORT (which defers the port to
+ * connect), or the unspecified one, which leaves the source address to
+ * connect as before. The option is cleared for this bind, else the kernel
+ * would defer the port again, and put back after, so the program reads
+ * back what it set.
+ */
+static int bind_port(int fd, const struct sockaddr_storage *ss)
+{
+	int no_port = 0, zero = 0;
+	socklen_t ol = sizeof(no_port);
+	long r;
+
+	if (hm_sys6(SYS_getsockopt, fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, (long)&no_port,
+		    (long)&ol, 0) < 0)
+		no_port = 0;
+	if (no_port && hm_sys6(SYS_setsockopt, fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT,
+			       (long)&zero, sizeof(zero), 0) < 0)
+		return -1;
+	r = hm_sys(SYS_bind, fd, ss,
+		   ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+	if (no_port)
+		hm_sys6(SYS_setsockopt, fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, (long)&no_port,
+			sizeof(no_port), 0);
+	return r < 0 ? -1 : 0;
+}
+
+/*
  * A TCP connection to loopback: bind the client to its ephemeral port first
  * and mark it, so that a server of the run, classifying the accepted
  * socket, finds the client's port already marked.
@@ -369,16 +397,8 @@ static void bind_loopback_client(int fd, const struct sockaddr *sa)
 	    hm_sys6(SYS_getsockname, fd, (long)&ss, (long)&len, 0, 0, 0) < 0 ||
 	    inet_class((struct sockaddr *)&ss, false, &port) == C_OUTSIDE)
 		return;
-	if (!port) {
-		struct sockaddr_storage any;
-
-		memset(&any, 0, sizeof(any));
-		any.ss_family = ss.ss_family;
-		if (hm_sys(SYS_bind, fd, &any,
-			   ss.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-						    : sizeof(struct sockaddr_in)) < 0)
-			return;
-	}
+	if (!port && bind_port(fd, &ss) < 0)
+		return;
 	mark_bound(fd);
 }
 
@@ -387,10 +407,16 @@ static void force_nodelay(int fd)
 {
 	int one = 1;
 
+	int set = 0;
+	socklen_t len = sizeof(set);
+
 	if (fd < 0 || fd >= NFDS || (atomic_load(&pe.nodelay[fd]) & 1))
 		return;
+	/* what the program set before (a client sets it before connect) */
+	if (hm_sys6(SYS_getsockopt, fd, IPPROTO_TCP, TCP_NODELAY, (long)&set, (long)&len, 0) < 0)
+		set = 0;
 	if (hm_sys6(SYS_setsockopt, fd, IPPROTO_TCP, TCP_NODELAY, (long)&one, sizeof(one), 0) == 0)
-		atomic_fetch_or(&pe.nodelay[fd], 1);
+		atomic_fetch_or(&pe.nodelay[fd], set ? 3 : 1);
 }
 
 /*
