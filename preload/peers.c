@@ -64,6 +64,7 @@ struct pfd {
 
 static struct {
 	struct hm_fdtab fds; /* of struct pfd */
+	_Atomic int high; /* 1 + the highest descriptor with an entry */
 	_Atomic int outside; /* descriptors not C_RUN/C_UNKNOWN */
 	char cgroup[256]; /* ours, from /proc/self/cgroup; "" until read */
 } pe;
@@ -74,7 +75,18 @@ static inline struct pfd *pfd(int fd, bool make)
 {
 	if (fd < 0)
 		return NULL;
+	if (make && fd >= atomic_load_explicit(&pe.high, memory_order_relaxed)) {
+		int h = atomic_load(&pe.high);
+
+		while (h <= fd && !atomic_compare_exchange_weak(&pe.high, &h, fd + 1))
+			;
+	}
 	return hm_fdtab_at(&pe.fds, (unsigned)fd, sizeof(struct pfd), PFD_SHIFT, make);
+}
+
+int hm_fd_high(void)
+{
+	return atomic_load_explicit(&pe.high, memory_order_relaxed);
 }
 
 static uint8_t *port_map(bool udp)
@@ -567,6 +579,7 @@ HM_EXPORT int socket(int domain, int type, int protocol)
 		int e = errno;
 
 		hm_fd_forget(r);
+		pfd(r, true); /* met: select looks this far (hm_fd_high) */
 		errno = e;
 	}
 	return r;

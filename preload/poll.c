@@ -29,8 +29,16 @@ static inline bool set_has(const fd_set *s, int fd)
 	return s && (w[fd / bits] >> (fd % bits)) & 1;
 }
 
+/* Past FD_SETSIZE, no further than the highest descriptor peers.c has met:
+ * the kernel reads no bit past its descriptor table either, and a program
+ * that passes select(getdtablesize(), ...) with 1024-bit sets must not
+ * have the bytes after them taken for descriptors. */
 static bool sets_remote(int nfds, const fd_set *r, const fd_set *w, const fd_set *e)
 {
+	int high = hm_fd_high();
+
+	if (nfds > FD_SETSIZE && nfds > high)
+		nfds = high > FD_SETSIZE ? high : FD_SETSIZE;
 	for (int fd = 0; fd < nfds; fd++)
 		if ((set_has(r, fd) || set_has(w, fd) || set_has(e, fd)) && hm_fd_external(fd))
 			return true;

@@ -481,6 +481,9 @@ ssize_t hm_pyc_readv(int fd, const struct iovec *iov, int cnt) HM_HIDDEN;
 /* peers.c: descriptors that wait on the real world */
 bool hm_remote_open(void) HM_HIDDEN; /* any descriptor of ours might */
 bool hm_fd_external(int fd) HM_HIDDEN;
+/* 1 + the highest descriptor the table has met (select scans no further
+ * than this past FD_SETSIZE) */
+int hm_fd_high(void) HM_HIDDEN;
 bool hm_epoll_external(int epfd) HM_HIDDEN;
 void hm_fd_forget(int fd) HM_HIDDEN; /* closed (or about to be replaced) */
 void hm_fd_copy(int to, int from) HM_HIDDEN; /* dup */

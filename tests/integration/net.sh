@@ -155,6 +155,22 @@ s.sendall(b'GET / HTTP/1.0\r\n\r\n')
 print(s.recv(100).split(b'\r\n')[0].decode())"
 expect "--allow: python with a 5 s socket timeout reaches a server that answers after 300 ms" \
 	'[[ $EN_OUT == "HTTP/1.0 200 OK"* ]]'
+# The same at descriptor 5000: the shim's descriptor tables have no fixed
+# bound, so a wait there on the world is still a real one (a virtual wait
+# would time out at once, the run being idle).
+en --allow "$H:$NH_SLOW" -- "$PY" -c "
+import os, resource, socket
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+s = socket.create_connection(('$H', $NH_SLOW), timeout=5)
+os.dup2(s.fileno(), 5000)
+s.close()
+t = socket.socket(fileno=5000)
+t.settimeout(5)
+t.sendall(b'GET / HTTP/1.0\r\n\r\n')
+print(t.fileno(), t.recv(100).split(b'\r\n')[0].decode())"
+expect "--allow: at descriptor 5000, a 5 s socket timeout still waits for a server that answers after 300 ms" \
+	'[[ $EN_OUT == "5000 HTTP/1.0 200 OK"* ]]'
 
 # --- loopback and unix sockets --------------------------------------------------
 lo_server LP1 && lo_server LP2 || fail "loopback servers" "could not start"
