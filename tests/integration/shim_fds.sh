@@ -46,3 +46,44 @@ if [ -n "$low" ] && [ "$low" = "$at1030" ] && [ "$low" = "$athard" ]; then
 else
 	fail "descriptors 3, 1030 and $((hard - 1)) read the seed's bytes" "3: $low 1030: $at1030 hard: $athard"
 fi
+
+# A timerfd at descriptor 1030 is the shim's, on the run's clock: 100 s of
+# it pass at once when the run is idle (a real timer would take 100 s).
+cat >"$T/tfd.c" <<'EOF'
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+int main(void)
+{
+	struct itimerspec its = { .it_value = { .tv_sec = 100 } };
+	struct timespec a, b;
+	uint64_t n = 0;
+	int null = open("/dev/null", O_RDONLY), fd;
+
+	for (int i = 3; i < 1030; i++)
+		if (fcntl(i, F_GETFD) < 0)
+			dup2(null, i);
+	fd = timerfd_create(CLOCK_MONOTONIC, 0);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	if (fd != 1030 || timerfd_settime(fd, 0, &its, NULL) || read(fd, &n, sizeof(n)) != sizeof(n))
+		return printf("fd %d: failed\n", fd), 1;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("fd %d expirations %llu after %lld s\n", fd, (unsigned long long)n,
+	       (long long)(b.tv_sec - a.tv_sec));
+	return 0;
+}
+EOF
+if "$SHIM_CC" -O2 -o "$T/tfd" "$T/tfd.c" 2>"$T/tfd.log"; then
+	t0=$(date +%s)
+	out=$(shim_run 42 timeout 60 "$T/tfd" 2>&1)
+	t1=$(date +%s)
+	[ "$out" = "fd 1030 expirations 1 after 100 s" ] && (( t1 - t0 < 50 )) &&
+		pass "a timerfd at descriptor 1030 runs on the run's clock (100 s at once)" ||
+		fail "a timerfd at descriptor 1030 runs on the run's clock" "$out, $((t1 - t0)) s real"
+else
+	fail "timerfd helper builds" "$(tail -n 3 "$T/tfd.log" | tr '\n' '|')"
+fi
