@@ -27,7 +27,9 @@ struct confine {
 	/* root only, read from /proc/self/mountinfo before the fork */
 	struct confine_mount cgroup2[8]; /* replaced by the run's own view */
 	int n_cgroup2;
-	struct confine_mount bpf[8]; /* hidden: pins must stay the daemon's */
+	/* hidden: pins must stay the daemon's. Every hermeticd on the host has
+	 * one (a private daemon of a test, a CI runner's), so as many as /sys */
+	struct confine_mount bpf[CONFINE_MAX_MOUNTS];
 	int n_bpf;
 	struct confine_mount ro[CONFINE_MAX_MOUNTS]; /* /sys and below: read-only */
 	int n_ro;
