@@ -115,8 +115,8 @@ else
 fi
 if echo hi | $E --no-loopback -- nc 127.0.0.1 8080 >/tmp/o2 2>&1; then
 	echo "FAIL vm: --no-loopback refused by the LSM: connected"
-elif grep -qi 'refused' /tmp/o2; then
-	echo "PASS vm: --no-loopback refused by the LSM with ECONNREFUSED"
+elif grep -qi 'unreachable' /tmp/o2; then
+	echo "PASS vm: --no-loopback refused by the LSM with ENETUNREACH"
 else
 	echo "FAIL vm: --no-loopback refused by the LSM: $(tr '\n' '|' </tmp/o2)"
 fi
