@@ -137,13 +137,13 @@ fi
 # the signals it cannot refuse.
 sleep 100 &
 SP=$!
-$E -- sh -c "ls /proc/$SP/root/ >/dev/null 2>&1 && echo LISTED; cat /proc/$SP/mem 2>/dev/null && echo READ; echo done" >/tmp/o6 2>&1
-hermetic status >/tmp/s6.txt 2>&1
-if grep -q '^done' /tmp/o6 && ! grep -q 'LISTED\|READ' /tmp/o6 && grep -q 'landlock *ABI [0-9]' /tmp/s6.txt &&
-	grep -q 'missing *signals' /tmp/s6.txt; then
-	echo "PASS vm: Landlock ABI $(sed -n 's/.*landlock *ABI \([0-9]*\).*/\1/p' /tmp/s6.txt): a run cannot enter /proc/PID/root or /proc/PID/mem of a process outside it; status names the unscoped signals"
+$E -- sh -c "ls /proc/$SP/root/ >/dev/null 2>&1 && echo LISTED; cat /proc/$SP/mem 2>/dev/null && echo READ; echo done" >/tmp/o7 2>&1
+hermetic status >/tmp/s7.txt 2>&1
+if grep -q '^done' /tmp/o7 && ! grep -q 'LISTED\|READ' /tmp/o7 && grep -q 'landlock *ABI [0-9]' /tmp/s7.txt &&
+	grep -q 'missing *signals' /tmp/s7.txt; then
+	echo "PASS vm: Landlock ABI $(sed -n 's/.*landlock *ABI \([0-9]*\).*/\1/p' /tmp/s7.txt): a run cannot enter /proc/PID/root or /proc/PID/mem of a process outside it; status names the unscoped signals"
 else
-	echo "FAIL vm: containment under this kernel's Landlock: $(cat /tmp/o6 /tmp/s6.txt | tr '\n' '|')"
+	echo "FAIL vm: containment under this kernel's Landlock: $(cat /tmp/o7 /tmp/s7.txt | tr '\n' '|')"
 fi
 kill $SP
 if echo hi | nc 127.0.0.1 8080 >/tmp/o5 2>&1; then
