@@ -257,7 +257,8 @@ void replay_policy_confirm(struct replay_policy *p, const char *source, const st
 		} else if (!isatty(STDIN_FILENO)) {
 			die(EXIT_FOREIGN,
 			    "replay: not run: no terminal to ask on; look at what it runs (above, "
-			    "or 'hermetic journals show %s') and pass --yes to run it",
+			    "or 'hermetic journals show %s') and pass --yes to run it (pytest: "
+			    "--hermetic-yes)",
 			    source);
 		} else if (!ask()) {
 			die(EXIT_FOREIGN, "replay: not run (answer was not 'y')");

@@ -148,7 +148,10 @@ static int note(int fd, const char *path, const char *store_id, char *why, size_
 	if ((r = mkdirs(ledger)) < 0)
 		return r;
 	strcat(ledger, "/" LEDGER_NAME);
-	lfd = open(ledger, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* Not O_APPEND: prune() rewrites from offset 0 (pwrite on an O_APPEND
+	 * descriptor appends). Every writer holds the lock, so seeking to the
+	 * end under it appends as well. */
+	lfd = open(ledger, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lfd < 0)
 		return -errno;
 	if ((r = ledger_ok(lfd, why, wsize)) < 0)
@@ -165,7 +168,7 @@ static int note(int fd, const char *path, const char *store_id, char *why, size_
 			       store_id[0] ? store_id : "-");
 	if (fstat(lfd, &st) == 0 && st.st_size > LEDGER_MAX && (r = prune(lfd, st.st_size)) < 0)
 		return r;
-	if (write(lfd, line, (size_t)len) != len)
+	if (lseek(lfd, 0, SEEK_END) < 0 || write(lfd, line, (size_t)len) != len)
 		return -errno ?: -EIO;
 	return 0;
 }

@@ -45,6 +45,9 @@ def pytest_addoption(parser):
                 help="keep a journal of every failing test in DIR (DIR/index.json names them)")
     g.addoption("--hermetic-replay", metavar="FILE", default=None,
                 help="run the test a journal recorded, on the values it recorded")
+    g.addoption("--hermetic-yes", action="store_true", default=False,
+                help="with --hermetic-replay: replay a journal you did not record without asking "
+                     "(hermetic replay --yes)")
 
 
 def _used(config):
@@ -135,8 +138,9 @@ def _reexec(config):
         # the recorded test's own seed and start, whatever the options say now
         os.environ[REPLAY_SEED] = str(failed[0]["seed"])
         os.environ[REPLAY_NOW] = failed[0]["now"]
-        rest = _strip(args, "--hermetic-replay")
-        cmd = [hbin, "replay", o.hermetic_replay, "--scope", node, "--"] + py + rest + [node]
+        rest = [a for a in _strip(args, "--hermetic-replay") if a != "--hermetic-yes"]
+        yes = ["--yes"] if o.hermetic_yes else []
+        cmd = [hbin, "replay", o.hermetic_replay, "--scope", node] + yes + ["--"] + py + rest + [node]
     else:
         cmd = [hbin, "enroll"]
         if o.hermetic_seed is not None:

@@ -181,6 +181,20 @@ grep -q "1 failed" <<<"$r" && [ "$(val fails "$r")" = "$(val fails "$sp")" ] &&
 	pass "... and its printed repro reproduces the test from where it ran" ||
 	fail "the space form's repro reproduces" "[$repro] $(grep -E 'hermetic|passed|failed|rror' <<<"$r" | tr '\n' '|')"
 
+# --hermetic-replay of a journal you did not record (another ledger: another
+# user's, another machine's): refused without a terminal, run with --hermetic-yes
+fr=$(XDG_STATE_HOME=$T/elsewhere timeout 300 "$VPY" -m pytest -p no:cacheprovider -p no:rerunfailures -s -q \
+	--hermetic-replay "$jf" test_values.py 2>&1 </dev/null)
+rc=$?
+fy=$(XDG_STATE_HOME=$T/elsewhere timeout 300 "$VPY" -m pytest -p no:cacheprovider -p no:rerunfailures -s -q \
+	--hermetic-replay "$jf" --hermetic-yes test_values.py 2>&1 </dev/null)
+if [ $rc = 79 ] && ! grep -q "VALUES " <<<"$fr" && grep -q "pytest: --hermetic-yes" <<<"$fr" &&
+	[ "$(val fails "$fy")" = "$(val fails "$rec")" ] && [ -n "$(val fails "$fy")" ]; then
+	pass "--hermetic-replay of a journal you did not record: refused without a terminal (79), run with --hermetic-yes"
+else
+	fail "--hermetic-replay of a foreign journal" "rc=$rc $(grep -E 'hermetic|passed|failed' <<<"$fr$fy" | tr '\n' '|')"
+fi
+
 # a rerun plugin's passing attempt does not drop the failing attempt's journal
 if $PY -c 'import pytest_rerunfailures' 2>/dev/null; then
 	J2=$T/journals2

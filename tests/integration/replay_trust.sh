@@ -142,3 +142,20 @@ if [ -n "$AJ" ] && ! sent "allow-default-$$" && grep -q "^ERR EPERM" "$T/a1.out"
 else
 	fail "a journal's --allow" "$(flat "$T/a1.out") $(flat "$T/a1.err") / $(flat "$T/a2.out") $(flat "$T/a2.err")"
 fi
+
+# Past 1 MiB the ledger keeps its newer half: the oldest journals ask again.
+$PY -c 'import sys
+with open(sys.argv[1], "a") as f:
+    for i in range(20000):
+        f.write("%064x 1 - /nowhere/%d.hjournal\n" % (i, i))' "$MINE/hermetic/recorded"
+H enroll --record="$T/late" -- sh -c "exit 3" >/dev/null 2>&1
+LJ=$(journal_in "$T/late")
+size=$(stat -c %s "$MINE/hermetic/recorded")
+H replay "$OJ" </dev/null >/dev/null 2>&1
+rc_old=$?
+if [ -n "$LJ" ] && ((size < 1048576)) && grep -q " $LJ$" "$MINE/hermetic/recorded" && [ $rc_old = 79 ] &&
+	[ "$(stat -c %a "$MINE/hermetic/recorded")" = 600 ]; then
+	pass "past 1 MiB the ledger keeps its newer half ($size bytes): the new journal is in, the oldest asks again"
+else
+	fail "the ledger is bounded" "size=$size rc_old=$rc_old $(tail -2 "$MINE/hermetic/recorded" | tr '\n' '|')"
+fi
