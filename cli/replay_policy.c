@@ -86,76 +86,9 @@ static char *xasprintf(const char *fmt, ...)
 	return s;
 }
 
-static void note_dropped(struct replay_policy *p, const char *opt)
-{
-	size_t used = strlen(p->dropped);
-
-	snprintf(p->dropped + used, sizeof(p->dropped) - used, "%s%s", used ? " " : "", opt);
-}
-
-static bool given_allow(const struct replay_policy *p, const char *spec)
-{
-	for (size_t i = 0; i < p->n_allow; i++)
-		if (!strcmp(p->allow[i], spec))
-			return true;
-	return false;
-}
-
-void replay_policy_push(struct replay_policy *p, const struct hm_journal_config *c, char **args,
-			size_t *n, size_t max)
-{
-	bool off, no_daemon = p->no_daemon, jp = p->journal_policy, j_no_daemon = false;
-
-	for (size_t i = 0; i < c->n_opts; i++)
-		j_no_daemon |= !strcmp(c->opts[i].key, "no-daemon");
-	/* Open only as far as this command line says (or --journal-policy). */
-	off = p->network ? !strcmp(p->network, "off") : jp && c->cfg.network == HM_NETWORK_OFF;
-	if (c->cfg.network == HM_NETWORK_OFF && !off)
-		note_dropped(p, "--network=off");
-	if (j_no_daemon && !no_daemon && !jp)
-		note_dropped(p, "--no-daemon");
-	no_daemon |= jp && j_no_daemon;
-	push(args, n, max, off ? "--network=off" : "--network=block");
-	if (no_daemon)
-		push(args, n, max, "--no-daemon");
-	/* What narrows is kept, where it means something. */
-	if (!off && !no_daemon && !c->cfg.loopback)
-		push(args, n, max, "--no-loopback");
-	if (!off && !no_daemon && !c->cfg.unix_sockets)
-		push(args, n, max, "--no-unix");
-	for (size_t i = 0; i < p->n_allow; i++)
-		push(args, n, max, xasprintf("--allow=%s", p->allow[i]));
-	for (size_t i = 0; i < c->n_opts; i++) {
-		const char *v = c->opts[i].value;
-
-		if (strcmp(c->opts[i].key, "allow") || !v || given_allow(p, v))
-			continue;
-		if (jp && !off && !no_daemon)
-			push(args, n, max, xasprintf("--allow=%s", v));
-		else if (!jp && !off && !no_daemon)
-			note_dropped(p, xasprintf("--allow=%s", v));
-	}
-}
-
-/* The run's network, as enroll_parse set it up. */
-static void describe_network(const struct enroll *e, char *buf, size_t size)
-{
-	size_t used;
-
-	if (e->no_daemon)
-		used = snprintf(buf, size, "NOT refused by the kernel (--no-daemon: the shim only "
-					   "refuses name lookups)");
-	else if (e->cfg.network == HM_NETWORK_OFF)
-		used = snprintf(buf, size, "OPEN (--network off: every destination)");
-	else
-		used = snprintf(buf, size, "blocked; loopback %s, unix sockets %s",
-				e->cfg.loopback ? "open" : "refused",
-				e->cfg.unix_sockets ? "open" : "refused");
-	for (int i = 0; i < e->n_allow_specs && used < size; i++)
-		used += snprintf(buf + used, size - used, "%s%s", i ? ", " : "; open to ",
-				 e->allow_specs[i]);
-}
-
+/* s as a shell word, for a person to read: what a journal holds is shown
+ * with its control characters escaped (no terminal sequence of a crafted
+ * journal reaches the screen). Appends to buf at *used, within size. */
 static void quote(const char *s, char *buf, size_t size, size_t *used)
 {
 	bool plain = *s;
@@ -181,18 +114,95 @@ static void quote(const char *s, char *buf, size_t size, size_t *used)
 		*used += snprintf(buf + *used, size - *used, "'");
 }
 
+static void note_dropped(struct replay_policy *p, const char *opt, const char *value)
+{
+	size_t used = strlen(p->dropped), size = sizeof(p->dropped) - 1;
+
+	used += snprintf(p->dropped + used, size - used, "%s%s", used ? " " : "", opt);
+	if (value && used < size)
+		quote(value, p->dropped, size, &used);
+}
+
+static bool given_allow(const struct replay_policy *p, const char *spec)
+{
+	for (size_t i = 0; i < p->n_allow; i++)
+		if (!strcmp(p->allow[i], spec))
+			return true;
+	return false;
+}
+
+void replay_policy_push(struct replay_policy *p, const struct hm_journal_config *c, char **args,
+			size_t *n, size_t max)
+{
+	bool off, no_daemon = p->no_daemon, jp = p->journal_policy, j_no_daemon = false;
+
+	for (size_t i = 0; i < c->n_opts; i++)
+		j_no_daemon |= !strcmp(c->opts[i].key, "no-daemon");
+	/* Open only as far as this command line says (or --journal-policy). */
+	off = p->network ? !strcmp(p->network, "off") : jp && c->cfg.network == HM_NETWORK_OFF;
+	if (c->cfg.network == HM_NETWORK_OFF && !off)
+		note_dropped(p, "--network=off", NULL);
+	if (j_no_daemon && !no_daemon && !jp)
+		note_dropped(p, "--no-daemon", NULL);
+	no_daemon |= jp && j_no_daemon;
+	push(args, n, max, off ? "--network=off" : "--network=block");
+	if (no_daemon)
+		push(args, n, max, "--no-daemon");
+	/* What narrows is kept, where it means something. */
+	if (!off && !no_daemon && !c->cfg.loopback)
+		push(args, n, max, "--no-loopback");
+	if (!off && !no_daemon && !c->cfg.unix_sockets)
+		push(args, n, max, "--no-unix");
+	for (size_t i = 0; i < p->n_allow; i++)
+		push(args, n, max, xasprintf("--allow=%s", p->allow[i]));
+	for (size_t i = 0; i < c->n_opts; i++) {
+		const char *v = c->opts[i].value;
+
+		if (strcmp(c->opts[i].key, "allow") || !v || given_allow(p, v))
+			continue;
+		if (jp && !off && !no_daemon)
+			push(args, n, max, xasprintf("--allow=%s", v));
+		else if (!jp && !off && !no_daemon)
+			note_dropped(p, "--allow=", v);
+	}
+}
+
+/* The run's network, as enroll_parse set it up. */
+static void describe_network(const struct enroll *e, char *buf, size_t size)
+{
+	size_t used;
+
+	if (e->no_daemon)
+		used = snprintf(buf, size, "NOT refused by the kernel (--no-daemon: the shim only "
+					   "refuses name lookups)");
+	else if (e->cfg.network == HM_NETWORK_OFF)
+		used = snprintf(buf, size, "OPEN (--network off: every destination)");
+	else
+		used = snprintf(buf, size, "blocked; loopback %s, unix sockets %s",
+				e->cfg.loopback ? "open" : "refused",
+				e->cfg.unix_sockets ? "open" : "refused");
+	for (int i = 0; i < e->n_allow_specs && used < size - 1; i++) {
+		used += snprintf(buf + used, size - used, "%s", i ? ", " : "; open to ");
+		quote(e->allow_specs[i], buf, size - 1, &used);
+	}
+}
+
 /* What it is about to run, to stderr: command, network, options. */
 static void show(const struct replay_policy *p, const char *source, const struct hm_journal *j,
 		 const char *why, const struct enroll *e)
 {
 	static char line[8192];
 	const char *host = hm_journal_fp_get(&j->fingerprint, HM_FP_HOSTNAME);
+	char hostq[300];
 	size_t used = 0;
 
+	quote(host ? host : "?", hostq, sizeof(hostq) - 1, &used);
+	hostq[used < sizeof(hostq) ? used : sizeof(hostq) - 1] = 0;
+	used = 0;
 	fprintf(stderr,
 		"hermetic replay: journal '%s' was not recorded by you on this machine (%s; it "
-		"says uid %u, host '%s').\nIt would run, enrolled, as you:\n",
-		source, why, (unsigned)j->config.uid, host ? host : "?");
+		"says uid %u, host %s).\nIt would run, enrolled, as you:\n",
+		source, why, (unsigned)j->config.uid, hostq);
 	for (char **a = e->argv; *a && used < sizeof(line); a++) {
 		if (a != e->argv && used < sizeof(line))
 			line[used++] = ' ';
