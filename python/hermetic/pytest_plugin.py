@@ -197,7 +197,9 @@ def pytest_cmdline_main(config):
                 "hermetic: --hermetic-record needs a recorded run: run 'pytest --hermetic-record DIR' "
                 "outside 'hermetic enroll' (it enrolls itself), or 'hermetic enroll --record=DIR "
                 "--journal-per-scope -- pytest ...'")
-        if hermetic.current() is not None and _used(config) and not hasattr(config, "workerinput"):
+        # (not under replay: the recorded run's node ids are what it replays)
+        if hermetic.current() is not None and _used(config) and not replaying and \
+                not hasattr(config, "workerinput"):
             _rejoin(config)
         return None
     if hasattr(config, "workerinput"):
