@@ -86,6 +86,28 @@ out=$(timeout 150 "$PY" "$T/answer.py" y "$HERMETIC" replay "$FJ")
 [[ "$out" == "RC 3"* ]] && [ -e "$T/marker" ] && pass "on a terminal, 'y' runs it" ||
 	fail "a terminal, answer y" "$(tr '\n' '|' <<<"$out")"
 
+# A journal another user really recorded (a user of this test, --no-daemon
+# into a directory of its own): foreign to root, refused, nothing run. Its
+# ledger cannot be written here (no home): it says so and keeps the journal.
+if test_user U; then
+	mkdir -m 1777 "$T/uj"
+	as_user "$U" env XDG_STATE_HOME=/nonexistent "$HERMETIC" enroll --no-daemon --record="$T/uj" -- \
+		sh -c "touch $T/uj/marker; exit 3" >/dev/null 2>"$T/u.err" </dev/null
+	UJ=$(journal_in "$T/uj")
+	rm -f "$T/uj/marker"
+	H replay "$UJ" </dev/null >/dev/null 2>"$T/ur.err"
+	rc=$?
+	if [ -n "$UJ" ] && grep -q "Failed to note the journal as yours in /nonexistent/hermetic/recorded" "$T/u.err" &&
+		[ $rc = 79 ] && [ ! -e "$T/uj/marker" ] && grep -q "it says uid $(id -u "$U")," "$T/ur.err" &&
+		grep -q "not taken from the journal: --no-daemon" "$T/ur.err"; then
+		pass "a journal another user recorded: refused for root without --yes (79), nothing run; its --no-daemon not taken"
+	else
+		fail "another user's journal" "rc=$rc $(flat "$T/u.err") $(flat "$T/ur.err")"
+	fi
+else
+	fail "a test user" "useradd failed"
+fi
+
 # Your own journal: no question, even without a terminal (by file and by id).
 rm -f "$T/marker"
 H replay "$OJ" </dev/null >/dev/null 2>"$T/o.err"
