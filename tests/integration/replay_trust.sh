@@ -117,7 +117,8 @@ rc=$?
 
 # --- the network: a journal opens nothing the replay's command line does not ---
 # The probe's marker comes from the environment (replay keeps it): each
-# replay sends its own datagram to the counting server.
+# replay sends its own datagram to the counting server. A refusal is any
+# error (its errno is enroll's business); what counts is what arrives.
 sent() { grep -q "^$1 from" "$NH_UDPLOG"; }
 # After a replay: a datagram sent from outside arrives, so one the replay
 # had sent would be there by now.
@@ -135,7 +136,7 @@ settle rec1 && sent "recorded-$$" && [ -n "$NJ" ] ||
 	fail "a run recorded with --network off reaches the test host" "$(flat "$T/netrec.out") $(flat "$T/netrec.err")"
 MARK=rep-default-$$ H replay "$NJ" >"$T/n1.out" 2>"$T/n1.err" </dev/null
 settle n1
-if ! sent "rep-default-$$" && grep -q "^ERR EPERM" "$T/n1.out" && grep -q "^ERR ECONNREFUSED" "$T/n1.out" &&
+if ! sent "rep-default-$$" && [ "$(grep -c "^ERR [A-Z]" "$T/n1.out")" = 2 ] &&
 	grep -q "replay: not taken from the journal: --network=off" "$T/n1.err"; then
 	pass "a journal recorded with --network off replays blocked: the test host receives nothing, and stderr says so"
 else
@@ -158,7 +159,7 @@ AJ=$(journal_in "$T/allow")
 MARK=allow-default-$$ H replay "$AJ" >"$T/a1.out" 2>"$T/a1.err" </dev/null
 MARK=allow-given-$$ H replay "$AJ" --allow "$NH_HOST:$NH_UDP" >"$T/a2.out" 2>"$T/a2.err" </dev/null
 settle a
-if [ -n "$AJ" ] && ! sent "allow-default-$$" && grep -q "^ERR EPERM" "$T/a1.out" &&
+if [ -n "$AJ" ] && ! sent "allow-default-$$" && grep -q "^ERR [A-Z]" "$T/a1.out" &&
 	grep -q "not taken from the journal: --allow=$NH_HOST:$NH_UDP" "$T/a1.err" && sent "allow-given-$$"; then
 	pass "a journal's --allow is not taken (nothing arrives) unless the replay says --allow itself (then it arrives)"
 else
