@@ -53,6 +53,16 @@ rc=$?
 	pass "... the same journal fetched from the store by id: refused (79), nothing run" ||
 	fail "a foreign journal by store id is refused" "id=$fid rc=$rc $(flat "$T/fs.err")"
 
+# A crafted command cannot rewrite the screen: control characters are shown escaped.
+XDG_STATE_HOME=$OTHER H enroll --record="$T/esc" -- sh -c $'exit 3 # \e[2K\rlooks harmless' >/dev/null 2>&1
+H replay "$(journal_in "$T/esc")" </dev/null >/dev/null 2>"$T/esc.err"
+rc=$?
+if [ $rc = 79 ] && ! grep -q $'\e' "$T/esc.err" && grep -qF "command: sh -c 'exit 3 # \x1b[2K\x0dlooks harmless'" "$T/esc.err"; then
+	pass "a journal's command is shown with its control characters escaped (no terminal sequence reaches the screen)"
+else
+	fail "control characters in a journal's command are escaped" "rc=$rc $(flat "$T/esc.err" | cat -v)"
+fi
+
 # --yes: it runs.
 H replay --yes "$FJ" </dev/null >/dev/null 2>"$T/y.err"
 rc=$?
