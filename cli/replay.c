@@ -629,9 +629,13 @@ int cmd_replay(int argc, char **argv)
 		if (!strcmp(c->opts[i].key, "daemon_restart") || replay_policy_key(c->opts[i].key))
 			continue; /* a note of the recorded run; the network (replay_policy_push) */
 		if (!run_option(c->opts[i].key)) {
+			const char *k = c->opts[i].key;
+
+			/* A name from the journal reaches the terminal only if plain. */
 			warnx_("replay: ignoring option --%s of the journal (not one this hermetic "
 			       "replays)",
-			       c->opts[i].key);
+			       k[strspn(k, "abcdefghijklmnopqrstuvwxyz0123456789-_")] ? "(unprintable)"
+										 : k);
 			continue;
 		}
 		push(args, &n,
