@@ -114,6 +114,20 @@ if test_user U; then
 	else
 		fail "another user's journal" "rc=$rc $(flat "$T/u.err") $(flat "$T/ur.err")"
 	fi
+	# ... and the other way: root's journal, handed to the unprivileged user
+	# (its command given after '--': a marker the user can create)
+	install -m 644 "$OJ" "$T/uj/roots.hjournal"
+	ureplay() {
+		as_user "$U" env XDG_STATE_HOME=/nonexistent "$HERMETIC" replay --no-daemon "$@" "$T/uj/roots.hjournal" \
+			--no-strict -- sh -c "touch $T/uj/rmark" </dev/null >/dev/null 2>"$T/ru.err"
+	}
+	ureplay
+	rc=$?
+	[ ! -e "$T/uj/rmark" ] && ureplay --yes
+	rc_yes=$?
+	[ $rc = 79 ] && grep -q "it says uid 0," "$T/ru.err" && [ $rc_yes = 0 ] && [ -e "$T/uj/rmark" ] &&
+		pass "root's journal handed to an unprivileged user: refused for it too (79), nothing run; with --yes it runs" ||
+		fail "root's journal replayed by a user" "rc=$rc rc_yes=$rc_yes $(flat "$T/ru.err")"
 else
 	fail "a test user" "useradd failed"
 fi
