@@ -44,10 +44,10 @@ bool replay_policy_option(struct replay_policy *p, int argc, char **argv, int *i
 			continue;
 		v = a[len] == '=' ? a + len + 1 : *i + 1 < argc ? argv[++*i] : NULL;
 		if (!v || !*v)
-			bad(len == 9 ? "--network needs block or off" : "--allow needs HOST[:PORT]");
+			bad(len == 9 ? "--network needs block, audit or off" : "--allow needs HOST[:PORT]");
 		if (len == 9) {
-			if (strcmp(v, "block") && strcmp(v, "off"))
-				bad("--network: expected block or off");
+			if (strcmp(v, "block") && strcmp(v, "off") && strcmp(v, "audit"))
+				bad("--network: expected block, audit or off");
 			p->network = v;
 		} else {
 			if (p->n_allow == HM_RUN_MAX_ALLOW)
@@ -135,17 +135,26 @@ void replay_policy_push(struct replay_policy *p, const struct hm_journal_config 
 			size_t *n, size_t max)
 {
 	bool off, no_daemon = p->no_daemon, jp = p->journal_policy, j_no_daemon = false;
+	enum hm_network net = HM_NETWORK_BLOCK;
 
 	for (size_t i = 0; i < c->n_opts; i++)
 		j_no_daemon |= !strcmp(c->opts[i].key, "no-daemon");
-	/* Open only as far as this command line says (or --journal-policy). */
-	off = p->network ? !strcmp(p->network, "off") : jp && c->cfg.network == HM_NETWORK_OFF;
-	if (c->cfg.network == HM_NETWORK_OFF && !off)
-		note_dropped(p, "--network=off", NULL);
+	/* Open only as far as this command line says (or --journal-policy):
+	 * off and audit both let through what block refuses. */
+	if (p->network)
+		net = !strcmp(p->network, "off")     ? HM_NETWORK_OFF
+		      : !strcmp(p->network, "audit") ? HM_NETWORK_AUDIT
+						     : HM_NETWORK_BLOCK;
+	else if (jp)
+		net = c->cfg.network;
+	off = net == HM_NETWORK_OFF;
+	if (c->cfg.network != HM_NETWORK_BLOCK && c->cfg.network != net)
+		note_dropped(p, c->cfg.network == HM_NETWORK_OFF ? "--network=off" : "--network=audit",
+			     NULL);
 	if (j_no_daemon && !no_daemon && !jp)
 		note_dropped(p, "--no-daemon", NULL);
 	no_daemon |= jp && j_no_daemon;
-	push(args, n, max, off ? "--network=off" : "--network=block");
+	push(args, n, max, xasprintf("--network=%s", hm_network_name(net)));
 	if (no_daemon)
 		push(args, n, max, "--no-daemon");
 	/* What narrows is kept, where it means something. */
@@ -177,6 +186,9 @@ static void describe_network(const struct enroll *e, char *buf, size_t size)
 					   "refuses name lookups)");
 	else if (e->cfg.network == HM_NETWORK_OFF)
 		used = snprintf(buf, size, "OPEN (--network off: every destination)");
+	else if (e->cfg.network == HM_NETWORK_AUDIT)
+		used = snprintf(buf, size, "OPEN (--network audit: what block would refuse is let "
+					   "through and listed)");
 	else
 		used = snprintf(buf, size, "blocked; loopback %s, unix sockets %s",
 				e->cfg.loopback ? "open" : "refused",

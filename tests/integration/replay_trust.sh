@@ -176,6 +176,20 @@ settle n3
 sent "rep-jp-$$" && pass "... replay --journal-policy takes the journal's --network off" ||
 	fail "replay --journal-policy" "$(flat "$T/n3.out") $(flat "$T/n3.err")"
 
+# --network audit (lets through what block refuses): not taken either.
+MARK=audit-rec-$$ H enroll --network audit --record="$T/audit" --keep-passing -- \
+	sh -c "$PROBE udp $NH_HOST $NH_UDP \"\$MARK\"" >/dev/null 2>&1 </dev/null
+UJA=$(journal_in "$T/audit")
+MARK=audit-default-$$ H replay "$UJA" >"$T/au1.out" 2>"$T/au1.err" </dev/null
+MARK=audit-given-$$ H replay "$UJA" --network audit >/dev/null 2>&1 </dev/null
+settle au
+if [ -n "$UJA" ] && sent "audit-rec-$$" && ! sent "audit-default-$$" && grep -q "^ERR [A-Z]" "$T/au1.out" &&
+	grep -q "not taken from the journal: --network=audit" "$T/au1.err" && sent "audit-given-$$"; then
+	pass "a journal recorded with --network audit replays blocked (nothing arrives) unless the replay says --network audit"
+else
+	fail "a --network audit journal" "$(flat "$T/au1.out") $(flat "$T/au1.err")"
+fi
+
 # --allow HOST:PORT in the journal: not taken unless given again.
 H enroll --allow "$NH_HOST:$NH_UDP" --record="$T/allow" --keep-passing -- \
 	sh -c "$PROBE udp $NH_HOST $NH_UDP \"\$MARK\"" >/dev/null 2>&1 </dev/null
