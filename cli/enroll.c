@@ -157,8 +157,10 @@ static void create_run(struct enroll *e)
 		     sizeof(e->run), true, &e->cgroup_fd, &msg);
 	if (n == -EPERM)
 		die(EXIT_NESTED, "cannot enroll: %s", msg);
+	e->fail_reason = "refused";
 	if (n < 0)
 		die(EXIT_INTERNAL, "hermeticd refused the run: %s", msg);
+	e->fail_reason = NULL;
 	if (e->cgroup_fd < 0)
 		die(EXIT_INTERNAL, "hermeticd sent no cgroup descriptor");
 	e->run.cgroup_path[sizeof(e->run.cgroup_path) - 1] = 0;

@@ -35,6 +35,7 @@ struct enroll_opt {
 
 struct enroll {
 	struct hm_config cfg;
+	bool parsed; /* enroll_parse is done: seed and start time are final */
 	enum now_source now_src; /* where cfg.now_ns came from */
 	bool no_daemon;
 	bool unconfined; /* --confine off */
@@ -85,6 +86,7 @@ struct enroll {
 	/* --report FILE (report.c): opened before the run, appended after */
 	const char *report_path;
 	int report_fd;
+	const char *fail_reason; /* hermetic_error.reason of a die() now, if not by status */
 	/* the journal kept, if any (record.c) */
 	char journal_id[32];
 	char journal_file[4352];
@@ -128,6 +130,9 @@ int enroll_run(struct enroll *e);
 /* enroll_json.c: open --report FILE (dies on failure, before the run), and
  * append the run's JSON document to it. */
 void enroll_json_open(struct enroll *e);
+/* From here until enroll_json_write, a die() of hermetic's own appends a
+ * line with hermetic_error to the report (opened then if need be). */
+void enroll_json_arm(struct enroll *e);
 void enroll_json_write(struct enroll *e, int code);
 
 /* Time and entropy syscalls of a process with the shim that reached the

@@ -104,10 +104,12 @@ static void usage(FILE *f)
 		"The root is removed only when no process of the run is left; whenever it is\n"
 		"kept, stderr says so in one line: 'hermetic: kept root: PATH'.\n"
 		"\n"
-		"Exit status: CMD's own, or 128+N when it died of signal N. hermetic's own\n"
-		"failures: 2 bad usage, 68 an --allow host does not resolve, 69 hermeticd\n"
-		"not reachable, 70 internal error, 77 already inside a run, 126 CMD not\n"
-		"executable, 127 CMD not found.\n",
+		"Exit status: CMD's own, or 128+N when it died of signal N (86: it spun on a\n"
+		"clock that cannot advance). hermetic's own failures: 2 bad usage, 68 an\n"
+		"--allow host does not resolve, 69 hermeticd not reachable, 70 internal error\n"
+		"or hermeticd refused the run, 73 --report cannot be opened, 77 already inside\n"
+		"a run, 126 CMD not executable, 127 CMD not found. All but 2 and 73 also get a\n"
+		"--report line whose hermetic_error says why; CMD's own status has it null.\n",
 		(unsigned long long)HM_DEFAULT_SPIN_LIMIT);
 }
 
@@ -273,6 +275,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 	char msg[1024];
 
 	usage_prefix = prefix;
+	e->report_fd = -1;
 	hm_config_init(&e->cfg);
 	e->now_src = NOW_BUILTIN;
 	boundary_init(&e->bnd);
@@ -337,9 +340,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 			add_opt(e, opts[idx].name, optarg);
 			break;
 		case '?':
-			if (optopt)
-				bad_usage("option '%s' needs a value", argv[optind - 1]);
-			bad_usage("unknown option '%s'", argv[optind - 1]);
+			exit(cli_bad_option(usage_prefix, "+h", argv));
 		default:
 			if (c < O_BOUNDARY) {
 				set_cfg(e, opts[idx].name, optarg);
@@ -370,6 +371,8 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 			  "  journal store is hermeticd's");
 	if (boundary_validate(&e->bnd, msg, sizeof(msg)) < 0)
 		bad_usage("%s", msg);
+	/* Usage errors above get no --report line; what fails from here on does. */
+	enroll_json_arm(e);
 	for (int i = 0; i < e->n_allow_specs; i++)
 		resolve_allow(e, e->allow_specs[i]);
 	if (e->now_src != NOW_OPTION && now_default(&e->cfg.now_ns, &e->now_src, msg, sizeof(msg)) < 0)
@@ -382,4 +385,5 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 		/* Short enough to retype from a CI log. */
 		e->cfg.seed = s % 1000000000ULL;
 	}
+	e->parsed = true;
 }

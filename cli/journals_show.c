@@ -412,6 +412,7 @@ int jl_journals_show(int argc, char **argv)
 	struct stat st;
 	int c, r;
 
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "jrh", opts, NULL)) != -1) {
 		if (c == 'j')
 			json = true;
@@ -420,7 +421,7 @@ int jl_journals_show(int argc, char **argv)
 		else if (c == 'h')
 			return show_usage(stdout), 0;
 		else
-			return show_usage(stderr), EXIT_USAGE;
+			return cli_bad_option("hermetic journals show", "jrh", argv);
 	}
 	if (optind != argc - 1)
 		return show_usage(stderr), EXIT_USAGE;

@@ -27,16 +27,20 @@ int cmd_status(int argc, char **argv)
 	ssize_t n;
 	int c, sock;
 
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
 		if (c == 'j')
 			json = true;
 		else if (c == 'h')
 			return usage(stdout), 0;
 		else
-			return usage(stderr), EXIT_USAGE;
+			return cli_bad_option("hermetic status", "jh", argv);
 	}
-	if (optind != argc)
-		return usage(stderr), EXIT_USAGE;
+	if (optind != argc) {
+		fprintf(stderr, "hermetic status: unexpected argument '%s'\nTry 'hermetic status --help'.\n",
+			argv[optind]);
+		return EXIT_USAGE;
+	}
 	sock = cli_connect();
 	n = cli_call(sock, HM_REQ_STATUS, NULL, 0, -1, HM_REP_STATUS, buf, sizeof(buf) - 1, false,
 		     NULL, &msg);

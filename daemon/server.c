@@ -190,9 +190,9 @@ void hmd_server_accept(struct hmd *d)
 		 * root can always ask what is going on. */
 		if (cred.uid != 0 && mine >= 2 * (int)d->max_conns_per_user) {
 			refuse(fd, EUSERS,
-			       "uid %u already has %d connections to hermeticd (the limit, "
+			       "uid %u is at its limit of %u connections to hermeticd (%d open; "
 			       "hermeticd --max-conns-per-user); close some and retry",
-			       (unsigned)cred.uid, full);
+			       (unsigned)cred.uid, d->max_conns_per_user, full);
 			continue;
 		}
 		if (free_slots == 0 || (cred.uid != 0 && free_slots <= HMD_ROOT_RESERVED_CONNS)) {
@@ -409,9 +409,9 @@ void hmd_server_handle(struct hmd *d, int id)
 			mine += d->conns[i].fd >= 0 && d->conns[i].uid == c->uid &&
 				!d->conns[i].adopt_only;
 		hmd_reply_error(c, req.seq, EUSERS,
-				"uid %u already has %d connections to hermeticd (the limit, "
+				"uid %u is at its limit of %u connections to hermeticd (%d open; "
 				"hermeticd --max-conns-per-user); close some and retry",
-				(unsigned)c->uid, mine);
+				(unsigned)c->uid, d->max_conns_per_user, mine);
 		conn_close(d, id);
 		return;
 	}
