@@ -318,6 +318,8 @@ int enroll_run(struct enroll *e)
 	char list[1024];
 
 	if (inside && *inside)
+		cli_vclock_mark_nested();
+	if (inside && *inside)
 		die(EXIT_NESTED,
 		    "cannot enroll: this process is already inside hermetic run %s (one run's\n"
 		    "  processes belong to one policy; run the command directly)",
@@ -418,6 +420,7 @@ int enroll_run(struct enroll *e)
 		enroll_fetch_audit(e);
 		enroll_print_audit(e);
 	}
+	cli_vclock_dns(e);
 	enroll_daemon_note(e, &note);
 	/* The journal goes to the store before the run ends; it carries the
 	 * restart as a note among its options. */
@@ -452,7 +455,11 @@ int enroll_run(struct enroll *e)
 	close(sfd);
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	enroll_build_repro(e);
-	if (code != 0 && !e->quiet_repro)
+	if (code == EXIT_NESTED && e->nested_refused && !e->quiet_repro)
+		warnx_("command exited with status %d: a hermetic enroll inside the run refused to\n"
+		       "  start (a run holds no other run; run its command directly)",
+		       code);
+	else if (code != 0 && !e->quiet_repro)
 		warnx_("command exited with status %d; reproduce with:\n  %s", code,
 		       e->repro ? e->repro : "(out of memory)");
 	enroll_json_write(e, code);

@@ -80,6 +80,10 @@ struct enroll {
 	uint32_t killed; /* stragglers killed after CMD exited */
 	bool have_audit;
 	struct hm_audit audit;
+	bool have_dns; /* the clock page's count of refused lookups was read */
+	uint64_t dns_refused;
+	char dns_first[4][64];
+	bool nested_refused; /* an enroll inside the run refused to start */
 	bool have_report;
 	struct hm_report report; /* refusals, as hermeticd counted them */
 	char *repro; /* the command line that repeats the run */
@@ -118,6 +122,11 @@ void enroll_daemon_note(struct enroll *e, struct enroll_opt *ret_opt);
 /* vclock.c: the run's clock page; setup before CMD starts, finish after. */
 void cli_vclock_setup(struct enroll *e);
 void cli_vclock_finish(struct enroll *e);
+/* The name lookups the shim refused (counted in the clock page): into
+ * e->dns_*, and one line when there were any. */
+void cli_vclock_dns(struct enroll *e);
+/* An enroll inside a run that refuses to start marks the run's page. */
+void cli_vclock_mark_nested(void);
 
 /* Parse enroll's options and CMD from argv (argv[0] is the verb). Dies with
  * EXIT_USAGE on bad usage; prefix names the verb in messages. */

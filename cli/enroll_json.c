@@ -235,6 +235,17 @@ void enroll_json_write(struct enroll *e, int code)
 											 : "block"));
 	json_object_object_add(o, "refusals", e->no_daemon ? NULL : refusals(e));
 	json_object_object_add(o, "coverage", coverage(e));
+	if (e->have_dns) {
+		json_object *d = json_object_new_object(), *names = json_object_new_array();
+
+		json_object_object_add(d, "count", json_object_new_uint64(e->dns_refused));
+		for (int i = 0; i < 4 && e->dns_first[i][0]; i++)
+			json_object_array_add(names, json_object_new_string(e->dns_first[i]));
+		json_object_object_add(d, "names", names);
+		json_object_object_add(o, "dns_refusals", d);
+	} else {
+		json_object_object_add(o, "dns_refusals", NULL); /* --clock off: not counted */
+	}
 	j = json_object_new_object();
 	json_object_object_add(j, "id", str_or_null(e->journal_id));
 	json_object_object_add(j, "file", str_or_null(e->journal_file));

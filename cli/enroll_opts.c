@@ -5,6 +5,7 @@
  */
 #include <getopt.h>
 #include <stdarg.h>
+#include <strings.h>
 #include <netdb.h>
 #include <inttypes.h>
 #include <arpa/inet.h>
@@ -162,6 +163,28 @@ static void add_allow(struct enroll *e, const uint8_t addr[16], uint16_t port)
 	e->allow[e->n_allow++].port = port;
 }
 
+/* "--allow https://example.com/x": a URL, not HOST[:PORT]; say which
+ * form it wants, with the URL's own host and port. */
+static void url_allow(const char *spec)
+{
+	const char *p = strstr(spec, "://"), *port = "PORT";
+	char host[256];
+
+	if (!p)
+		return;
+	if (!strncasecmp(spec, "https://", 8))
+		port = "443";
+	else if (!strncasecmp(spec, "http://", 7))
+		port = "80";
+	p += 3;
+	p += strcspn(p, "@/") < strcspn(p, "/") ? strcspn(p, "@") + 1 : 0; /* user@ */
+	snprintf(host, sizeof(host), "%.*s", (int)strcspn(p, "/?#"), p);
+	if (strchr(host, ':') && host[0] != '[')
+		bad_usage("--allow %s: a URL; --allow takes HOST:PORT, here --allow %s", spec, host);
+	bad_usage("--allow %s: a URL; --allow takes HOST:PORT, here --allow %s:%s", spec,
+		  host[0] ? host : "HOST", port);
+}
+
 /* Resolve now, outside the run: the run itself cannot resolve names. */
 static void resolve_allow(struct enroll *e, const char *spec)
 {
@@ -171,6 +194,7 @@ static void resolve_allow(struct enroll *e, const char *spec)
 	uint16_t port;
 	int r;
 
+	url_allow(spec);
 	split_host_port(spec, host, sizeof(host), &port);
 	r = getaddrinfo(host, NULL, &hints, &res);
 	if (r)

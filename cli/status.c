@@ -9,7 +9,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "Usage: hermetic status [--json]\n\n"
 		   "Show the daemon's version, which BPF attach types are active and which\n"
-		   "were refused and why, its cgroup subtree, and the active runs.\n\n"
+		   "were refused and why, its cgroup subtree, and your active runs (root: every\n"
+		   "user's; others see how many other users have).\n\n"
 		   "  --json   one JSON object, for scripts\n");
 }
 
@@ -86,7 +87,13 @@ int cmd_status(int argc, char **argv)
 	if (json_object_object_get_ex(o, "runs", &v)) {
 		size_t nr = json_object_array_length(v);
 
-		printf("active runs: %zu\n", nr);
+		json_object *others = NULL;
+
+		json_object_object_get_ex(o, "runs_of_others", &others);
+		printf("active runs: %zu", nr);
+		if (others && json_object_get_int(others))
+			printf(" of yours, and %d of other users", json_object_get_int(others));
+		putchar('\n');
 		for (size_t i = 0; i < nr; i++) {
 			json_object *r = json_object_array_get_idx(v, i), *id, *uid, *label, *net, *ref,
 				    *adopted, *conn;
