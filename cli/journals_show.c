@@ -106,6 +106,15 @@ static json_object *audit_json(const struct hm_journal *j)
 	return o;
 }
 
+/* Does the journal's configuration carry the option (or note) key? */
+static bool has_opt(const struct hm_journal *j, const char *key)
+{
+	for (size_t i = 0; j->has_config && i < j->config.n_opts; i++)
+		if (!strcmp(j->config.opts[i].key, key))
+			return true;
+	return false;
+}
+
 static void show_text(const char *path, size_t fsize, const struct hm_journal *j, struct proc *p,
 		      size_t np, bool records)
 {
@@ -220,8 +229,12 @@ static void show_text(const char *path, size_t fsize, const struct hm_journal *j
 		if (j->kernel_dropped || not_kept)
 			printf(" (the kernel's view is incomplete)");
 	}
+	else if (has_opt(j, "journal_of_scope"))
+		printf("; none in a journal of one scope (the kernel's stream is the whole run's)");
+	else if (has_opt(j, "no-daemon"))
+		printf("; no kernel summary (recorded with --no-daemon: the kernel's view is hermeticd's)");
 	else
-		printf("; no kernel summary (recorded without hermeticd?)");
+		printf("; no kernel summary (hermeticd sent no kernel stream for the run)");
 	putchar('\n');
 	show_audit_text(j);
 	if (j->has_exit) {

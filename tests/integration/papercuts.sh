@@ -80,3 +80,39 @@ else
 fi
 kill $ua 2>/dev/null
 wait $ua 2>/dev/null || true
+
+# journals show of a many-scope run: the failed scope first, at most 20 of
+# the others, and one line for the continuations without streams.
+cat >"$T/scopes.sh" <<'X'
+for i in $(seq 1 30); do
+	st=passed; [ $i = 17 ] && st=failed
+	exec 3<"/dev/hermetic/scope/enter?name=test_$i"
+	head -c 4 /dev/urandom >/dev/null
+	exec 3<"/dev/hermetic/scope/leave?status=$st"
+done
+exit 1
+X
+"$HERMETIC" enroll --record="$T/jall" -- bash "$T/scopes.sh" >/dev/null 2>"$T/sc.err"
+"$HERMETIC" journals show "$T"/jall/*.hjournal >"$T/show" 2>&1
+first=$(grep -m1 '^scope ' "$T/show")
+if grep -qx 'scopes     30: 1 failed, 29 passed' "$T/show" && [[ $first == "scope      test_17: failed,"* ]] &&
+	[ "$(grep -c '^scope ' "$T/show")" = 21 ] && grep -q "^           ... and 9 more that did not fail" "$T/show" &&
+	[ "$(grep -c '^continued ' "$T/show")" -le 1 ] && ! grep -q '^continued .*: 0 streams' "$T/show"; then
+	pass "journals show of a 30-scope run: a count, the failed scope first, 20 others, continuations without streams in one line"
+else
+	fail "journals show of a many-scope run" "$(grep -E '^(scope|continued)' "$T/show" | head -n 4 | tr '\n' '|') $(grep -c '^continued' "$T/show") continued"
+fi
+# A journal of one scope, recorded through the daemon, says why it has no
+# kernel stream (not "recorded without hermeticd?").
+"$HERMETIC" enroll --record="$T/jscope" --journal-per-scope -- bash "$T/scopes.sh" >/dev/null 2>"$T/ps.err"
+"$HERMETIC" journals show "$T"/jscope/*.hjournal >"$T/show1" 2>&1
+if [ "$(ls "$T"/jscope/*.hjournal | wc -l)" = 1 ] &&
+	grep -q "^kernel .*none in a journal of one scope (the kernel's stream is the whole run's)" "$T/show1" &&
+	! grep -q "without hermeticd" "$T/show1"; then
+	pass "a per-scope journal recorded through hermeticd says why it holds no kernel stream"
+else
+	fail "a per-scope journal says why it holds no kernel stream" "$(grep '^kernel' "$T/show1" | tr '\n' '|')"
+fi
+"$HERMETIC" enroll --no-daemon --record="$T/jnod" -- sh -c 'exit 1' >/dev/null 2>&1
+"$HERMETIC" journals show "$T"/jnod/*.hjournal >"$T/show2" 2>&1
+check "a --no-daemon journal says it was recorded with --no-daemon" grep -q "^kernel .*recorded with --no-daemon" "$T/show2"
