@@ -25,9 +25,11 @@ struct confine {
 	struct sock_filter insns[CONFINE_MAX_INSNS];
 	struct sock_fprog prog;
 	/* root only, read from /proc/self/mountinfo before the fork */
-	struct confine_mount cgroup2[8]; /* replaced by the run's own view */
+	/* As many as /sys may hold: a host whose containers or test daemons
+	 * each mounted a bpffs has more than a few, and each must be handled. */
+	struct confine_mount cgroup2[CONFINE_MAX_MOUNTS]; /* replaced by the run's own view */
 	int n_cgroup2;
-	struct confine_mount bpf[8]; /* hidden: pins must stay the daemon's */
+	struct confine_mount bpf[CONFINE_MAX_MOUNTS]; /* hidden: pins must stay the daemon's */
 	int n_bpf;
 	struct confine_mount ro[CONFINE_MAX_MOUNTS]; /* /sys and below: read-only */
 	int n_ro;
