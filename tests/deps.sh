@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make deps: install the Debian 12 packages that building and testing need
 # (CI's set); make build-deps (tests/deps.sh build): only what building
-# needs, and make demo runs with. Does nothing (and needs no network) when
+# needs, and make demo runs with. tests/deps.sh [build] --list prints the set. Does nothing (and needs no network) when
 # they are all present.
 set -eu
 build=(
@@ -36,6 +36,12 @@ what="make deps"
 if [ "${1:-}" = build ]; then
 	pkgs=("${build[@]}")
 	what="make build-deps"
+	shift
+fi
+# --list: print the set, comma-separated (tests/integration/quickstart.sh)
+if [ "${1:-}" = --list ]; then
+	(IFS=,; echo "${pkgs[*]}")
+	exit 0
 fi
 missing=()
 for p in "${pkgs[@]}"; do
