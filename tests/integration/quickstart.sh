@@ -75,7 +75,7 @@ exec chroot "$R" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/
 	echo "+ quick start:"; cat /root/quickstart.sh
 	bash -e /root/quickstart.sh; rc=$?
 	echo "quickstart rc=$rc"
-	dpkg-query -W -f="\${Package}\n" python3 curl 2>/dev/null | sed "s/^/installed: /"
+	dpkg-query -W -f="\${Status} \${Package}\n" python3 curl 2>/dev/null | sed -n "s/^install ok installed /installed: /p"
 	exit $rc'
 EOF
 timeout 1500 unshare -m -n --propagation private bash "$T/inside.sh" "$T/root" "$base" "$repo" "$TOP" "$T/quickstart.sh" >"$T/qs.out" 2>&1
