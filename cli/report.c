@@ -323,7 +323,8 @@ int cmd_report(int argc, char **argv)
 		read_file(&r, argv[i]);
 	for (size_t i = 0; i < r.n; i++)
 		json_object_object_add(r.v[i], "__index", json_object_new_int((int)i));
-	qsort(r.v, r.n, sizeof(*r.v), by_rank);
+	if (r.n) /* (r.v is NULL when no file had a run) */
+		qsort(r.v, r.n, sizeof(*r.v), by_rank);
 
 	printf("### hermetic: %zu run%s, %zu failed", r.n, r.n == 1 ? "" : "s", r.failed);
 	if (r.errors)
