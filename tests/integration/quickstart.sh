@@ -32,8 +32,15 @@ for tool in mmdebstrap dpkg-scanpackages unshare chroot; do
 	command -v "$tool" >/dev/null || { fail "the quick start on a minbase root" "$tool not installed (make deps)"; exit 0; }
 done
 t0=$(date +%s)
-base=$("$TOP/tests/debroot.sh" --include '' 2>"$T/debroot.log") &&
-	full=$("$TOP/tests/debroot.sh" --include "$("$TOP/tests/deps.sh" build --list)" --keep-debs 2>>"$T/debroot.log") || {
+# Both roots at once (the first time each takes minutes of mmdebstrap).
+"$TOP/tests/debroot.sh" --include '' >"$T/base.path" 2>"$T/debroot.log" &
+bp=$!
+"$TOP/tests/debroot.sh" --include "$("$TOP/tests/deps.sh" build --list)" --keep-debs >"$T/full.path" 2>>"$T/debroot.log"
+frc=$?
+wait $bp
+brc=$?
+base=$(cat "$T/base.path") full=$(cat "$T/full.path")
+[ $brc = 0 ] && [ $frc = 0 ] || {
 	fail "the quick start on a minbase root" "mmdebstrap could not build the roots (no Debian mirror?): $(tail -n 3 "$T/debroot.log" | tr '\n' '|')"
 	exit 0
 }
