@@ -301,3 +301,15 @@ check "and a ::warning for the run a process escaped the shim in" \
 	grep -q '^::warning title=hermetic coverage::1 processes ran without the shim' "$T/annotations"
 check "and an ::error for hermetic's own failure, with its reason and message on one line" \
 	grep -q "^::error title=hermetic itself failed (no_daemon, exit 69)::cannot reach hermeticd at $T/none.sock" "$T/annotations"
+
+# The real-time limit outside the run: a spinning command (which a timeout
+# inside, on the virtual clock, would never end) is ended by a timeout
+# around enroll, and its report line is still written.
+timeout 3 "$HERMETIC" enroll --report "$T/spin.jsonl" -- sh -c 'while :; do :; done' >/dev/null 2>&1
+rc=$?
+spin=$("$SYSPY" -c 'import json,sys; d=json.loads(open(sys.argv[1]).readline()); print(d["exit_status"], d["signal"], d["hermetic_error"])' "$T/spin.jsonl" 2>&1)
+if [ $rc = 124 ] && [ "$spin" = "143 15 None" ]; then
+	pass "timeout 3 hermetic enroll -- a spinning command: ended in real time, its report line says 143 (SIGTERM)"
+else
+	fail "a timeout around enroll ends a spinning run" "rc=$rc $spin"
+fi
