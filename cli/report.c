@@ -219,6 +219,22 @@ static void put_refusals(json_object *ref)
 		fputs(", ...", stdout);
 }
 
+/* "; 3 DNS lookups: pypi.org, ...", only when some were refused. */
+static void put_dns(json_object *dns)
+{
+	json_object *names = get(dns, "names");
+	uint64_t count = json_object_get_uint64(get(dns, "count"));
+	size_t n = names ? json_object_array_length(names) : 0;
+
+	if (!count)
+		return;
+	printf("; %" PRIu64 " DNS lookup%s", count, count == 1 ? "" : "s");
+	for (size_t i = 0; i < n; i++) {
+		fputs(i ? ", " : ": ", stdout);
+		put_text(json_object_get_string(json_object_array_get_idx(names, i)));
+	}
+}
+
 static void put_coverage(json_object *cov)
 {
 	if (!cov) {
@@ -258,6 +274,7 @@ static void put_row(json_object *run)
 		put_text(json_object_get_string(get(err, "message")));
 	} else {
 		put_refusals(get(run, "refusals"));
+		put_dns(get(run, "dns_refusals"));
 		fputs("; coverage ", stdout);
 		put_coverage(get(run, "coverage"));
 		if (get(run, "daemon_restart")) {

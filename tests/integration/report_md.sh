@@ -56,6 +56,15 @@ if [ $rc = 69 ] && [ "$out" = "(69, None, True)" ]; then
 else
 	fail "a command's own exit 69: hermetic_error null" "rc=$rc $out"
 fi
+# A command that cannot be found: 127, reason command_not_found.
+"$HERMETIC" enroll --report "$T/nf.jsonl" -- "$T/no-such-command" 2>/dev/null
+rc=$?
+out=$(jqpy "$T/nf.jsonl" 0 '(d["exit_status"], d["hermetic_error"]["reason"])' 2>&1)
+if [ $rc = 127 ] && [ "$out" = "(127, 'command_not_found')" ]; then
+	pass "a command that does not exist: exit 127 and a --report line with reason command_not_found"
+else
+	fail "a command that does not exist: a --report line" "rc=$rc $out"
+fi
 # Nested: exit 77, a line from the inner enroll.
 "$HERMETIC" enroll -- "$HERMETIC" enroll --report "$T/n.jsonl" -- true 2>"$T/e77"
 rc=$?
@@ -68,7 +77,9 @@ fi
 
 # --- report --markdown --------------------------------------------------------------------
 "$HERMETIC" enroll --seed 5 --report "$R" -- true 2>/dev/null
-"$HERMETIC" enroll --seed 6 --report "$R" -- sh -c "'$PY' '$T/probe.py' tcp $NH_HOST $NH_TCP; echo a | cat >/dev/null; exit 3" >/dev/null 2>&1
+"$HERMETIC" enroll --seed 6 --report "$R" -- sh -c "'$PY' '$T/probe.py' tcp $NH_HOST $NH_TCP; '$PY' -c 'import socket
+try: socket.getaddrinfo(\"pypi.invalid\", 443)
+except OSError: pass'; echo a | cat >/dev/null; exit 3" >/dev/null 2>&1
 "$HERMETIC" report --markdown "$R" >"$T/md" 2>"$T/md.err"
 rc=$?
 "$PY" - "$T/md" "$NH_HOST:$NH_TCP" >"$T/md.check" 2>&1 <<'EOF'
@@ -88,8 +99,8 @@ check("no_daemon: cannot reach hermeticd" in cells[1][3] and "allow_host_unresol
       "report --markdown: an error's row has its reason and message", cells[1][3])
 ref = [c for c in cells if "exit 3" in c[1]]
 check(len(ref) == 1 and ref[0][2].strip() == "3" and ("1: %s (python3)" % sys.argv[2]) in ref[0][3] and
-      "echo a \\| cat" in ref[0][1] and ref[0][5].strip().startswith("` hermetic enroll --seed 6 --now"),
-      "report --markdown: a refused run's row: exit 3, the refused destination with its process, its repeat line", ref)
+      "1 DNS lookup: pypi.invalid" in ref[0][3] and "echo a \\| cat" in ref[0][1] and ref[0][5].strip().startswith("` hermetic enroll --seed 6 --now"),
+      "report --markdown: a refused run's row: exit 3, the refused destination with its process, the refused lookup, its repeat line", ref)
 EOF
 if [ $rc = 0 ]; then grep -E '^(PASS|FAIL) ' "$T/md.check" || fail "report --markdown checks" "$(tail -n 3 "$T/md.check" | tr '\n' '|')"
 else fail "report --markdown exits 0" "rc=$rc $(tr '\n' '|' <"$T/md.err")"; fi
