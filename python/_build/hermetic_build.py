@@ -44,8 +44,8 @@ def _dist_info(name, version):
     return "%s-%s.dist-info" % (name, version)
 
 
-def _meta_files(name, version):
-    name, version, metadata = _metadata()
+def _meta_files():
+    metadata = _metadata()[2]
     return {
         "METADATA": metadata,
         "WHEEL": "Wheel-Version: 1.0\nGenerator: hermetic_build\nRoot-Is-Purelib: true\nTag: %s\n" % TAG,
@@ -72,7 +72,7 @@ def _write_wheel(wheel_directory, files):
 
 def _info_files(name, version):
     info = _dist_info(name, version)
-    return [("%s/%s" % (info, k), v.encode()) for k, v in _meta_files(name, version).items()]
+    return [("%s/%s" % (info, k), v.encode()) for k, v in _meta_files().items()]
 
 
 def get_requires_for_build_wheel(config_settings=None):
@@ -91,7 +91,7 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
     name, version = _project()[:2]
     info = _dist_info(name, version)
     os.makedirs(os.path.join(metadata_directory, info), exist_ok=True)
-    for k, v in _meta_files(name, version).items():
+    for k, v in _meta_files().items():
         with open(os.path.join(metadata_directory, info, k), "w", encoding="utf-8") as f:
             f.write(v)
     return info
