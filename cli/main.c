@@ -88,5 +88,9 @@ int main(int argc, char **argv)
 	}
 	if (find_verb(argv[1]))
 		return find_verb(argv[1])->fn(argc - 1, argv + 1);
+	if (argv[1][0] == '-') {
+		fprintf(stderr, "hermetic: unknown option '%s'\nTry 'hermetic --help'.\n", argv[1]);
+		return EXIT_USAGE;
+	}
 	return unknown_command(argv[1]);
 }

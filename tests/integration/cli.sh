@@ -118,3 +118,5 @@ if [ ! -s "$T/codes_missing" ] && grep -q "86" "$T/help"; then
 else
 	fail "the man page's EXIT STATUS names every status" "missing: $(tr '\n' ' ' <"$T/codes_missing")"
 fi
+"$HERMETIC" --colour >"$T/out" 2>"$T/err"
+if [ $? = 2 ] && grep -qx "hermetic: unknown option '--colour'" "$T/err"; then pass "hermetic --colour: 'unknown option', not 'unknown command'"; else fail "hermetic --colour: 'unknown option'" "$(tr '\n' '|' <"$T/err")"; fi
