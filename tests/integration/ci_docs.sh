@@ -83,7 +83,10 @@ for n, (d, body) in enumerate(gh):
         key = [s for s in p["steps"] if "actions/cache" in s.get("uses", "")]
         check(p["runs-on"] == t["runs-on"] and t.get("needs") == "package",
               "hosted: the package is built on the image it is installed on", (p["runs-on"], t["runs-on"]))
-        check(key and all(x in key[0]["with"]["key"] for x in ("ImageOS", "ImageVersion", "HERMETIC_REF")) and
+        img = [s for s in p["steps"] if s.get("id") == "image"]
+        check(key and img and "$ImageOS" in img[0]["run"] and "$ImageVersion" in img[0]["run"] and
+              "GITHUB_OUTPUT" in img[0]["run"] and
+              all(x in key[0]["with"]["key"] for x in ("steps.image.outputs.id", "env.HERMETIC_REF")) and
               "build/*.deb" in key[0]["with"]["path"],
               "hosted: the .deb is cached by hermetic's version and the runner image", key)
 job = gl[0]["test"]
