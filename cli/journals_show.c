@@ -229,10 +229,11 @@ static void show_text(const char *path, size_t fsize, const struct hm_journal *j
 		if (j->kernel_dropped || not_kept)
 			printf(" (the kernel's view is incomplete)");
 	}
-	else if (has_opt(j, "journal_of_scope"))
-		printf("; none in a journal of one scope (the kernel's stream is the whole run's)");
 	else if (has_opt(j, "no-daemon"))
 		printf("; no kernel summary (recorded with --no-daemon: the kernel's view is hermeticd's)");
+	else if (j->n_scopes) /* (replay reads it the same way) */
+		printf("; none in a journal of scopes only (--journal-per-scope: the kernel's stream is "
+		       "the whole run's)");
 	else
 		printf("; no kernel summary (hermeticd sent no kernel stream for the run)");
 	putchar('\n');

@@ -265,17 +265,12 @@ static int fill(struct hm_journal_writer *w, void *userdata)
 	for (char **a = e->argv; *a; a++)
 		c.argc++;
 	c.argv = e->argv;
-	opts = calloc(e->n_opts + 1, sizeof(*opts));
+	opts = calloc(e->n_opts ? e->n_opts : 1, sizeof(*opts));
 	if (!opts)
 		return -ENOMEM;
 	for (size_t i = 0; i < e->n_opts; i++)
 		opts[i] = (struct hm_journal_kv){ (char *)e->opts[i].name, (char *)e->opts[i].value };
 	c.n_opts = e->n_opts;
-	/* A note, not an option to repeat (replay takes only run options):
-	 * one scope's journal carries no kernel stream, which is the whole
-	 * run's, and 'journals show' says so instead of guessing. */
-	if (ctx->only)
-		opts[c.n_opts++] = (struct hm_journal_kv){ "journal_of_scope", (char *)ctx->only };
 	c.opts = opts;
 	if ((k = hm_journal_write_config(w, &c)) < 0)
 		return k;

@@ -107,7 +107,7 @@ fi
 "$HERMETIC" enroll --record="$T/jscope" --journal-per-scope -- bash "$T/scopes.sh" >/dev/null 2>"$T/ps.err"
 "$HERMETIC" journals show "$T"/jscope/*.hjournal >"$T/show1" 2>&1
 if [ "$(ls "$T"/jscope/*.hjournal | wc -l)" = 1 ] &&
-	grep -q "^kernel .*none in a journal of one scope (the kernel's stream is the whole run's)" "$T/show1" &&
+	grep -q "^kernel .*none in a journal of scopes only (--journal-per-scope: the kernel's stream is the whole run's)" "$T/show1" &&
 	! grep -q "without hermeticd" "$T/show1"; then
 	pass "a per-scope journal recorded through hermeticd says why it holds no kernel stream"
 else
