@@ -2,7 +2,7 @@
 # tests/debroot.sh [--include PKGS] [--keep-debs]: print the path of a
 # Debian 12 root filesystem (a tar made by mmdebstrap, minbase, from the
 # machine's own apt sources), building it the first time; cached under
-# build/debroot/ by package list, so one CI run builds it once for the
+# build/debroot/ (or $HERMETIC_DEBROOT_CACHE) by package list, so one CI run builds it once for the
 # container test and the systemd VM test.
 # Without --include it holds systemd as init, what hermetic's package
 # depends on, and the tools the tests use inside (iproute2, busybox, kmod);
@@ -20,7 +20,9 @@ while [ $# -gt 0 ]; do
 	*) echo "tests/debroot.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
-dir=$TOP/build/debroot
+# HERMETIC_DEBROOT_CACHE: a directory that outlives the tree (a CI that
+# clones afresh each time keeps its roots there); build/debroot/ otherwise.
+dir=${HERMETIC_DEBROOT_CACHE:-$TOP/build/debroot}
 # (the default root's key is what it always was: its cache stays valid)
 key=$(printf '%s bookworm minbase%s' "$PKGS" "${keep:+ keep-debs}" | sha256sum | cut -c1-12)
 out=$dir/bookworm-$key.tar
