@@ -139,9 +139,13 @@ $(B):
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > bpf/vmlinux/$(ARCH)/vmlinux.h
 
-.PHONY: deps
+# make deps: what building and every test need (CI); make build-deps: only
+# what building (and make demo) needs.
+.PHONY: deps build-deps
 deps:
 	@tests/deps.sh
+build-deps:
+	@tests/deps.sh build
 
 # CHECK=PATTERN... runs only the tests whose names contain one of them.
 # With SANITIZE, tests/run.sh also fails a test whose processes left a
@@ -165,7 +169,7 @@ vm-test: deps all
 	@tests/vm/run.sh
 
 .PHONY: demo
-demo: deps all
+demo: build-deps all
 	@tests/demo.sh
 
 .PHONY: install

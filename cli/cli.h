@@ -23,7 +23,17 @@
 extern const char *program_name;
 
 void die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+/* Called by die() with its status and message before it exits (enroll
+ * --report: a line for hermetic's own failure); cleared before the call. */
+extern void (*cli_die_hook)(int code, const char *msg);
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A getopt_long (opterr = 0) error of verb ("hermetic status"): "unknown
+ * option 'X'" or "option needs a value: 'X'", and where help is; returns
+ * EXIT_USAGE. shortopts is the optstring getopt was given. */
+int cli_bad_option(const char *verb, const char *shortopts, char **argv);
+/* The one of names[n] within two edits of word ("enrol": "enroll"), or NULL. */
+const char *cli_near_miss(const char *word, const char *const *names, size_t n);
 
 /* client.c: talking to hermeticd */
 const char *cli_socket_path(void);
@@ -57,5 +67,6 @@ struct json_object;
 void journals_scopes_text(const struct hm_journal *j);
 struct json_object *journals_scopes_json(const struct hm_journal *j);
 int cmd_replay(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

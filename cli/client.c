@@ -4,19 +4,28 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <getopt.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include "util.h"
 #include "cli.h"
 
+void (*cli_die_hook)(int code, const char *msg);
+
 void die(int code, const char *fmt, ...)
 {
+	void (*hook)(int, const char *) = cli_die_hook;
+	char msg[2048];
 	va_list ap;
 
-	fprintf(stderr, "%s: ", program_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "%s: %s\n", program_name, msg);
+	/* Once: a failure inside the hook exits without it. */
+	cli_die_hook = NULL;
+	if (hook)
+		hook(code, msg);
 	exit(code);
 }
 
@@ -29,6 +38,75 @@ void warnx_(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int cli_bad_option(const char *verb, const char *shortopts, char **argv)
+{
+	/* getopt (opterr = 0) leaves optopt: 0 for an unknown long option, the
+	 * character for an unknown short one or one that lacks its value, the
+	 * option's value (a character, or >= 128) for a long one that lacks
+	 * its value or was given one it does not take. */
+	const char *arg = argv[optind - 1], *what = "unknown option";
+	bool is_long = !strncmp(arg, "--", 2);
+	char name[128];
+
+	if (is_long)
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg, "="), arg);
+	else
+		snprintf(name, sizeof(name), "-%c", optopt ? optopt : '?');
+	if (optopt && is_long && strchr(arg, '='))
+		what = "takes no value";
+	else if (optopt && (optopt >= 128 || strchr(shortopts, optopt)))
+		what = "needs a value";
+	if (!optopt || !strcmp(what, "unknown option"))
+		fprintf(stderr, "%s: unknown option '%s'\n", verb, is_long ? arg : name);
+	else
+		fprintf(stderr, "%s: option '%s' %s\n", verb, name, what);
+	fprintf(stderr, "Try '%s --help'.\n", verb);
+	return EXIT_USAGE;
+}
+
+/* Levenshtein distance, with a swap of two neighbours counted as one
+ * edit, of two short words (longer ones are never near). */
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), d[33][33];
+
+	if (la > 32 || lb > 32)
+		return SIZE_MAX;
+	for (size_t i = 0; i <= la; i++)
+		for (size_t j = 0; j <= lb; j++) {
+			size_t v = i + j;
+
+			if (i && j) {
+				v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+				v = MIN(v, d[i - 1][j] + 1);
+				v = MIN(v, d[i][j - 1] + 1);
+				if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+					v = MIN(v, d[i - 2][j - 2] + 1);
+			}
+			d[i][j] = v;
+		}
+	return d[la][lb];
+}
+#undef MIN
+
+const char *cli_near_miss(const char *word, const char *const *names, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = 3;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d = edit_distance(word, names[i]);
+
+		/* at most two edits, and fewer than the word is long */
+		if (d < best_d && d < strlen(word)) {
+			best = names[i];
+			best_d = d;
+		}
+	}
+	return best;
 }
 
 const char *cli_socket_path(void)

@@ -51,11 +51,11 @@ struct confine {
 	int n_all;
 	bool root_is_mount; /* "/" is a mount point (not a plain chroot) */
 	int proc_mount; /* mount id of /proc, 0: none */
-	struct confine_mount cgroup2[16]; /* replaced by the run's own view */
+	/* As many as /sys may hold: a host whose containers or test daemons
+	 * each mounted a bpffs has more than a few, and each must be handled. */
+	struct confine_mount cgroup2[CONFINE_MAX_MOUNTS]; /* replaced by the run's own view */
 	int n_cgroup2;
-	/* hidden: pins must stay the daemon's. Every hermeticd on the host has
-	 * one (a private daemon of a test, a CI runner's), so as many as /sys */
-	struct confine_mount bpf[CONFINE_MAX_MOUNTS];
+	struct confine_mount bpf[CONFINE_MAX_MOUNTS]; /* hidden: pins must stay the daemon's */
 	int n_bpf;
 	struct confine_mount ro[CONFINE_MAX_MOUNTS]; /* /sys and below: read-only */
 	int n_ro;

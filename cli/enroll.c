@@ -159,8 +159,10 @@ static void create_run(struct enroll *e)
 		     sizeof(e->run), true, &e->cgroup_fd, &msg);
 	if (n == -EPERM)
 		die(EXIT_NESTED, "cannot enroll: %s", msg);
+	e->fail_reason = "refused";
 	if (n < 0)
 		die(EXIT_INTERNAL, "hermeticd refused the run: %s", msg);
+	e->fail_reason = NULL;
 	if (e->cgroup_fd < 0)
 		die(EXIT_INTERNAL, "hermeticd sent no cgroup descriptor");
 	e->run.cgroup_path[sizeof(e->run.cgroup_path) - 1] = 0;
@@ -318,6 +320,8 @@ int enroll_run(struct enroll *e)
 	char list[1024];
 
 	if (inside && *inside)
+		cli_vclock_mark_nested();
+	if (inside && *inside)
 		die(EXIT_NESTED,
 		    "cannot enroll: this process is already inside hermetic run %s (one run's\n"
 		    "  processes belong to one policy; run the command directly)",
@@ -418,6 +422,7 @@ int enroll_run(struct enroll *e)
 		enroll_fetch_audit(e);
 		enroll_print_audit(e);
 	}
+	cli_vclock_dns(e);
 	enroll_daemon_note(e, &note);
 	/* The journal goes to the store before the run ends; it carries the
 	 * restart as a note among its options. */
@@ -452,7 +457,11 @@ int enroll_run(struct enroll *e)
 	close(sfd);
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	enroll_build_repro(e);
-	if (code != 0 && !e->quiet_repro)
+	if (code == EXIT_NESTED && e->nested_refused && !e->quiet_repro)
+		warnx_("command exited with status %d: a hermetic enroll inside the run refused to\n"
+		       "  start (a run holds no other run; run its command directly)",
+		       code);
+	else if (code != 0 && !e->quiet_repro)
 		warnx_("command exited with status %d; reproduce with:\n  %s", code,
 		       e->repro ? e->repro : "(out of memory)");
 	enroll_json_write(e, code);

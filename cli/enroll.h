@@ -35,6 +35,7 @@ struct enroll_opt {
 
 struct enroll {
 	struct hm_config cfg;
+	bool parsed; /* enroll_parse is done: seed and start time are final */
 	enum now_source now_src; /* where cfg.now_ns came from */
 	bool no_daemon;
 	bool unconfined; /* --confine off */
@@ -79,12 +80,17 @@ struct enroll {
 	uint32_t killed; /* stragglers killed after CMD exited */
 	bool have_audit;
 	struct hm_audit audit;
+	bool have_dns; /* the clock page's count of refused lookups was read */
+	uint64_t dns_refused;
+	char dns_first[4][64];
+	bool nested_refused; /* an enroll inside the run refused to start */
 	bool have_report;
 	struct hm_report report; /* refusals, as hermeticd counted them */
 	char *repro; /* the command line that repeats the run */
 	/* --report FILE (report.c): opened before the run, appended after */
 	const char *report_path;
 	int report_fd;
+	const char *fail_reason; /* hermetic_error.reason of a die() now, if not by status */
 	/* the journal kept, if any (record.c) */
 	char journal_id[32];
 	char journal_file[4352];
@@ -116,6 +122,11 @@ void enroll_daemon_note(struct enroll *e, struct enroll_opt *ret_opt);
 /* vclock.c: the run's clock page; setup before CMD starts, finish after. */
 void cli_vclock_setup(struct enroll *e);
 void cli_vclock_finish(struct enroll *e);
+/* The name lookups the shim refused (counted in the clock page): into
+ * e->dns_*, and one line when there were any. */
+void cli_vclock_dns(struct enroll *e);
+/* An enroll inside a run that refuses to start marks the run's page. */
+void cli_vclock_mark_nested(void);
 
 /* Parse enroll's options and CMD from argv (argv[0] is the verb). Dies with
  * EXIT_USAGE on bad usage; prefix names the verb in messages. */
@@ -128,6 +139,9 @@ int enroll_run(struct enroll *e);
 /* enroll_json.c: open --report FILE (dies on failure, before the run), and
  * append the run's JSON document to it. */
 void enroll_json_open(struct enroll *e);
+/* From here until enroll_json_write, a die() of hermetic's own appends a
+ * line with hermetic_error to the report (opened then if need be). */
+void enroll_json_arm(struct enroll *e);
 void enroll_json_write(struct enroll *e, int code);
 
 /* Time and entropy syscalls of a process with the shim that reached the

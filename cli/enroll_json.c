@@ -21,10 +21,13 @@ void enroll_json_open(struct enroll *e)
 	e->report_fd = -1;
 	if (!e->report_path)
 		return;
+	/* Not armed while it opens: a report that cannot be opened gets no line. */
+	cli_die_hook = NULL;
 	e->report_fd = open(e->report_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
 	if (e->report_fd < 0)
 		die(EXIT_CANTCREAT, "--report: cannot open '%s' for appending: %s", e->report_path,
 		    strerror(errno));
+	enroll_json_arm(e);
 }
 
 static json_object *str_or_null(const char *s)
@@ -96,13 +99,119 @@ static json_object *coverage(const struct enroll *e)
 	return o;
 }
 
+/* Why hermetic itself failed, by its exit status (cli.h). */
+static const char *error_reason(int code)
+{
+	switch (code) {
+	case EXIT_NOHOST:
+		return "allow_host_unresolved";
+	case EXIT_NODAEMON:
+		return "no_daemon";
+	case EXIT_INTERNAL:
+		return "internal";
+	case EXIT_NESTED:
+		return "nested";
+	case EXIT_CANNOT_EXEC:
+		return "cannot_execute";
+	case EXIT_NOT_FOUND:
+		return "command_not_found";
+	default:
+		return "error";
+	}
+}
+
+/* Append o as one line to the report, one write(2), and close it. */
+static void write_line(struct enroll *e, json_object *o)
+{
+	const char *text;
+	size_t len;
+
+	text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+	{
+		/* One write, newline included: a line is a whole document. */
+		_cleanup_free_ char *line = malloc(len + 1);
+
+		if (!line) {
+			warnx_("--report: out of memory");
+			goto out;
+		}
+		memcpy(line, text, len);
+		line[len] = '\n';
+		if (write(e->report_fd, line, len + 1) != (ssize_t)(len + 1))
+			warnx_("--report: Failed to write '%s': %s", e->report_path,
+			       strerror(errno ? errno : EIO));
+	}
+out:
+	close(e->report_fd);
+	e->report_fd = -1;
+}
+
+/* die() while a run with --report is being set up or run: the command
+ * did not run (or its outcome is lost), and the line says so, with
+ * hermetic's own status and message in hermetic_error. Only the process
+ * that armed it writes (never a forked child). */
+static struct enroll *armed;
+static pid_t armed_pid;
+
+static void fail_line(int code, const char *msg)
+{
+	struct enroll *e = armed;
+	json_object *o, *cmd, *err;
+	char now[64];
+
+	armed = NULL;
+	if (!e || getpid() != armed_pid)
+		return;
+	if (e->report_fd < 0)
+		e->report_fd = open(e->report_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY,
+				    0644);
+	if (e->report_fd < 0)
+		return; /* die() has said why hermetic stops */
+	o = json_object_new_object();
+	cmd = json_object_new_array();
+	for (char **a = e->argv; a && *a; a++)
+		json_object_array_add(cmd, json_object_new_string(*a));
+	json_object_object_add(o, "hermetic", json_object_new_string(HERMETIC_VERSION));
+	json_object_object_add(o, "command", cmd);
+	json_object_object_add(o, "run_id", e->run.run_id ? json_object_new_uint64(e->run.run_id) : NULL);
+	json_object_object_add(o, "exit_status", json_object_new_int(code));
+	json_object_object_add(o, "signal", NULL);
+	json_object_object_add(o, "passed", json_object_new_boolean(false));
+	if (e->parsed) {
+		hm_format_time(e->cfg.now_ns, now, sizeof(now));
+		json_object_object_add(o, "seed", json_object_new_uint64(e->cfg.seed));
+		json_object_object_add(o, "now", json_object_new_string(now));
+		enroll_build_repro(e);
+	} else {
+		json_object_object_add(o, "seed", NULL);
+		json_object_object_add(o, "now", NULL);
+	}
+	json_object_object_add(o, "repro", str_or_null(e->repro));
+	err = json_object_new_object();
+	json_object_object_add(err, "exit_status", json_object_new_int(code));
+	json_object_object_add(err, "reason", json_object_new_string(e->fail_reason ? e->fail_reason : error_reason(code)));
+	json_object_object_add(err, "message", json_object_new_string(msg));
+	json_object_object_add(o, "hermetic_error", err);
+	write_line(e, o);
+	json_object_put(o);
+}
+
+void enroll_json_arm(struct enroll *e)
+{
+	if (!e->report_path)
+		return;
+	armed = e;
+	armed_pid = getpid();
+	cli_die_hook = fail_line;
+}
+
 void enroll_json_write(struct enroll *e, int code)
 {
 	json_object *o, *cmd, *j;
-	const char *text;
 	char now[64];
-	size_t len;
 
+	armed = NULL;
+	cli_die_hook = NULL;
 	if (e->report_fd < 0)
 		return;
 	o = json_object_new_object();
@@ -125,6 +234,17 @@ void enroll_json_write(struct enroll *e, int code)
 	json_object_object_add(o, "refusals", e->no_daemon ? NULL : refusals(e));
 	json_object_object_add(o, "coverage", coverage(e));
 	json_object_object_add(o, "containment", e->no_daemon ? NULL : confine_layers_json(&e->conf));
+	if (e->have_dns) {
+		json_object *d = json_object_new_object(), *names = json_object_new_array();
+
+		json_object_object_add(d, "count", json_object_new_uint64(e->dns_refused));
+		for (int i = 0; i < 4 && e->dns_first[i][0]; i++)
+			json_object_array_add(names, json_object_new_string(e->dns_first[i]));
+		json_object_object_add(d, "names", names);
+		json_object_object_add(o, "dns_refusals", d);
+	} else {
+		json_object_object_add(o, "dns_refusals", NULL); /* --clock off: not counted */
+	}
 	j = json_object_new_object();
 	json_object_object_add(j, "id", str_or_null(e->journal_id));
 	json_object_object_add(j, "file", str_or_null(e->journal_file));
@@ -145,20 +265,7 @@ void enroll_json_write(struct enroll *e, int code)
 	} else {
 		json_object_object_add(o, "daemon_restart", NULL);
 	}
-	text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
-	{
-		/* One write, newline included: a line is a whole document. */
-		_cleanup_free_ char *line = malloc(len + 1);
-
-		if (!line)
-			die(EXIT_INTERNAL, "out of memory");
-		memcpy(line, text, len);
-		line[len] = '\n';
-		if (write(e->report_fd, line, len + 1) != (ssize_t)(len + 1))
-			warnx_("--report: Failed to write '%s': %s", e->report_path,
-			       strerror(errno ? errno : EIO));
-	}
+	json_object_object_add(o, "hermetic_error", NULL);
+	write_line(e, o);
 	json_object_put(o);
-	close(e->report_fd);
-	e->report_fd = -1;
 }

@@ -5,6 +5,7 @@
  */
 #include <getopt.h>
 #include <stdarg.h>
+#include <strings.h>
 #include <netdb.h>
 #include <inttypes.h>
 #include <arpa/inet.h>
@@ -106,10 +107,12 @@ static void usage(FILE *f)
 		"The root is removed only when no process of the run is left; whenever it is\n"
 		"kept, stderr says so in one line: 'hermetic: kept root: PATH'.\n"
 		"\n"
-		"Exit status: CMD's own, or 128+N when it died of signal N. hermetic's own\n"
-		"failures: 2 bad usage, 68 an --allow host does not resolve, 69 hermeticd\n"
-		"not reachable, 70 internal error, 77 already inside a run, 126 CMD not\n"
-		"executable, 127 CMD not found.\n",
+		"Exit status: CMD's own, or 128+N when it died of signal N (86: it spun on a\n"
+		"clock that cannot advance). hermetic's own failures: 2 bad usage, 68 an\n"
+		"--allow host does not resolve, 69 hermeticd not reachable, 70 internal error\n"
+		"or hermeticd refused the run, 73 --report cannot be opened, 77 already inside\n"
+		"a run, 126 CMD not executable, 127 CMD not found. All but 2 and 73 also get a\n"
+		"--report line whose hermetic_error says why; CMD's own status has it null.\n",
 		(unsigned long long)HM_DEFAULT_SPIN_LIMIT);
 }
 
@@ -162,6 +165,28 @@ static void add_allow(struct enroll *e, const uint8_t addr[16], uint16_t port)
 	e->allow[e->n_allow++].port = port;
 }
 
+/* "--allow https://example.com/x": a URL, not HOST[:PORT]; say which
+ * form it wants, with the URL's own host and port. */
+static void url_allow(const char *spec)
+{
+	const char *p = strstr(spec, "://"), *port = "PORT";
+	char host[256];
+
+	if (!p)
+		return;
+	if (!strncasecmp(spec, "https://", 8))
+		port = "443";
+	else if (!strncasecmp(spec, "http://", 7))
+		port = "80";
+	p += 3;
+	p += strcspn(p, "@/") < strcspn(p, "/") ? strcspn(p, "@") + 1 : 0; /* user@ */
+	snprintf(host, sizeof(host), "%.*s", (int)strcspn(p, "/?#"), p);
+	if (strchr(host, ':') && host[0] != '[')
+		bad_usage("--allow %s: a URL; --allow takes HOST:PORT, here --allow %s", spec, host);
+	bad_usage("--allow %s: a URL; --allow takes HOST:PORT, here --allow %s:%s", spec,
+		  host[0] ? host : "HOST", port);
+}
+
 /* Resolve now, outside the run: the run itself cannot resolve names. */
 static void resolve_allow(struct enroll *e, const char *spec)
 {
@@ -171,6 +196,7 @@ static void resolve_allow(struct enroll *e, const char *spec)
 	uint16_t port;
 	int r;
 
+	url_allow(spec);
 	split_host_port(spec, host, sizeof(host), &port);
 	r = getaddrinfo(host, NULL, &hints, &res);
 	if (r)
@@ -275,6 +301,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 	char msg[1024];
 
 	usage_prefix = prefix;
+	e->report_fd = -1;
 	hm_config_init(&e->cfg);
 	e->now_src = NOW_RELEASE;
 	boundary_init(&e->bnd);
@@ -339,9 +366,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 			add_opt(e, opts[idx].name, optarg);
 			break;
 		case '?':
-			if (optopt)
-				bad_usage("option '%s' needs a value", argv[optind - 1]);
-			bad_usage("unknown option '%s'", argv[optind - 1]);
+			exit(cli_bad_option(usage_prefix, "+h", argv));
 		default:
 			if (c < O_BOUNDARY) {
 				set_cfg(e, opts[idx].name, optarg);
@@ -372,6 +397,8 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 			  "  journal store is hermeticd's");
 	if (boundary_validate(&e->bnd, msg, sizeof(msg)) < 0)
 		bad_usage("%s", msg);
+	/* Usage errors above get no --report line; what fails from here on does. */
+	enroll_json_arm(e);
 	for (int i = 0; i < e->n_allow_specs; i++)
 		resolve_allow(e, e->allow_specs[i]);
 	if (e->now_src != NOW_OPTION && now_default(&e->cfg.now_ns, &e->now_src, msg, sizeof(msg)) < 0)
@@ -384,4 +411,5 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 		/* Short enough to retype from a CI log. */
 		e->cfg.seed = s % 1000000000ULL;
 	}
+	e->parsed = true;
 }

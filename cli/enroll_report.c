@@ -39,14 +39,16 @@ void enroll_print_refusals(struct enroll *e)
 	for (uint32_t i = 0; i < rep.n && i < HM_REPORT_MAX && i < 4; i++) {
 		const struct hm_refusal *r = &rep.first[i];
 		size_t used = strlen(line);
-		char comm[17];
+		char comm[17], times[16] = "";
 
 		enroll_refusal_names(r, a, sizeof(a), comm);
 		if (!comm[0])
 			snprintf(comm, sizeof(comm), "pid unknown");
+		/* Its own buffer: the process name is still to be printed. */
+		if (r->count > 1)
+			snprintf(times, sizeof(times), " x%u", r->count);
 		snprintf(line + used, sizeof(line) - used, "%s%s%s (%s)%s", i ? ", " : "",
-			 r->op == 2 ? "sendto " : r->op == 3 ? "packet to " : "", a, comm,
-			 r->count > 1 ? (snprintf(comm, sizeof(comm), " x%u", r->count), comm) : "");
+			 r->op == 2 ? "sendto " : r->op == 3 ? "packet to " : "", a, comm, times);
 	}
 	/* --network audit: the same list, of what block would have refused. */
 	warnx_("%s %" PRIu64 " connection%s: %s%s",

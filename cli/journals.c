@@ -67,7 +67,15 @@ int cmd_journals(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(subs); i++)
 		if (!strcmp(argv[1], subs[i].name))
 			return subs[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "%s: journals: unknown command '%s'\n", program_name, argv[1]);
+	{
+		const char *names[ARRAY_SIZE(subs)], *near;
+
+		for (size_t i = 0; i < ARRAY_SIZE(subs); i++)
+			names[i] = subs[i].name;
+		near = cli_near_miss(argv[1], names, ARRAY_SIZE(subs));
+		fprintf(stderr, "%s: journals: unknown command '%s'%s%s%s\n", program_name, argv[1],
+			near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+	}
 	usage(stderr);
 	return EXIT_USAGE;
 }
@@ -325,6 +333,7 @@ static int journals_list(int argc, char **argv)
 	size_t n;
 	int c;
 
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "jd:h", opts, NULL)) != -1) {
 		if (c == 'j')
 			json = true;
@@ -333,7 +342,7 @@ static int journals_list(int argc, char **argv)
 		else if (c == 'h')
 			return list_usage(stdout), 0;
 		else
-			return list_usage(stderr), EXIT_USAGE;
+			return cli_bad_option("hermetic journals list", "jd:h", argv);
 	}
 	if (optind != argc)
 		return list_usage(stderr), EXIT_USAGE;
@@ -399,13 +408,15 @@ static int journals_fetch(int argc, char **argv)
 	uint64_t id, size, rnd = 0, copied = 0;
 	int c, r = 0;
 
+	opterr = 0;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		if (c == 'o')
 			out = optarg;
 		else if (c == 'h')
 			return fetch_usage(stdout), 0;
 		else
-			return fetch_usage(stderr), EXIT_USAGE;
+			return cli_bad_option("hermetic journals fetch", "o:h", argv);
 	}
 	if (optind != argc - 1)
 		return fetch_usage(stderr), EXIT_USAGE;
@@ -535,6 +546,8 @@ static int journals_gc(int argc, char **argv)
 	ssize_t n;
 	int c, sock;
 
+	opterr = 0;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		if (c == 'o') {
 			if (hm_parse_duration(optarg, &ns) < 0)
@@ -544,7 +557,7 @@ static int journals_gc(int argc, char **argv)
 		} else if (c == 'h') {
 			return gc_usage(stdout), 0;
 		} else {
-			return gc_usage(stderr), EXIT_USAGE;
+			return cli_bad_option("hermetic journals gc", "o:h", argv);
 		}
 	}
 	if (optind != argc)

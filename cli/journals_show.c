@@ -106,6 +106,15 @@ static json_object *audit_json(const struct hm_journal *j)
 	return o;
 }
 
+/* Does the journal's configuration carry the option (or note) key? */
+static bool has_opt(const struct hm_journal *j, const char *key)
+{
+	for (size_t i = 0; j->has_config && i < j->config.n_opts; i++)
+		if (!strcmp(j->config.opts[i].key, key))
+			return true;
+	return false;
+}
+
 static void show_text(const char *path, size_t fsize, const struct hm_journal *j, struct proc *p,
 		      size_t np, bool records)
 {
@@ -222,8 +231,13 @@ static void show_text(const char *path, size_t fsize, const struct hm_journal *j
 		if (j->kernel_dropped || not_kept)
 			printf(" (the kernel's view is incomplete)");
 	}
+	else if (has_opt(j, "no-daemon"))
+		printf("; no kernel summary (recorded with --no-daemon: the kernel's view is hermeticd's)");
+	else if (j->n_scopes) /* (replay reads it the same way) */
+		printf("; none in a journal of scopes only (--journal-per-scope: the kernel's stream is "
+		       "the whole run's)");
 	else
-		printf("; no kernel summary (recorded without hermeticd?)");
+		printf("; no kernel summary (hermeticd sent no kernel stream for the run)");
 	putchar('\n');
 	show_audit_text(j);
 	if (j->has_exit) {
@@ -414,6 +428,7 @@ int jl_journals_show(int argc, char **argv)
 	struct stat st;
 	int c, r;
 
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "jrh", opts, NULL)) != -1) {
 		if (c == 'j')
 			json = true;
@@ -422,7 +437,7 @@ int jl_journals_show(int argc, char **argv)
 		else if (c == 'h')
 			return show_usage(stdout), 0;
 		else
-			return show_usage(stderr), EXIT_USAGE;
+			return cli_bad_option("hermetic journals show", "jrh", argv);
 	}
 	if (optind != argc - 1)
 		return show_usage(stderr), EXIT_USAGE;

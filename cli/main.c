@@ -16,7 +16,8 @@ static const struct verb {
 	{ "replay", cmd_replay, "run a command again on the values a journal recorded" },
 	{ "status", cmd_status, "show the daemon, its BPF programs and active runs" },
 	{ "journals", cmd_journals, "show what a recorded run's journal holds" },
-	{ "help", cmd_help, "show this help" },
+	{ "report", cmd_report, "turn enroll --report lines into a Markdown summary" },
+	{ "help", cmd_help, "show this help, or a command's (help COMMAND)" },
 };
 
 static void usage(FILE *f)
@@ -32,10 +33,43 @@ static void usage(FILE *f)
 		HM_DEFAULT_SOCKET);
 }
 
+static const struct verb *find_verb(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
+		if (!strcmp(name, verbs[i].name))
+			return &verbs[i];
+	return NULL;
+}
+
+static int unknown_command(const char *name)
+{
+	const char *names[ARRAY_SIZE(verbs)], *near;
+
+	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
+		names[i] = verbs[i].name;
+	near = cli_near_miss(name, names, ARRAY_SIZE(verbs));
+	fprintf(stderr, "hermetic: unknown command '%s'", name);
+	if (near)
+		fprintf(stderr, "; did you mean '%s'?", near);
+	fprintf(stderr, "\nRun 'hermetic --help' for the commands.\n");
+	return EXIT_USAGE;
+}
+
+/* hermetic help [COMMAND]: COMMAND's own help, as 'COMMAND --help'. */
 static int cmd_help(int argc, char **argv)
 {
-	usage(stdout);
-	return 0;
+	const struct verb *v;
+	char *args[] = { NULL, "--help", NULL };
+
+	if (argc < 2 || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	v = find_verb(argv[1]);
+	if (!v)
+		return unknown_command(argv[1]);
+	args[0] = argv[1];
+	return v->fn(2, args);
 }
 
 int main(int argc, char **argv)
@@ -52,10 +86,11 @@ int main(int argc, char **argv)
 		printf("hermetic %s\n", HERMETIC_VERSION);
 		return 0;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
-		if (!strcmp(argv[1], verbs[i].name))
-			return verbs[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "hermetic: unknown command '%s'\n", argv[1]);
-	usage(stderr);
-	return EXIT_USAGE;
+	if (find_verb(argv[1]))
+		return find_verb(argv[1])->fn(argc - 1, argv + 1);
+	if (argv[1][0] == '-') {
+		fprintf(stderr, "hermetic: unknown option '%s'\nTry 'hermetic --help'.\n", argv[1]);
+		return EXIT_USAGE;
+	}
+	return unknown_command(argv[1]);
 }

@@ -16,7 +16,8 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: hermetic status [--json]\n\n"
 		   "Show the daemon's version, which BPF attach types are active and which\n"
 		   "were refused and why, its cgroup subtree, the containment a run started\n"
-		   "here would get (and what this kernel cannot give), and the active runs.\n\n"
+		   "here would get (and what this kernel cannot give), and your active runs\n"
+		   "(root: every user's; others see how many other users have).\n\n"
 		   "  --json   one JSON object, for scripts\n");
 }
 
@@ -34,16 +35,20 @@ int cmd_status(int argc, char **argv)
 	ssize_t n;
 	int c, sock;
 
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
 		if (c == 'j')
 			json = true;
 		else if (c == 'h')
 			return usage(stdout), 0;
 		else
-			return usage(stderr), EXIT_USAGE;
+			return cli_bad_option("hermetic status", "jh", argv);
 	}
-	if (optind != argc)
-		return usage(stderr), EXIT_USAGE;
+	if (optind != argc) {
+		fprintf(stderr, "hermetic status: unexpected argument '%s'\nTry 'hermetic status --help'.\n",
+			argv[optind]);
+		return EXIT_USAGE;
+	}
 	sock = cli_connect();
 	n = cli_call(sock, HM_REQ_STATUS, NULL, 0, -1, HM_REP_STATUS, buf, sizeof(buf) - 1, false,
 		     NULL, &msg);
@@ -99,7 +104,13 @@ int cmd_status(int argc, char **argv)
 	if (json_object_object_get_ex(o, "runs", &v)) {
 		size_t nr = json_object_array_length(v);
 
-		printf("active runs: %zu\n", nr);
+		json_object *others = NULL;
+
+		json_object_object_get_ex(o, "runs_of_others", &others);
+		printf("active runs: %zu", nr);
+		if (others && json_object_get_int(others))
+			printf(" of yours, and %d of other users", json_object_get_int(others));
+		putchar('\n');
 		for (size_t i = 0; i < nr; i++) {
 			json_object *r = json_object_array_get_idx(v, i), *id, *uid, *label, *net, *ref,
 				    *adopted, *conn;

@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +97,58 @@ void cli_vclock_setup(struct enroll *e)
 
 	__atomic_store_n(&e->vc->mono, mono, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->vc->wall_off, e->cfg.now_ns - mono, __ATOMIC_RELEASE);
+}
+
+void cli_vclock_mark_nested(void)
+{
+	const char *path = getenv(HM_ENV_CLOCK_PAGE);
+	__u64 one = 1;
+	int fd;
+
+	if (!path || !*path)
+		return;
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return; /* best effort: the message says it all the same */
+	if (pwrite(fd, &one, sizeof(one), offsetof(struct hm_vclock, nested_refused)) < 0)
+		(void)0;
+	close(fd);
+}
+
+void cli_vclock_dns(struct enroll *e)
+{
+	struct hm_vclock h;
+	int fd;
+
+	if (!e->vc)
+		return;
+	/* pread: the run may have truncated the file under us. */
+	fd = open(e->clock_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h)) {
+		e->have_dns = true;
+		e->dns_refused = h.dns_refused;
+		e->nested_refused = h.nested_refused != 0;
+		for (int i = 0; i < 4; i++) {
+			memcpy(e->dns_first[i], h.dns_first[i], sizeof(e->dns_first[i]));
+			e->dns_first[i][sizeof(e->dns_first[i]) - 1] = 0;
+		}
+	}
+	close(fd);
+	if (!e->dns_refused)
+		return;
+	{
+		char line[512] = "";
+		size_t used = 0;
+
+		for (int i = 0; i < 4 && e->dns_first[i][0]; i++)
+			used += snprintf(line + used, sizeof(line) - used, "%s%s", i ? ", " : "",
+					 e->dns_first[i]);
+		warnx_("refused %" PRIu64 " DNS lookup%s (not in /etc/hosts; --allow HOST:PORT lets a "
+		       "name through): %s",
+		       e->dns_refused, e->dns_refused == 1 ? "" : "s", line);
+	}
 }
 
 void cli_vclock_finish(struct enroll *e)

@@ -55,9 +55,9 @@ static void serve_create(struct hmd *d, int id, const struct hmd_req *req)
 		return (void)hmd_reply_error(c, req->seq, EUSERS, "too many runs on one connection");
 	if (c->uid != 0 && (n = hmd_runs_count_uid(d, c->uid)) >= (int)d->max_runs_per_user)
 		return (void)hmd_reply_error(c, req->seq, EUSERS,
-					     "uid %u already has %d runs (the limit, hermeticd "
-					     "--max-runs-per-user)",
-					     (unsigned)c->uid, n);
+					     "uid %u is at its limit of %u runs (hermeticd "
+					     "--max-runs-per-user); retry when one has ended",
+					     (unsigned)c->uid, d->max_runs_per_user);
 	/* One run's processes belong to one policy: a process inside a run
 	 * may not start another (it could otherwise pick a weaker policy). */
 	if (peer_outside(d, c, req->seq, &peer) < 0)

@@ -190,9 +190,9 @@ void hmd_server_accept(struct hmd *d)
 		 * root can always ask what is going on. */
 		if (cred.uid != 0 && mine >= 2 * (int)d->max_conns_per_user) {
 			refuse(fd, EUSERS,
-			       "uid %u already has %d connections to hermeticd (the limit, "
+			       "uid %u is at its limit of %u connections to hermeticd (%d open; "
 			       "hermeticd --max-conns-per-user); close some and retry",
-			       (unsigned)cred.uid, full);
+			       (unsigned)cred.uid, d->max_conns_per_user, full);
 			continue;
 		}
 		if (free_slots == 0 || (cred.uid != 0 && free_slots <= HMD_ROOT_RESERVED_CONNS)) {
@@ -277,12 +277,14 @@ static json_object *run_json(struct hmd *d, struct hmd_run *r)
 }
 
 /* The status document, at most max bytes: with more runs than fit, the
- * newest are listed and "runs_omitted" says how many are not. */
-static json_object *status_json(struct hmd *d, size_t max)
+ * newest are listed and "runs_omitted" says how many are not. A caller
+ * other than root sees its own runs only (their ids and labels are its
+ * business) and a count of the others' in "runs_of_others". */
+static json_object *status_json(struct hmd *d, size_t max, uid_t uid)
 {
 	json_object *o = json_object_new_object(), *runs = json_object_new_array(), *st;
 	size_t used;
-	int omitted = 0;
+	int omitted = 0, others = 0;
 
 	json_object_object_add(o, "version", json_object_new_string(HERMETIC_VERSION));
 	json_object_object_add(o, "protocol", json_object_new_int(HM_PROTO_VERSION));
@@ -332,8 +334,15 @@ static json_object *status_json(struct hmd *d, size_t max)
 	json_object_object_add(o, "runs_total", json_object_new_int(d->n_runs));
 	used = strlen(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) + 64;
 	for (struct hmd_run *r = d->runs; r; r = r->next) {
-		json_object *j = run_json(d, r);
-		size_t n = strlen(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN)) + 1;
+		json_object *j;
+		size_t n;
+
+		if (uid != 0 && r->uid != uid) {
+			others++;
+			continue;
+		}
+		j = run_json(d, r);
+		n = strlen(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN)) + 1;
 
 		if (omitted || used + n > max) {
 			json_object_put(j);
@@ -345,6 +354,7 @@ static json_object *status_json(struct hmd *d, size_t max)
 	}
 	json_object_object_add(o, "runs", runs);
 	json_object_object_add(o, "runs_omitted", json_object_new_int(omitted));
+	json_object_object_add(o, "runs_of_others", json_object_new_int(others));
 	return o;
 }
 
@@ -364,7 +374,7 @@ static void serve_hello(struct hmd *d, struct hmd_conn *c, uint32_t seq)
 static void serve_status(struct hmd *d, struct hmd_conn *c, uint32_t seq)
 {
 	const size_t max = HM_MSG_MAX - sizeof(struct hm_hdr);
-	json_object *o = status_json(d, max - 256);
+	json_object *o = status_json(d, max - 256, c->uid);
 	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	size_t n = strlen(s);
 
@@ -411,9 +421,9 @@ void hmd_server_handle(struct hmd *d, int id)
 			mine += d->conns[i].fd >= 0 && d->conns[i].uid == c->uid &&
 				!d->conns[i].adopt_only;
 		hmd_reply_error(c, req.seq, EUSERS,
-				"uid %u already has %d connections to hermeticd (the limit, "
+				"uid %u is at its limit of %u connections to hermeticd (%d open; "
 				"hermeticd --max-conns-per-user); close some and retry",
-				(unsigned)c->uid, mine);
+				(unsigned)c->uid, d->max_conns_per_user, mine);
 		conn_close(d, id);
 		return;
 	}

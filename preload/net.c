@@ -105,11 +105,39 @@ static bool pass_name(const char *name)
 	return ok;
 }
 
+/* A refused lookup, counted in the run's clock page for enroll's summary
+ * (a refused connect is counted by the kernel; a lookup never reaches it). */
+static void note_refused(const char *name)
+{
+	struct hm_vclock *vc = hm.vc;
+	size_t n;
+
+	if (!vc || !name)
+		return;
+	n = strnlen(name, sizeof(vc->dns_first[0]) - 1);
+	for (int i = 0; i < 4; i++) {
+		char *slot = vc->dns_first[i];
+		char expected = 0;
+
+		if (!strncmp(slot, name, n) && slot[n] == 0)
+			break; /* named already */
+		/* Claim an empty slot by its first byte; the rest follows. */
+		if (__atomic_compare_exchange_n(slot, &expected, name[0], false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			memcpy(slot + 1, name + 1, n ? n - 1 : 0);
+			slot[n] = 0;
+			break;
+		}
+	}
+	__atomic_fetch_add(&vc->dns_refused, 1, __ATOMIC_RELAXED);
+}
+
 HM_EXPORT int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
 			  struct addrinfo **res)
 {
 	if ((hints && (hints->ai_flags & AI_NUMERICHOST)) || pass_name(node))
 		return hm.real.getaddrinfo(node, service, hints, res);
+	note_refused(node);
 	return EAI_NONAME;
 }
 
@@ -117,6 +145,7 @@ HM_EXPORT struct hostent *gethostbyname(const char *name)
 {
 	if (pass_name(name))
 		return hm.real.gethostbyname(name);
+	note_refused(name);
 	h_errno = HOST_NOT_FOUND;
 	return NULL;
 }
@@ -125,6 +154,7 @@ HM_EXPORT struct hostent *gethostbyname2(const char *name, int af)
 {
 	if (pass_name(name))
 		return hm.real.gethostbyname2(name, af);
+	note_refused(name);
 	h_errno = HOST_NOT_FOUND;
 	return NULL;
 }
@@ -134,6 +164,7 @@ HM_EXPORT int gethostbyname_r(const char *name, struct hostent *ret, char *buf, 
 {
 	if (pass_name(name))
 		return hm.real.gethostbyname_r(name, ret, buf, len, result, herr);
+	note_refused(name);
 	*result = NULL;
 	if (herr)
 		*herr = HOST_NOT_FOUND;
@@ -145,6 +176,7 @@ HM_EXPORT int gethostbyname2_r(const char *name, int af, struct hostent *ret, ch
 {
 	if (pass_name(name))
 		return hm.real.gethostbyname2_r(name, af, ret, buf, len, result, herr);
+	note_refused(name);
 	*result = NULL;
 	if (herr)
 		*herr = HOST_NOT_FOUND;

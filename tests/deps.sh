@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# make deps: install the Debian 12 packages that building and testing need.
-# Does nothing (and needs no network) when they are all present.
+# make deps: install the Debian 12 packages that building and testing need
+# (CI's set); make build-deps (tests/deps.sh build): only what building
+# needs, and make demo runs with. tests/deps.sh [build] --list prints the set. Does nothing (and needs no network) when
+# they are all present.
 set -eu
-pkgs=(
-	# build
-	make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev
+build=(
+	make gcc libc6-dev clang libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev
 	libsystemd-dev libjson-c-dev pkg-config
+)
+pkgs=(
+	"${build[@]}"
+	llvm
 	# tests: real programs the integration tests run
 	iproute2 curl python3 nodejs default-jdk-headless golang-go openssl sqlite3
 	perl git coreutils tar make faketime libfaketime procps util-linux libc6-dev
@@ -27,6 +32,17 @@ pkgs=(
 	# tests/integration/ci_docs.sh: the recipes in docs/ci.md, run
 	jq python3-yaml
 )
+what="make deps"
+if [ "${1:-}" = build ]; then
+	pkgs=("${build[@]}")
+	what="make build-deps"
+	shift
+fi
+# --list: print the set, comma-separated (tests/integration/quickstart.sh)
+if [ "${1:-}" = --list ]; then
+	(IFS=,; echo "${pkgs[*]}")
+	exit 0
+fi
 missing=()
 for p in "${pkgs[@]}"; do
 	# nodejs may come from another repository on some machines; any install counts.
@@ -34,14 +50,14 @@ for p in "${pkgs[@]}"; do
 done
 # tests/compat installs tape's suite with npm ci; npm comes with nodejs
 # where nodejs is not Debian's (and conflicts with Debian's npm there).
-command -v npm >/dev/null || missing+=(npm)
+[ "$what" = "make deps" ] && ! command -v npm >/dev/null && missing+=(npm)
 [ "${#missing[@]}" = 0 ] && exit 0
 if [ "$(id -u)" != 0 ]; then
-	echo "make deps: missing packages: ${missing[*]}" >&2
-	echo "make deps: run as root (sudo make deps) to install them" >&2
+	echo "$what: missing packages: ${missing[*]}" >&2
+	echo "$what: run as root (sudo $what) to install them" >&2
 	exit 1
 fi
-echo "make deps: installing ${missing[*]}"
+echo "$what: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

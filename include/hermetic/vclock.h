@@ -91,7 +91,15 @@ struct hm_vclock {
 	 * every wait writes it, every clock reading reads mono. */
 	__u64 pad1[7];
 	__u64 activity;
-	__u64 pad[476];
+	/* Name lookups the shim refused (neither in /etc/hosts nor allowed):
+	 * how many, and the first distinct names (NUL-terminated, cut at 63
+	 * bytes), for enroll's summary. Written by the run: what it says. */
+	__u64 dns_refused;
+	char dns_first[4][64];
+	/* Set by a hermetic enroll inside the run that refused to start (a run
+	 * holds no other): the run's own enroll then offers no repro line. */
+	__u64 nested_refused;
+	__u64 pad[442];
 };
 
 /* The slots follow the header; the port bytes follow the slots. */

@@ -66,3 +66,57 @@ HERMETIC_SOCKET=$T/none.sock "$HERMETIC" status >"$T/out" 2>"$T/err"
 HERMETIC_RUN=123 "$HERMETIC" enroll --no-daemon -- true >"$T/out" 2>"$T/err"
 rc=$?
 if [ $rc = 77 ] && grep -q "already inside hermetic run 123" "$T/err"; then pass "nested enroll: exit 77"; else fail "nested enroll: exit 77" "rc=$rc"; fi
+
+# One wording for option errors in every command, help for a command, and a
+# suggestion for a near miss.
+"$HERMETIC" status -v >"$T/out" 2>"$T/err"
+rc=$?
+if [ $rc = 2 ] && grep -qx "hermetic status: unknown option '-v'" "$T/err" && grep -qx "Try 'hermetic status --help'." "$T/err" &&
+	! grep -q "invalid option" "$T/err"; then
+	pass "status -v: 'unknown option', as enroll says it"
+else
+	fail "status -v: 'unknown option', as enroll says it" "rc=$rc $(tr '\n' '|' <"$T/err")"
+fi
+"$HERMETIC" enroll -v true >"$T/out" 2>"$T/err"
+rc=$?
+if [ $rc = 2 ] && grep -qx "hermetic enroll: unknown option '-v'" "$T/err"; then
+	pass "enroll -v: 'unknown option' (not 'needs a value')"
+else
+	fail "enroll -v: 'unknown option'" "rc=$rc $(tr '\n' '|' <"$T/err")"
+fi
+"$HERMETIC" journals list --dir >"$T/out" 2>"$T/err"
+rc=$?
+if [ $rc = 2 ] && grep -qx "hermetic journals list: option '--dir' needs a value" "$T/err"; then
+	pass "journals list --dir: 'needs a value', in enroll's wording"
+else
+	fail "journals list --dir: 'needs a value'" "rc=$rc $(tr '\n' '|' <"$T/err")"
+fi
+"$HERMETIC" help enroll >"$T/help_enroll" 2>&1
+rc=$?
+if [ $rc = 0 ] && cmp -s "$T/help_enroll" "$T/help"; then
+	pass "hermetic help enroll prints enroll's help"
+else
+	fail "hermetic help enroll prints enroll's help" "rc=$rc $(head -n 2 "$T/help_enroll" | tr '\n' '|')"
+fi
+"$HERMETIC" enrol -- true >"$T/out" 2>"$T/err"
+rc=$?
+if [ $rc = 2 ] && grep -q "unknown command 'enrol'; did you mean 'enroll'?" "$T/err"; then
+	pass "'enrol' suggests 'enroll'"
+else
+	fail "'enrol' suggests 'enroll'" "rc=$rc $(tr '\n' '|' <"$T/err")"
+fi
+"$HERMETIC" journals lsit >"$T/out" 2>"$T/err"
+if [ $? = 2 ] && grep -q "did you mean 'list'?" "$T/err"; then pass "'journals lsit' suggests 'list'"; else fail "'journals lsit' suggests 'list'" "$(tr '\n' '|' <"$T/err")"; fi
+"$HERMETIC" frobnicate >"$T/out" 2>"$T/err"
+if ! grep -q "did you mean" "$T/err"; then pass "no suggestion for a word near no command"; else fail "no suggestion for a word near no command" "$(tr '\n' '|' <"$T/err")"; fi
+# The man page's EXIT STATUS names every status enroll's help does, 86 too.
+for code in 2 68 69 70 73 77 86 87 126 127; do
+	sed -n '/^\.SH EXIT STATUS/,/^\.SH ENVIRONMENT/p' "$TOP/docs/hermetic.1" | grep -qw "$code" || echo "$code"
+done >"$T/codes_missing"
+if [ ! -s "$T/codes_missing" ] && grep -q "86" "$T/help"; then
+	pass "the man page's EXIT STATUS and enroll --help name 86 and every status of hermetic's own"
+else
+	fail "the man page's EXIT STATUS names every status" "missing: $(tr '\n' ' ' <"$T/codes_missing")"
+fi
+"$HERMETIC" --colour >"$T/out" 2>"$T/err"
+if [ $? = 2 ] && grep -qx "hermetic: unknown option '--colour'" "$T/err"; then pass "hermetic --colour: 'unknown option', not 'unknown command'"; else fail "hermetic --colour: 'unknown option'" "$(tr '\n' '|' <"$T/err")"; fi

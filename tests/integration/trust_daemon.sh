@@ -112,7 +112,7 @@ as_user "$OTHER" timeout 10 "$HERMETIC" enroll -- true >/dev/null 2>"$T/o.err"
 orc=$?
 as_user "$ATT" timeout 10 "$HERMETIC" enroll -- true >/dev/null 2>"$T/a.err"
 arc=$?
-if [[ $(cat "$T/hold.out") == "ok 16 kept, 184 refused: EUSERS: uid $(id -u "$ATT") already has 16 connections to hermeticd (the limit, hermeticd --max-conns-per-user)"* ]] &&
+if [[ $(cat "$T/hold.out") == "ok 16 kept, 184 refused: EUSERS: uid $(id -u "$ATT") is at its limit of 16 connections to hermeticd ("*"open; hermeticd --max-conns-per-user)"* ]] &&
 	[ "$rst" = answered ] && [ $orc = 0 ]; then
 	pass "one user holding all the connections it can gets 16 (its limit) and a clear error; root's status and another user's enroll still work"
 else
@@ -141,7 +141,7 @@ fi
 kill $hpid 2>/dev/null
 wait $hpid 2>/dev/null
 wire as "$ATT" create-runs 20
-if [[ $WOUT == "ok 5 runs made; then ERROR(EUSERS"*"already has 5 runs (the limit, hermeticd --max-runs-per-user)"* ]]; then
+if [[ $WOUT == "ok 5 runs made; then ERROR(EUSERS"*"is at its limit of 5 runs (hermeticd --max-runs-per-user)"* ]]; then
 	pass "runs per user: 5, then a clear EUSERS"
 else
 	fail "runs per user: 5, then a clear EUSERS" "$WOUT"
