@@ -117,18 +117,4 @@ fi
 "$HERMETIC" journals show "$T"/jnod/*.hjournal >"$T/show2" 2>&1
 check "a --no-daemon journal says it was recorded with --no-daemon" grep -q "^kernel .*recorded with --no-daemon" "$T/show2"
 
-# Root's enroll on a host with many bpffs mounts (every container or test
-# daemon may mount one): each is hidden from the run, none makes enroll
-# fail ("more than 8 mounts to handle" before). In a mount namespace of
-# this test's own, so the host's mounts are untouched.
-mkdir -p "$T/bpfs"
-unshare -m --propagation private sh -c '
-	for i in $(seq 1 12); do mkdir -p "$1/b$i" && mount -t bpf bpf "$1/b$i" || exit 9; done
-	"$2" enroll -- sh -c "stat -f -c %T $1/b* | grep -c bpf"' sh "$T/bpfs" "$HERMETIC" >"$T/bpfs.out" 2>"$T/bpfs.err"
-rc=$?
-# Each is mounted over in the run's namespace (confine.c): none is a bpffs there.
-if [ $rc = 1 ] && grep -qx 0 "$T/bpfs.out"; then
-	pass "root's enroll with 12 bpffs mounts on the host: runs, each bpffs hidden from the run"
-else
-	fail "root's enroll with 12 bpffs mounts" "rc=$rc $(tr '\n' '|' <"$T/bpfs.out") $(tr '\n' '|' <"$T/bpfs.err")"
-fi
+# (many bpffs mounts on the host: confine_mounts.sh)
