@@ -45,6 +45,13 @@ struct kclock {
 	struct hm_vclock *vc;
 	char path[256];
 	uint32_t *woken; /* per slot: the wait (seq + 1) we last woke */
+	/* the lag bound: per slot, the wait (seq + 1) first seen and the run's
+	 * clock then; the clock when we last saw it move, and when (real) */
+	struct kseen {
+		uint32_t seq;
+		int64_t mono;
+	} *seen;
+	int64_t last_mono, t_move;
 };
 
 struct hmd_keeper {
@@ -166,6 +173,126 @@ static void process(struct hmd_keeper *k, uint32_t dom)
 	}
 }
 
+/*
+ * The lag bound (docs/virtual-time.md, "Time always ends"): a wait that
+ * began at real time b, with the run's clock at m_b, and has deadline d
+ * fires, idle or not, once
+ *     now - b                  >= K * (d - m_b)   (busy since it began), or
+ *     now - max(b, last move)  >= K * (d - mono)  (busy since the clock moved),
+ * K = lag_milli / 1000. The run was busy all that time: had it been idle,
+ * the clock would have moved to the deadline. The run's clock does not move
+ * for it: the wait is marked in its slot (lagged) and woken, and its thread
+ * moves its own readings to its deadline and says so (in the page's lag log,
+ * which hermetic enroll prints, and in its journal). No other thread's
+ * readings change, so what the bound does stays with the waiter. m_b is the clock when we first saw the wait (every 50 ms:
+ * at most that late, which only ever delays the bound). No wait younger
+ * than HM_VLAG_FLOOR_NS fires (a moment's business is not a hang). Lock
+ * held.
+ */
+static bool lag_due(const struct kclock *c, int64_t now, int64_t b, const struct kseen *w,
+		    int64_t dl, int64_t mono, uint64_t milli)
+{
+	int64_t since = c->t_move > b ? c->t_move : b;
+
+	if (dl <= mono)
+		return true;
+	if (b <= 0 || now - b < HM_VLAG_FLOOR_NS)
+		return false;
+	/* (in doubles: deadlines may lie far away) */
+	return (double)(now - b) * 1000.0 >= (double)milli * (double)(dl - w->mono) ||
+	       (double)(now - since) * 1000.0 >= (double)milli * (double)(dl - mono);
+}
+
+/* The waiting slot that the bound fires first, or -1. */
+static int lag_pick(struct kclock *c, int64_t now, uint64_t milli, uint32_t hw, int64_t *ret_dl)
+{
+	struct hm_vslot *slots = HM_VCLOCK_SLOTS(c->vc);
+	int64_t mono = LOAD(c->vc->mono), bdl = 0;
+	uint64_t bord = 0;
+	int best = -1;
+
+	for (uint32_t i = 0; i < hw; i++) {
+		uint32_t seq;
+		int64_t dl;
+		uint64_t ord;
+
+		if (LOAD(slots[i].state) != HM_VS_WAITING)
+			continue;
+		seq = LOAD(slots[i].seq);
+		if (c->seen[i].seq != seq + 1) {
+			c->seen[i].seq = seq + 1;
+			c->seen[i].mono = mono;
+		}
+		if (c->woken[i] == seq + 1)
+			continue;
+		dl = LOAD(slots[i].deadline);
+		ord = LOAD(slots[i].order);
+		if (dl == INT64_MAX ||
+		    !lag_due(c, now, LOAD(slots[i].real_begin), &c->seen[i], dl, mono, milli))
+			continue;
+		if (best < 0 || dl < bdl || (dl == bdl && ord < bord)) {
+			best = (int)i;
+			bdl = dl;
+			bord = ord;
+		}
+	}
+	*ret_dl = bdl;
+	return best;
+}
+
+static void lag(struct hmd_keeper *k, uint32_t dom, int64_t now)
+{
+	struct kclock *c = &k->clocks[dom];
+	struct hm_vclock *vc = c->vc;
+	struct hm_vslot *slots = HM_VCLOCK_SLOTS(vc);
+	uint64_t milli;
+	uint32_t hw;
+	int64_t mono;
+
+	if (!c->seen || hmd_clockpage_broken(vc) || LOAD(vc->magic) != HM_VCLOCK_MAGIC)
+		return;
+	mono = LOAD(vc->mono);
+	if (mono != c->last_mono) {
+		c->last_mono = mono;
+		c->t_move = now;
+	}
+	milli = LOAD(vc->lag_milli);
+	hw = LOAD(vc->hw);
+	if (!milli)
+		return;
+	if (hw > HM_VSLOTS)
+		hw = HM_VSLOTS;
+	for (int fires = 0; fires < 64; fires++) {
+		int64_t bdl;
+		int best = lag_pick(c, now, milli, hw, &bdl);
+		uint32_t seq;
+		struct hm_sched_tid t;
+
+		if (best < 0)
+			return;
+		seq = LOAD(slots[best].seq);
+		c->woken[best] = seq + 1;
+		if (hmd_sched_tid(k->sched, dom, LOAD(slots[best].tid), &t) < 0)
+			continue; /* gone: gc() frees its slot */
+		if (LOAD(slots[best].flags) & HM_VSF_SHORT) {
+			STORE(slots[best].woken, seq); /* a back-off: due now, the clock stays */
+		} else if (bdl > LOAD(vc->mono)) {
+			/* The bound, not an idle moment: the run's clock stays
+			 * where it is; the waiter's own readings go to its
+			 * deadline (preload/vclock.c), and it says so. */
+			STORE(slots[best].lagged, seq);
+			INC(vc->lag_fires);
+		}
+		if (LOAD(slots[best].wake) == HM_VW_FUTEX) {
+			__atomic_fetch_add(&slots[best].futex, 1, __ATOMIC_RELEASE);
+			syscall(SYS_futex, &slots[best].futex, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+		} else {
+			wake_signal(&t);
+		}
+		INC(vc->wakes);
+	}
+}
+
 /* Slots whose owner died without letting go (lock held). */
 static void gc(struct hmd_keeper *k, uint32_t dom)
 {
@@ -212,6 +339,7 @@ static void tick(struct hmd_keeper *k)
 		if (!hmd_clockpage_broken(c->vc))
 			STORE(c->vc->beat, now);
 		process(k, dom);
+		lag(k, dom, now);
 		if (do_gc)
 			gc(k, dom);
 	}
@@ -314,6 +442,7 @@ void hmd_keeper_stop(struct hmd_keeper *k, bool keep)
 		 * the heartbeat has stopped for long enough (preload/vclock.c). */
 		hmd_clockpage_destroy(c->vc, NULL);
 		free(c->woken);
+		free(c->seen);
 		memset(c, 0, sizeof(*c));
 	}
 	ring_buffer__free(k->rb);
@@ -331,6 +460,10 @@ static void fill(struct kclock *c, uint64_t run_id, uint64_t cgid, struct hm_vcl
 	c->run_id = run_id;
 	c->vc = vc;
 	c->woken = woken;
+	/* (without it, no lag bound for this run: lag() checks) */
+	c->seen = calloc(HM_VSLOTS, sizeof(*c->seen));
+	c->last_mono = 0;
+	c->t_move = (int64_t)hm_now_ns();
 	snprintf(c->path, sizeof(c->path), "%s", path);
 }
 
@@ -413,6 +546,7 @@ void hmd_keeper_remove(struct hmd_keeper *k, uint32_t dom)
 		hmd_sched_remove(k->sched, dom, c->cgid);
 		hmd_clockpage_destroy(c->vc, c->path);
 		free(c->woken);
+		free(c->seen);
 		memset(c, 0, sizeof(*c));
 	}
 	pthread_mutex_unlock(&k->lock);
