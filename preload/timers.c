@@ -269,10 +269,18 @@ static void *helper_main(void *unused)
 	hm_t.inited = true;
 	hm_t.index = 0xffff0000u;
 	hm_t.no_short = true;
-	for (;;) {
+	for (uint32_t seen = 0;;) {
 		/* kick before the table: a timer armed after fire() read the
 		 * table bumps kick past k, and the waits below see it. */
 		uint32_t k = __atomic_load_n(&tm.kick, __ATOMIC_ACQUIRE);
+
+		/* What the lag bound gave this thread (vclock.c) keeps an
+		 * interval timer's periods; a timer another thread armed is on
+		 * that thread's time: back to the run's clock for it. */
+		if (k != seen) {
+			hm_t.lagoff = 0;
+			seen = k;
+		}
 		int64_t now = now_mono(), ticked = __atomic_load_n(&tm.ticked, __ATOMIC_ACQUIRE);
 		int64_t next = fire(ticked > now ? ticked : now, false);
 		struct hm_vwait w;
