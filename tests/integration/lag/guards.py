@@ -6,7 +6,7 @@ import sys
 
 fired = []
 signal.signal(signal.SIGALRM, lambda *a: fired.append(1))
-faulthandler.dump_traceback_later(3, exit=True)
+faulthandler.dump_traceback_later(2, exit=True)
 signal.alarm(1)
 while not fired:
     pass
