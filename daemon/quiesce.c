@@ -60,6 +60,8 @@ struct hmd_keeper {
 	struct hmd_sched *sched;
 	struct ring_buffer *rb;
 	int epfd, stop_fd, timer_fd;
+	int lag_fd; /* one-shot: the next time the lag bound fires a wait */
+	int64_t lag_next; /* that time (real ns), INT64_MAX: none known */
 	unsigned ticks;
 	char dir[512];
 	struct kclock clocks[HM_SCHED_DOMAINS];
@@ -189,22 +191,39 @@ static void process(struct hmd_keeper *k, uint32_t dom)
  * than HM_VLAG_FLOOR_NS fires (a moment's business is not a hang). Lock
  * held.
  */
-static bool lag_due(const struct kclock *c, int64_t now, int64_t b, const struct kseen *w,
-		    int64_t dl, int64_t mono, uint64_t milli)
+/* When (real ns) the bound fires the wait: b + the floor at the earliest.
+ * In doubles: deadlines may lie far away. */
+static double lag_at(const struct kclock *c, int64_t b, const struct kseen *w, int64_t dl,
+		     int64_t mono, uint64_t milli)
 {
 	int64_t since = c->t_move > b ? c->t_move : b;
+	double k = (double)milli / 1000.0;
+	double a = (double)b + k * (double)(dl - w->mono), bb = (double)since + k * (double)(dl - mono);
+	double t = a < bb ? a : bb;
+
+	return t > (double)b + HM_VLAG_FLOOR_NS ? t : (double)b + HM_VLAG_FLOOR_NS;
+}
+
+static bool lag_due(const struct kclock *c, int64_t now, int64_t b, const struct kseen *w,
+		    int64_t dl, int64_t mono, uint64_t milli, int64_t *next)
+{
+	double at;
 
 	if (dl <= mono)
 		return true;
-	if (b <= 0 || now - b < HM_VLAG_FLOOR_NS)
+	if (b <= 0)
 		return false;
-	/* (in doubles: deadlines may lie far away) */
-	return (double)(now - b) * 1000.0 >= (double)milli * (double)(dl - w->mono) ||
-	       (double)(now - since) * 1000.0 >= (double)milli * (double)(dl - mono);
+	at = lag_at(c, b, w, dl, mono, milli);
+	if (at <= (double)now)
+		return true;
+	if (at < (double)*next)
+		*next = (int64_t)at;
+	return false;
 }
 
 /* The waiting slot that the bound fires first, or -1. */
-static int lag_pick(struct kclock *c, int64_t now, uint64_t milli, uint32_t hw, int64_t *ret_dl)
+static int lag_pick(struct kclock *c, int64_t now, uint64_t milli, uint32_t hw, int64_t *ret_dl,
+		    int64_t *next)
 {
 	struct hm_vslot *slots = HM_VCLOCK_SLOTS(c->vc);
 	int64_t mono = LOAD(c->vc->mono), bdl = 0;
@@ -228,7 +247,7 @@ static int lag_pick(struct kclock *c, int64_t now, uint64_t milli, uint32_t hw, 
 		dl = LOAD(slots[i].deadline);
 		ord = LOAD(slots[i].order);
 		if (dl == INT64_MAX ||
-		    !lag_due(c, now, LOAD(slots[i].real_begin), &c->seen[i], dl, mono, milli))
+		    !lag_due(c, now, LOAD(slots[i].real_begin), &c->seen[i], dl, mono, milli, next))
 			continue;
 		if (best < 0 || dl < bdl || (dl == bdl && ord < bord)) {
 			best = (int)i;
@@ -264,7 +283,7 @@ static void lag(struct hmd_keeper *k, uint32_t dom, int64_t now)
 		hw = HM_VSLOTS;
 	for (int fires = 0; fires < 64; fires++) {
 		int64_t bdl;
-		int best = lag_pick(c, now, milli, hw, &bdl);
+		int best = lag_pick(c, now, milli, hw, &bdl, &k->lag_next);
 		uint32_t seq;
 		struct hm_sched_tid t;
 
@@ -326,11 +345,41 @@ static int on_quiet(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* The next firing of the bound, if it comes before the next 50 ms tick:
+ * then a one-shot timer, so that a wait ends when its bound says, not up
+ * to a tick later (lock held). */
+static void lag_arm(struct hmd_keeper *k, int64_t now)
+{
+	struct itimerspec its = { 0 };
+	int64_t at = k->lag_next;
+
+	if (at == INT64_MAX || at >= now + TICK_NS)
+		return;
+	if (at <= now)
+		at = now + 1;
+	its.it_value.tv_sec = at / 1000000000LL;
+	its.it_value.tv_nsec = at % 1000000000LL;
+	timerfd_settime(k->lag_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* The lag bound's own timer went off: every run's waits, now. */
+static void lag_tick(struct hmd_keeper *k)
+{
+	int64_t now = (int64_t)hm_now_ns();
+
+	k->lag_next = INT64_MAX;
+	for (uint32_t dom = 0; dom < HM_SCHED_DOMAINS; dom++)
+		if (k->clocks[dom].used)
+			lag(k, dom, now);
+	lag_arm(k, now);
+}
+
 static void tick(struct hmd_keeper *k)
 {
 	int64_t now = (int64_t)hm_now_ns();
 	bool do_gc = ++k->ticks % GC_TICKS == 0;
 
+	k->lag_next = INT64_MAX;
 	for (uint32_t dom = 0; dom < HM_SCHED_DOMAINS; dom++) {
 		struct kclock *c = &k->clocks[dom];
 
@@ -343,6 +392,7 @@ static void tick(struct hmd_keeper *k)
 		if (do_gc)
 			gc(k, dom);
 	}
+	lag_arm(k, now);
 }
 
 static void *keeper_main(void *arg)
@@ -361,6 +411,9 @@ static void *keeper_main(void *arg)
 			if (ev[i].data.u32 == 2) {
 				if (read(k->timer_fd, &v, sizeof(v)) > 0)
 					tick(k);
+			} else if (ev[i].data.u32 == 4) {
+				if (read(k->lag_fd, &v, sizeof(v)) > 0)
+					lag_tick(k);
 			} else {
 				ring_buffer__consume(k->rb);
 			}
@@ -379,7 +432,8 @@ int hmd_keeper_start(struct hmd_keeper **ret, struct hmd_sched *s, const char *r
 	if (!k)
 		return -ENOMEM;
 	k->sched = s;
-	k->epfd = k->stop_fd = k->timer_fd = -1;
+	k->epfd = k->stop_fd = k->timer_fd = k->lag_fd = -1;
+	k->lag_next = INT64_MAX;
 	pthread_mutex_init(&k->lock, NULL);
 	err = hmd_clockpage_init(runtime_dir, k->dir, sizeof(k->dir));
 	if (err < 0)
@@ -388,7 +442,8 @@ int hmd_keeper_start(struct hmd_keeper **ret, struct hmd_sched *s, const char *r
 	k->epfd = epoll_create1(EPOLL_CLOEXEC);
 	k->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	k->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (!k->rb || k->epfd < 0 || k->stop_fd < 0 || k->timer_fd < 0) {
+	k->lag_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (!k->rb || k->epfd < 0 || k->stop_fd < 0 || k->timer_fd < 0 || k->lag_fd < 0) {
 		err = -errno ? -errno : -ENOMEM;
 		goto fail;
 	}
@@ -399,6 +454,8 @@ int hmd_keeper_start(struct hmd_keeper **ret, struct hmd_sched *s, const char *r
 	epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->timer_fd, &ev);
 	ev.data.u32 = 3;
 	epoll_ctl(k->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(k->rb), &ev);
+	ev.data.u32 = 4;
+	epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->lag_fd, &ev);
 	/* Signals stay blocked in this thread (inherited from main): the main
 	 * loop's signalfd takes them. */
 	err = -pthread_create(&k->thread, NULL, keeper_main, k);
@@ -415,6 +472,8 @@ fail:
 		close(k->stop_fd);
 	if (k->timer_fd >= 0)
 		close(k->timer_fd);
+	if (k->lag_fd >= 0)
+		close(k->lag_fd);
 	free(k);
 	return err;
 }
@@ -449,6 +508,7 @@ void hmd_keeper_stop(struct hmd_keeper *k, bool keep)
 	close(k->epfd);
 	close(k->stop_fd);
 	close(k->timer_fd);
+	close(k->lag_fd);
 	free(k);
 }
 
