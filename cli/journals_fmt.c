@@ -133,6 +133,7 @@ size_t jl_group_procs(const struct hm_journal *j, struct proc *p)
 		cur->entropy_bytes += s->entropy_bytes;
 		cur->wait += s->wait;
 		cur->timed_out += s->wait_timed_out;
+		cur->lag += s->wait_lag;
 		cur->ext += s->ext;
 		if (s->hdr.thread == 0 &&
 		    (!cur->last_main || s->hdr.gen >= cur->last_main->hdr.gen))

@@ -626,6 +626,7 @@ void hmd_keeper_stats(struct hmd_keeper *k, uint32_t dom, struct hmd_clock_stats
 		ret->wakes = LOAD(c->vc->wakes);
 		ret->idle_nothing = LOAD(c->vc->idle_nothing);
 		ret->external = LOAD(c->vc->external);
+		ret->lag_fires = LOAD(c->vc->lag_fires);
 		ret->mono = LOAD(c->vc->mono);
 	}
 	ret->broken = c->used && hmd_clockpage_broken(c->vc);

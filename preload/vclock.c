@@ -430,16 +430,16 @@ bool hm_vw_begin(struct hm_vwait *w, int64_t deadline, uint32_t wake, bool exter
 
 /* HERMETIC_DEBUG=waits: one line per timed wait, to say which rule it
  * followed and how it ended. */
-static void debug_wait(const struct hm_vwait *w)
+static void debug_wait(const struct hm_vwait *w, bool lagged)
 {
-	char line[256], *p = line;
+	char line[384], *p = line; /* (what follows the prefix: at most 136 bytes) */
 	int64_t now = LOAD(hm.vc->mono), len = w->deadline - w->start - HM_VW_SLACK_NS;
 	const char *parts[] = { "hermetic: wait: process ", hm.lineage, " thread " };
 
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		size_t n = strlen(parts[i]);
 
-		if (p + n >= line + sizeof(line) - 96)
+		if (p + n >= line + sizeof(line) - 160)
 			break;
 		memcpy(p, parts[i], n);
 		p += n;
@@ -465,6 +465,10 @@ static void debug_wait(const struct hm_vwait *w)
 
 		memcpy(p, due ? ": timed out" : ": event", due ? 11 : 7);
 		p += due ? 11 : 7;
+		if (lagged) {
+			memcpy(p, " (lag bound)", 12);
+			p += 12;
+		}
 	}
 	memcpy(p, ", clock ", 8);
 	p += 8;
@@ -501,13 +505,15 @@ void hm_vw_end(struct hm_vwait *w)
 {
 	/* The lag bound ended it before the run's clock came: this thread's
 	 * readings go to its deadline, nobody else's (docs/virtual-time.md). */
-	if (w->s && !w->short_wait && (w->self_lagged || LOAD(w->s->lagged) == w->seq) &&
-	    LOAD(hm.vc->mono) < w->deadline) {
+	bool lagged = w->s && !w->short_wait && (w->self_lagged || LOAD(w->s->lagged) == w->seq) &&
+		      LOAD(hm.vc->mono) < w->deadline;
+
+	if (lagged) {
 		hm_clock_lag_to(w->asked);
 		lag_log(w);
 	}
 	if (unlikely(hm.debug_waits) && w->s)
-		debug_wait(w);
+		debug_wait(w, lagged);
 	hm_t.vw = w->prev;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (w->s)

@@ -87,6 +87,11 @@ name="a spinning daemon thread does not stop the main thread's select(1.0)"
 out=$(run --lag-bound 2 -- python3 "$P/spinthread.py" 2>/dev/null)
 [ "$out" = "select returned after 1.000" ] && pass "$name" || fail "$name" "$out"
 
+name="HERMETIC_DEBUG=waits says which wait the lag bound ended"
+out=$(HERMETIC_DEBUG=waits run --lag-bound 2 -- python3 "$P/spinthread.py" 2>&1)
+grep -q "^hermetic: wait: process 1 thread 0 select for 1000000 us, virtual: timed out (lag bound)" <<<"$out" &&
+	pass "$name" || fail "$name" "$(grep "wait: process 1 thread 0" <<<"$out" | tr '\n' '|')"
+
 name="--no-daemon: the waiters bound their own lag"
 out=$(run --no-daemon --lag-bound 2 -- python3 "$P/spinthread.py" 2>/dev/null)
 [ "$out" = "select returned after 1.000" ] && pass "$name" || fail "$name" "$out"
@@ -106,7 +111,9 @@ j=$(ls "$T"/j/*.hjournal 2>/dev/null | head -n 1)
 rep=$([ -n "$j" ] && timeout 90 "$HERMETIC" replay "$j" 2>"$T/rep.err")
 shown=$([ -n "$j" ] && "$HERMETIC" journals show "$j" --records 2>&1)
 if [ -n "$j" ] && grep -q "^slept 0.200 at 1" <<<"$rec" && [ "$rec" = "$rep" ] &&
-	grep -q "clock_nanosleep .*timed out (lag bound)" <<<"$shown"; then
+	grep -q "clock_nanosleep .*timed out (lag bound)" <<<"$shown" &&
+	grep -q "wait ([0-9]* timed out, 1 by the lag bound)" <<<"$shown" &&
+	grep -q "^options    --lag-bound 2$" <<<"$shown"; then
 	pass "$name"
 else
 	fail "$name" "rec=$rec rep=$rep $(grep -c "lag bound" <<<"$shown") $(tail -2 "$T/rep.err" | tr '\n' '|')"
