@@ -535,6 +535,7 @@ int cmd_replay(int argc, char **argv)
 	const struct hm_journal_config *c;
 	char **cmd = NULL, t[64];
 	size_t n = 0;
+	uint64_t lag;
 	int code;
 
 	program_name = "hermetic";
@@ -600,7 +601,11 @@ int cmd_replay(int argc, char **argv)
 		push(args, &n, *a);
 	args[n] = NULL;
 	enroll_parse(&e, (int)n, args, "hermetic replay");
+	/* (the lag bound is one of the journal's options, not of its fixed
+	 * configuration) */
+	lag = e.cfg.lag_milli;
 	e.cfg = c->cfg; /* exactly as recorded, now and tick included */
+	e.cfg.lag_milli = lag;
 	e.fs_start_ns = c->started_ns; /* file times as the recorded run saw them */
 	e.quiet_seed = true;
 

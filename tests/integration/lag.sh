@@ -119,6 +119,15 @@ else
 	fail "$name" "rec=$rec rep=$rep $(grep -c "lag bound" <<<"$shown") $(tail -2 "$T/rep.err" | tr '\n' '|')"
 fi
 
+name="replay serves the waits the journal has no answer for under the recording's --lag-bound"
+if [ -n "$j" ]; then
+	timeout 90 "$HERMETIC" replay "$j" -- python3 "$P/spinthread.py" >/dev/null 2>"$T/rep2.err"
+	grep -q "^hermetic: lag bound: 1 timed wait ended while the run was busy (--lag-bound 2;" "$T/rep2.err" &&
+		pass "$name" || fail "$name" "$(grep "lag bound" "$T/rep2.err" | tr '\n' '|')"
+else
+	fail "$name" "no journal recorded"
+fi
+
 # 4. Waits that return at once count like polls; ticked readings are time.
 twice "a select loop over an always-ready fd ends at its 1 s deadline" \
 	"ended at 1.000 after many rounds" -- python3 "$P/ready.py"
