@@ -441,6 +441,7 @@ int enroll_run(struct enroll *e)
 		       e->restart_note, e->daemon_away_ns / 1e9);
 	else if (note.name)
 		warnx_("note: %s", e->restart_note);
+	cli_vclock_lag(e);
 	if (daemon) {
 		struct hm_run_end end = { .run_id = e->run.run_id,
 					  .flags = kept ? HM_END_KEEP : 0 };

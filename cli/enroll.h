@@ -98,6 +98,16 @@ struct enroll {
 	char clock_path[256];
 	bool clock_owned; /* --no-daemon: ours to remove */
 	struct hm_vclock *vc;
+	int64_t mono0; /* the run's monotonic clock at start */
+	/* waits the lag bound ended (vclock.c), for stderr and --report */
+	uint64_t lag_fires;
+	int n_lag;
+	struct enroll_lag {
+		char process[64]; /* lineage key */
+		uint32_t thread;
+		char what[16];
+		double virt_s, real_s, clock_s;
+	} lag[16];
 	/* the daemon connection across a restart of hermeticd (reconnect.c) */
 	bool daemon_lost; /* the connection closed; not reclaimed yet */
 	bool daemon_restarted; /* reclaimed from a restarted daemon */
@@ -127,6 +137,8 @@ void cli_vclock_finish(struct enroll *e);
 void cli_vclock_dns(struct enroll *e);
 /* An enroll inside a run that refuses to start marks the run's page. */
 void cli_vclock_mark_nested(void);
+/* After CMD ended, before the run does: say which waits the lag bound ended. */
+void cli_vclock_lag(struct enroll *e);
 
 /* Parse enroll's options and CMD from argv (argv[0] is the verb). Dies with
  * EXIT_USAGE on bad usage; prefix names the verb in messages. */

@@ -205,6 +205,30 @@ void enroll_json_arm(struct enroll *e)
 	cli_die_hook = fail_line;
 }
 
+/* "lag_bound": the factor (null: inf), how many waits it ended, the first
+ * of them (what the run's processes said about themselves). */
+static json_object *lag_bound(const struct enroll *e)
+{
+	json_object *o = json_object_new_object(), *w = json_object_new_array();
+
+	json_object_object_add(o, "k", e->cfg.lag_milli ? json_object_new_double(e->cfg.lag_milli / 1000.0)
+							: NULL);
+	json_object_object_add(o, "fired", json_object_new_uint64(e->lag_fires));
+	for (int i = 0; i < e->n_lag; i++) {
+		json_object *l = json_object_new_object();
+
+		json_object_object_add(l, "process", json_object_new_string(e->lag[i].process));
+		json_object_object_add(l, "thread", json_object_new_uint64(e->lag[i].thread));
+		json_object_object_add(l, "wait", json_object_new_string(e->lag[i].what));
+		json_object_object_add(l, "virtual_s", json_object_new_double(e->lag[i].virt_s));
+		json_object_object_add(l, "real_s", json_object_new_double(e->lag[i].real_s));
+		json_object_object_add(l, "clock_s", json_object_new_double(e->lag[i].clock_s));
+		json_object_array_add(w, l);
+	}
+	json_object_object_add(o, "waits", w);
+	return o;
+}
+
 void enroll_json_write(struct enroll *e, int code)
 {
 	json_object *o, *cmd, *j;
@@ -245,6 +269,7 @@ void enroll_json_write(struct enroll *e, int code)
 	} else {
 		json_object_object_add(o, "dns_refusals", NULL); /* --clock off: not counted */
 	}
+	json_object_object_add(o, "lag_bound", lag_bound(e));
 	j = json_object_new_object();
 	json_object_object_add(j, "id", str_or_null(e->journal_id));
 	json_object_object_add(j, "file", str_or_null(e->journal_file));

@@ -79,6 +79,10 @@ static void usage(FILE *f)
 		"  --rng all|off           seeded entropy (default) or real entropy\n"
 		"  --spin-limit N          with --tick 0, end a process that reads the clock N\n"
 		"                          times without waiting (default %llu; 0 = never)\n"
+		"  --lag-bound K|inf       a pending timeout, timer or alarm fires at the latest\n"
+		"                          once the run has been busy for K times its remaining\n"
+		"                          virtual time of real time (default 10; inf: only\n"
+		"                          when the run is idle)\n"
 		"  --aslr on|off           address-space randomisation (default off)\n"
 		"\n"
 		"Filesystem and environment (set up before CMD's first instruction):\n"
@@ -259,7 +263,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 	enum {
 		O_RECORD = 240, O_KEEP_PASSING, O_REPORT, O_JOURNAL_PER_SCOPE, O_CONFINE,
 		O_NETWORK = 256, O_NO_LOOPBACK, O_NO_UNIX, O_ALLOW, O_NO_DAEMON, O_GRACE, O_SEED,
-		O_NOW, O_TICK, O_CLOCK, O_RNG, O_SPIN, O_ASLR,
+		O_NOW, O_TICK, O_CLOCK, O_RNG, O_SPIN, O_LAG, O_ASLR,
 		/* boundary options (hm_boundary_set) from here on */
 		O_BOUNDARY, O_FS = O_BOUNDARY, O_TEMP_PARENT, O_NO_CHDIR, O_ENV, O_UNSET, O_SCRUB_ENV,
 		O_KEEP_ENV, O_PRINT_BOUNDARY, O_STRAGGLERS, O_KEEP_ROOT,
@@ -278,6 +282,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 		{ "clock", required_argument, NULL, O_CLOCK },
 		{ "rng", required_argument, NULL, O_RNG },
 		{ "spin-limit", required_argument, NULL, O_SPIN },
+		{ "lag-bound", required_argument, NULL, O_LAG },
 		{ "aslr", required_argument, NULL, O_ASLR },
 		{ "fs", required_argument, NULL, O_FS },
 		{ "temp-parent", required_argument, NULL, O_TEMP_PARENT },
@@ -370,6 +375,8 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 		default:
 			if (c < O_BOUNDARY) {
 				set_cfg(e, opts[idx].name, optarg);
+				if (c == O_LAG) /* the journal keeps it: replay's live waits */
+					add_opt(e, opts[idx].name, optarg);
 				break;
 			}
 			r = hm_boundary_set(&e->bnd.opt, opts[idx].name, optarg, &why);

@@ -161,6 +161,11 @@ void enroll_build_repro(struct enroll *e)
 		APPEND(" --rng off");
 	if (e->cfg.spin_limit != def.spin_limit)
 		APPEND(" --spin-limit %" PRIu64, e->cfg.spin_limit);
+	if (e->cfg.lag_milli != def.lag_milli && !e->cfg.lag_milli)
+		APPEND(" --lag-bound inf");
+	else if (e->cfg.lag_milli != def.lag_milli)
+		APPEND(" --lag-bound %" PRIu64 ".%03" PRIu64, e->cfg.lag_milli / 1000,
+		       e->cfg.lag_milli % 1000);
 	if (e->cfg.aslr)
 		APPEND(" --aslr on");
 	if (e->cfg.network != HM_NETWORK_BLOCK)

@@ -25,7 +25,7 @@ struct proc {
 	size_t first, n; /* range in j->streams */
 	uint64_t threads; /* streams: threads of all its images */
 	uint64_t gens; /* images: the last image's gen + 1 */
-	uint64_t clock, entropy, entropy_bytes, wait, timed_out, ext;
+	uint64_t clock, entropy, entropy_bytes, wait, timed_out, lag, ext;
 	const struct hm_jstream_summary *last_main; /* thread 0 of the last image */
 };
 

@@ -133,6 +133,7 @@ size_t jl_group_procs(const struct hm_journal *j, struct proc *p)
 		cur->entropy_bytes += s->entropy_bytes;
 		cur->wait += s->wait;
 		cur->timed_out += s->wait_timed_out;
+		cur->lag += s->wait_lag;
 		cur->ext += s->ext;
 		if (s->hdr.thread == 0 &&
 		    (!cur->last_main || s->hdr.gen >= cur->last_main->hdr.gen))
@@ -307,12 +308,16 @@ json_object *jl_show_records(const struct hm_journal_stream *st, bool json)
 			if (o) {
 				json_object_object_add(o, "timed_out",
 						       json_object_new_boolean(r.wait.timed_out));
+				if (r.wait.lag)
+					json_object_object_add(o, "lag_bound",
+							       json_object_new_boolean(true));
 				json_object_object_add(o, "result",
 						       json_object_new_int64(r.wait.result));
 				json_object_object_add(o, "vtime_ns",
 						       json_object_new_uint64(r.wait.vtime_ns));
 			} else {
 				printf("%-22s %-24s returned %" PRId64 ", monotonic %s\n", call,
+				       r.wait.lag ? "timed out (lag bound)" :
 				       r.wait.timed_out ? "timed out" : "woken", r.wait.result,
 				       jl_fmt_reading(1, (int64_t)r.wait.vtime_ns, a, sizeof(a)));
 			}

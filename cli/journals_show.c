@@ -206,10 +206,13 @@ static void show_text(const char *path, size_t fsize, const struct hm_journal *j
 		snprintf(key, sizeof(key), "%*s%s", (int)(depth > 1 ? 2 * (depth - 1) : 0), "",
 			 p[i].lineage);
 		printf("  %-14s %-16s %3" PRIu64 " thread%s  %8" PRIu64 " clock  %6" PRIu64
-		       " entropy (%s)  %5" PRIu64 " wait (%" PRIu64 " timed out)",
+		       " entropy (%s)  %5" PRIu64 " wait (%" PRIu64 " timed out",
 		       key, jl_proc_images(j, &p[i], images, sizeof(images)), p[i].threads,
 		       p[i].threads == 1 ? " " : "s", p[i].clock, p[i].entropy,
 		       jl_fmt_bytes(p[i].entropy_bytes, a, sizeof(a)), p[i].wait, p[i].timed_out);
+		if (p[i].lag)
+			printf(", %" PRIu64 " by the lag bound", p[i].lag);
+		printf(")");
 		if (p[i].ext)
 			printf("  %" PRIu64 " unknown records", p[i].ext);
 		printf("  %s\n",
@@ -279,6 +282,7 @@ static json_object *stream_json(const struct hm_jstream_summary *s)
 	json_object_object_add(o, "entropy_bytes", json_object_new_uint64(s->entropy_bytes));
 	json_object_object_add(o, "wait", json_object_new_uint64(s->wait));
 	json_object_object_add(o, "wait_timed_out", json_object_new_uint64(s->wait_timed_out));
+	json_object_object_add(o, "wait_lag_bound", json_object_new_uint64(s->wait_lag));
 	json_object_object_add(o, "unknown_records", json_object_new_uint64(s->ext));
 	json_object_object_add(o, "end", s->ended ? jl_jstr(jl_end_name(s)) : NULL);
 	return o;
@@ -365,6 +369,7 @@ static void show_json(const char *path, size_t fsize, const struct hm_journal *j
 		json_object_object_add(po, "wait", json_object_new_uint64(p[i].wait));
 		json_object_object_add(po, "wait_timed_out",
 				       json_object_new_uint64(p[i].timed_out));
+		json_object_object_add(po, "wait_lag_bound", json_object_new_uint64(p[i].lag));
 		json_object_object_add(po, "end",
 				       p[i].last_main && p[i].last_main->ended
 					       ? jl_jstr(jl_end_name(p[i].last_main))

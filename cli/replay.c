@@ -563,6 +563,7 @@ static bool run_option(const char *name)
 	static const char *const names[] = {
 		"allow", "no-daemon", "grace", "fs", "temp-parent", "no-chdir", "env",
 		"unset", "scrub-env", "keep-env", "print-boundary", "stragglers", "keep-root",
+		"lag-bound",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
@@ -580,6 +581,7 @@ int cmd_replay(int argc, char **argv)
 	struct hm_config net;
 	char **cmd = NULL, t[64];
 	size_t n = 0;
+	uint64_t lag;
 	int code;
 
 	program_name = "hermetic";
@@ -649,7 +651,11 @@ int cmd_replay(int argc, char **argv)
 	args[n] = NULL;
 	enroll_parse(&e, (int)n, args, "hermetic replay");
 	net = e.cfg;
+	/* (the lag bound is one of the journal's options, not of its fixed
+	 * configuration) */
+	lag = e.cfg.lag_milli;
 	e.cfg = c->cfg; /* exactly as recorded, now and tick included */
+	e.cfg.lag_milli = lag;
 	e.cfg.network = net.network; /* ... but the network as replay_policy_push says */
 	e.cfg.loopback = net.loopback;
 	e.cfg.unix_sockets = net.unix_sockets;

@@ -95,8 +95,81 @@ void cli_vclock_setup(struct enroll *e)
 	 * wall_off. */
 	int64_t mono = hm_mono_start(e->cfg.seed); /* (scopes start theirs alike, lib/scope.c) */
 
+	e->mono0 = mono;
+	__atomic_store_n(&e->vc->lag_milli, e->cfg.lag_milli, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->vc->mono, mono, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->vc->wall_off, e->cfg.now_ns - mono, __ATOMIC_RELEASE);
+}
+
+/* A string the run wrote: up to its first NUL, printable ASCII only. */
+static void copy_str(char *dst, size_t size, const char *src, size_t len)
+{
+	size_t n = 0;
+
+	for (; n < len && n + 1 < size && src[n]; n++)
+		dst[n] = src[n] >= 0x20 && src[n] < 0x7f ? src[n] : '?';
+	dst[n] = 0;
+}
+
+void cli_vclock_lag(struct enroll *e)
+{
+	static struct hm_vclock h; /* (a page's header: 4 KiB) */
+	uint64_t logged;
+	int fd;
+
+	if (!e->vc)
+		return;
+	/* What the run wrote (pread: it may have truncated the file): its
+	 * own account of itself, shown as such. */
+	fd = open(e->clock_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h)) {
+		close(fd);
+		return;
+	}
+	close(fd);
+	logged = h.lag_logged < HM_VLAG_LOG ? h.lag_logged : HM_VLAG_LOG;
+	e->lag_fires = h.lag_fires > h.lag_logged ? h.lag_fires : h.lag_logged;
+	e->n_lag = 0;
+	for (uint64_t i = 0; i < logged && e->n_lag < (int)(sizeof(e->lag) / sizeof(e->lag[0])); i++) {
+		const struct hm_vlag *l = &h.lag[i];
+		struct enroll_lag *o = &e->lag[e->n_lag];
+
+		if (!l->ready)
+			continue;
+		copy_str(o->process, sizeof(o->process), l->lineage, sizeof(l->lineage));
+		copy_str(o->what, sizeof(o->what), l->what, sizeof(l->what));
+		o->thread = l->thread;
+		o->virt_s = l->virt / 1e9;
+		o->real_s = l->real / 1e9;
+		o->clock_s = (l->mono - e->mono0) / 1e9;
+		e->n_lag++;
+	}
+	if (!e->lag_fires)
+		return;
+	/* (every line starts "lag bound:", so that a script can tell them
+	 * from the command's own output) */
+	warnx_("lag bound: %llu timed wait%s ended while the run was busy (--lag-bound %.3g; "
+	       "each moved only its own thread's clock, to its deadline: docs/virtual-time.md)",
+	       (unsigned long long)e->lag_fires, e->lag_fires == 1 ? "" : "s",
+	       e->cfg.lag_milli / 1000.0);
+	for (int i = 0; i < e->n_lag && i < 5; i++) {
+		char who[32];
+
+		/* (the shim's timer thread: preload/timers.c numbers it so) */
+		if (e->lag[i].thread == 0xffff0000u)
+			snprintf(who, sizeof(who), "timers");
+		else
+			snprintf(who, sizeof(who), "thread %u", e->lag[i].thread);
+		warnx_("lag bound: process %s %s: %s of %.6g s timed out after %.3f s of real "
+		       "time (its clock at %.6f s)",
+		       e->lag[i].process, who, e->lag[i].what, e->lag[i].virt_s, e->lag[i].real_s,
+		       e->lag[i].clock_s);
+	}
+	if (e->lag_fires > 5)
+		warnx_("lag bound: ... and %llu more (--report lists the first %d)",
+		       (unsigned long long)e->lag_fires - 5, HM_VLAG_LOG);
 }
 
 void cli_vclock_mark_nested(void)

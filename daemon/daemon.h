@@ -199,6 +199,7 @@ void hmd_clockpage_destroy(struct hm_vclock *vc, const char *path);
 struct hmd_keeper;
 struct hmd_clock_stats {
 	uint64_t advances, wakes, idle_nothing, external;
+	uint64_t lag_fires; /* waits the lag bound ended */
 	int64_t mono;
 	bool broken;
 };

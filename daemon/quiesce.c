@@ -45,6 +45,13 @@ struct kclock {
 	struct hm_vclock *vc;
 	char path[256];
 	uint32_t *woken; /* per slot: the wait (seq + 1) we last woke */
+	/* the lag bound: per slot, the wait (seq + 1) first seen and the run's
+	 * clock then; the clock when we last saw it move, and when (real) */
+	struct kseen {
+		uint32_t seq;
+		int64_t mono;
+	} *seen;
+	int64_t last_mono, t_move;
 };
 
 struct hmd_keeper {
@@ -53,6 +60,8 @@ struct hmd_keeper {
 	struct hmd_sched *sched;
 	struct ring_buffer *rb;
 	int epfd, stop_fd, timer_fd;
+	int lag_fd; /* one-shot: the next time the lag bound fires a wait */
+	int64_t lag_next; /* that time (real ns), INT64_MAX: none known */
 	unsigned ticks;
 	char dir[512];
 	struct kclock clocks[HM_SCHED_DOMAINS];
@@ -166,6 +175,143 @@ static void process(struct hmd_keeper *k, uint32_t dom)
 	}
 }
 
+/*
+ * The lag bound (docs/virtual-time.md, "Time always ends"): a wait that
+ * began at real time b, with the run's clock at m_b, and has deadline d
+ * fires, idle or not, once
+ *     now - b                  >= K * (d - m_b)   (busy since it began), or
+ *     now - max(b, last move)  >= K * (d - mono)  (busy since the clock moved),
+ * K = lag_milli / 1000. The run was busy all that time: had it been idle,
+ * the clock would have moved to the deadline. The run's clock does not move
+ * for it: the wait is marked in its slot (lagged) and woken, and its thread
+ * moves its own readings to its deadline and says so (in the page's lag log,
+ * which hermetic enroll prints, and in its journal). No other thread's
+ * readings change, so what the bound does stays with the waiter. m_b is the clock when we first saw the wait (every 50 ms:
+ * at most that late, which only ever delays the bound). No wait younger
+ * than HM_VLAG_FLOOR_NS fires (a moment's business is not a hang). Lock
+ * held.
+ */
+/* When (real ns) the bound fires the wait: b + the floor at the earliest.
+ * In doubles: deadlines may lie far away. */
+static double lag_at(const struct kclock *c, int64_t b, const struct kseen *w, int64_t dl,
+		     int64_t mono, uint64_t milli)
+{
+	int64_t since = c->t_move > b ? c->t_move : b;
+	double k = (double)milli / 1000.0;
+	double a = (double)b + k * (double)(dl - w->mono), bb = (double)since + k * (double)(dl - mono);
+	double t = a < bb ? a : bb;
+
+	return t > (double)b + HM_VLAG_FLOOR_NS ? t : (double)b + HM_VLAG_FLOOR_NS;
+}
+
+static bool lag_due(const struct kclock *c, int64_t now, int64_t b, const struct kseen *w,
+		    int64_t dl, int64_t mono, uint64_t milli, int64_t *next)
+{
+	double at;
+
+	if (dl <= mono)
+		return true;
+	if (b <= 0)
+		return false;
+	at = lag_at(c, b, w, dl, mono, milli);
+	if (at <= (double)now)
+		return true;
+	if (at < (double)*next)
+		*next = (int64_t)at;
+	return false;
+}
+
+/* The waiting slot that the bound fires first, or -1. */
+static int lag_pick(struct kclock *c, int64_t now, uint64_t milli, uint32_t hw, int64_t *ret_dl,
+		    int64_t *next)
+{
+	struct hm_vslot *slots = HM_VCLOCK_SLOTS(c->vc);
+	int64_t mono = LOAD(c->vc->mono), bdl = 0;
+	uint64_t bord = 0;
+	int best = -1;
+
+	for (uint32_t i = 0; i < hw; i++) {
+		uint32_t seq;
+		int64_t dl;
+		uint64_t ord;
+
+		if (LOAD(slots[i].state) != HM_VS_WAITING)
+			continue;
+		seq = LOAD(slots[i].seq);
+		if (c->seen[i].seq != seq + 1) {
+			c->seen[i].seq = seq + 1;
+			c->seen[i].mono = mono;
+		}
+		if (c->woken[i] == seq + 1)
+			continue;
+		dl = LOAD(slots[i].deadline);
+		ord = LOAD(slots[i].order);
+		if (dl == INT64_MAX ||
+		    !lag_due(c, now, LOAD(slots[i].real_begin), &c->seen[i], dl, mono, milli, next))
+			continue;
+		if (best < 0 || dl < bdl || (dl == bdl && ord < bord)) {
+			best = (int)i;
+			bdl = dl;
+			bord = ord;
+		}
+	}
+	*ret_dl = bdl;
+	return best;
+}
+
+static void lag(struct hmd_keeper *k, uint32_t dom, int64_t now)
+{
+	struct kclock *c = &k->clocks[dom];
+	struct hm_vclock *vc = c->vc;
+	struct hm_vslot *slots = HM_VCLOCK_SLOTS(vc);
+	uint64_t milli;
+	uint32_t hw;
+	int64_t mono;
+
+	if (!c->seen || hmd_clockpage_broken(vc) || LOAD(vc->magic) != HM_VCLOCK_MAGIC)
+		return;
+	mono = LOAD(vc->mono);
+	if (mono != c->last_mono) {
+		c->last_mono = mono;
+		c->t_move = now;
+	}
+	milli = LOAD(vc->lag_milli);
+	hw = LOAD(vc->hw);
+	if (!milli)
+		return;
+	if (hw > HM_VSLOTS)
+		hw = HM_VSLOTS;
+	for (int fires = 0; fires < 64; fires++) {
+		int64_t bdl;
+		int best = lag_pick(c, now, milli, hw, &bdl, &k->lag_next);
+		uint32_t seq;
+		struct hm_sched_tid t;
+
+		if (best < 0)
+			return;
+		seq = LOAD(slots[best].seq);
+		c->woken[best] = seq + 1;
+		if (hmd_sched_tid(k->sched, dom, LOAD(slots[best].tid), &t) < 0)
+			continue; /* gone: gc() frees its slot */
+		if (LOAD(slots[best].flags) & HM_VSF_SHORT) {
+			STORE(slots[best].woken, seq); /* a back-off: due now, the clock stays */
+		} else if (bdl > LOAD(vc->mono)) {
+			/* The bound, not an idle moment: the run's clock stays
+			 * where it is; the waiter's own readings go to its
+			 * deadline (preload/vclock.c), and it says so. */
+			STORE(slots[best].lagged, seq);
+			INC(vc->lag_fires);
+		}
+		if (LOAD(slots[best].wake) == HM_VW_FUTEX) {
+			__atomic_fetch_add(&slots[best].futex, 1, __ATOMIC_RELEASE);
+			syscall(SYS_futex, &slots[best].futex, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+		} else {
+			wake_signal(&t);
+		}
+		INC(vc->wakes);
+	}
+}
+
 /* Slots whose owner died without letting go (lock held). */
 static void gc(struct hmd_keeper *k, uint32_t dom)
 {
@@ -199,11 +345,41 @@ static int on_quiet(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* The next firing of the bound, if it comes before the next 50 ms tick:
+ * then a one-shot timer, so that a wait ends when its bound says, not up
+ * to a tick later (lock held). */
+static void lag_arm(struct hmd_keeper *k, int64_t now)
+{
+	struct itimerspec its = { 0 };
+	int64_t at = k->lag_next;
+
+	if (at == INT64_MAX || at >= now + TICK_NS)
+		return;
+	if (at <= now)
+		at = now + 1;
+	its.it_value.tv_sec = at / 1000000000LL;
+	its.it_value.tv_nsec = at % 1000000000LL;
+	timerfd_settime(k->lag_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* The lag bound's own timer went off: every run's waits, now. */
+static void lag_tick(struct hmd_keeper *k)
+{
+	int64_t now = (int64_t)hm_now_ns();
+
+	k->lag_next = INT64_MAX;
+	for (uint32_t dom = 0; dom < HM_SCHED_DOMAINS; dom++)
+		if (k->clocks[dom].used)
+			lag(k, dom, now);
+	lag_arm(k, now);
+}
+
 static void tick(struct hmd_keeper *k)
 {
 	int64_t now = (int64_t)hm_now_ns();
 	bool do_gc = ++k->ticks % GC_TICKS == 0;
 
+	k->lag_next = INT64_MAX;
 	for (uint32_t dom = 0; dom < HM_SCHED_DOMAINS; dom++) {
 		struct kclock *c = &k->clocks[dom];
 
@@ -212,9 +388,11 @@ static void tick(struct hmd_keeper *k)
 		if (!hmd_clockpage_broken(c->vc))
 			STORE(c->vc->beat, now);
 		process(k, dom);
+		lag(k, dom, now);
 		if (do_gc)
 			gc(k, dom);
 	}
+	lag_arm(k, now);
 }
 
 static void *keeper_main(void *arg)
@@ -233,6 +411,9 @@ static void *keeper_main(void *arg)
 			if (ev[i].data.u32 == 2) {
 				if (read(k->timer_fd, &v, sizeof(v)) > 0)
 					tick(k);
+			} else if (ev[i].data.u32 == 4) {
+				if (read(k->lag_fd, &v, sizeof(v)) > 0)
+					lag_tick(k);
 			} else {
 				ring_buffer__consume(k->rb);
 			}
@@ -251,7 +432,8 @@ int hmd_keeper_start(struct hmd_keeper **ret, struct hmd_sched *s, const char *r
 	if (!k)
 		return -ENOMEM;
 	k->sched = s;
-	k->epfd = k->stop_fd = k->timer_fd = -1;
+	k->epfd = k->stop_fd = k->timer_fd = k->lag_fd = -1;
+	k->lag_next = INT64_MAX;
 	pthread_mutex_init(&k->lock, NULL);
 	err = hmd_clockpage_init(runtime_dir, k->dir, sizeof(k->dir));
 	if (err < 0)
@@ -260,7 +442,8 @@ int hmd_keeper_start(struct hmd_keeper **ret, struct hmd_sched *s, const char *r
 	k->epfd = epoll_create1(EPOLL_CLOEXEC);
 	k->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	k->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (!k->rb || k->epfd < 0 || k->stop_fd < 0 || k->timer_fd < 0) {
+	k->lag_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (!k->rb || k->epfd < 0 || k->stop_fd < 0 || k->timer_fd < 0 || k->lag_fd < 0) {
 		err = -errno ? -errno : -ENOMEM;
 		goto fail;
 	}
@@ -271,6 +454,8 @@ int hmd_keeper_start(struct hmd_keeper **ret, struct hmd_sched *s, const char *r
 	epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->timer_fd, &ev);
 	ev.data.u32 = 3;
 	epoll_ctl(k->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(k->rb), &ev);
+	ev.data.u32 = 4;
+	epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->lag_fd, &ev);
 	/* Signals stay blocked in this thread (inherited from main): the main
 	 * loop's signalfd takes them. */
 	err = -pthread_create(&k->thread, NULL, keeper_main, k);
@@ -287,6 +472,8 @@ fail:
 		close(k->stop_fd);
 	if (k->timer_fd >= 0)
 		close(k->timer_fd);
+	if (k->lag_fd >= 0)
+		close(k->lag_fd);
 	free(k);
 	return err;
 }
@@ -314,12 +501,14 @@ void hmd_keeper_stop(struct hmd_keeper *k, bool keep)
 		 * the heartbeat has stopped for long enough (preload/vclock.c). */
 		hmd_clockpage_destroy(c->vc, NULL);
 		free(c->woken);
+		free(c->seen);
 		memset(c, 0, sizeof(*c));
 	}
 	ring_buffer__free(k->rb);
 	close(k->epfd);
 	close(k->stop_fd);
 	close(k->timer_fd);
+	close(k->lag_fd);
 	free(k);
 }
 
@@ -331,6 +520,10 @@ static void fill(struct kclock *c, uint64_t run_id, uint64_t cgid, struct hm_vcl
 	c->run_id = run_id;
 	c->vc = vc;
 	c->woken = woken;
+	/* (without it, no lag bound for this run: lag() checks) */
+	c->seen = calloc(HM_VSLOTS, sizeof(*c->seen));
+	c->last_mono = 0;
+	c->t_move = (int64_t)hm_now_ns();
 	snprintf(c->path, sizeof(c->path), "%s", path);
 }
 
@@ -420,6 +613,7 @@ void hmd_keeper_remove(struct hmd_keeper *k, uint32_t dom)
 		hmd_sched_remove(k->sched, dom, c->cgid);
 		hmd_clockpage_destroy(c->vc, c->path);
 		free(c->woken);
+		free(c->seen);
 		memset(c, 0, sizeof(*c));
 	}
 	pthread_mutex_unlock(&k->lock);
@@ -439,6 +633,7 @@ void hmd_keeper_stats(struct hmd_keeper *k, uint32_t dom, struct hmd_clock_stats
 		ret->wakes = LOAD(c->vc->wakes);
 		ret->idle_nothing = LOAD(c->vc->idle_nothing);
 		ret->external = LOAD(c->vc->external);
+		ret->lag_fires = LOAD(c->vc->lag_fires);
 		ret->mono = LOAD(c->vc->mono);
 	}
 	ret->broken = c->used && hmd_clockpage_broken(c->vc);

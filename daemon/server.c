@@ -269,6 +269,7 @@ static json_object *run_json(struct hmd *d, struct hmd_run *r)
 		hmd_keeper_stats(d->keeper, r->clock_dom, &cs);
 		json_object_object_add(c, "moves", json_object_new_uint64(cs.advances));
 		json_object_object_add(c, "wakes", json_object_new_uint64(cs.wakes));
+		json_object_object_add(c, "lag_bound_fires", json_object_new_uint64(cs.lag_fires));
 		json_object_object_add(c, "monotonic_ns", json_object_new_int64(cs.mono));
 		json_object_object_add(c, "page_broken", json_object_new_boolean(cs.broken));
 		json_object_object_add(j, "clock", c);

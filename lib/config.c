@@ -13,6 +13,7 @@ void hm_config_init(struct hm_config *c)
 		.clock_virtual = true,
 		.rng = true,
 		.spin_limit = HM_DEFAULT_SPIN_LIMIT,
+		.lag_milli = HM_DEFAULT_LAG_MILLI,
 		.aslr = false,
 		.network = HM_NETWORK_BLOCK,
 		.loopback = true,
@@ -28,6 +29,40 @@ static int parse_choice(const char *v, const char *yes, const char *no, bool *re
 		*ret = false;
 	else
 		return -EINVAL;
+	return 0;
+}
+
+/* "inf", or a positive number with at most 3 decimals ("10", "2.5") as
+ * thousandths. */
+static int parse_lag(const char *v, uint64_t *ret)
+{
+	uint64_t milli = 0;
+	int dec = -1;
+
+	if (!strcmp(v, "inf")) {
+		*ret = 0;
+		return 0;
+	}
+	if (!*v)
+		return -EINVAL;
+	for (const char *p = v; *p; p++) {
+		if (*p == '.' && dec < 0) {
+			dec = 0;
+			continue;
+		}
+		if (!isdigit((unsigned char)*p) || dec >= 3)
+			return -EINVAL;
+		if (dec >= 0)
+			dec++;
+		milli = milli * 10 + (uint64_t)(*p - '0');
+		if (milli > 1000000000000ULL)
+			return -ERANGE;
+	}
+	for (int i = dec < 0 ? 0 : dec; i < 3; i++)
+		milli *= 10;
+	if (!milli)
+		return -EINVAL;
+	*ret = milli;
 	return 0;
 }
 
@@ -65,6 +100,10 @@ int hm_config_set(struct hm_config *c, const char *name, const char *v, const ch
 	if (!strcmp(name, "spin-limit")) {
 		*ret_why = "expected a count (0 disables the limit)";
 		return hm_parse_u64(v, &c->spin_limit);
+	}
+	if (!strcmp(name, "lag-bound")) {
+		*ret_why = "expected a factor above 0 (10, 2.5) or 'inf'";
+		return parse_lag(v, &c->lag_milli);
 	}
 	if (!strcmp(name, "network")) {
 		*ret_why = "expected 'block', 'audit' or 'off'";

@@ -44,6 +44,8 @@
 #define HM_DEFAULT_NOW_NS 1577836800000000000LL /* 2020-01-01T00:00:00Z */
 #define HM_DEFAULT_TICK_NS 1000ULL
 #define HM_DEFAULT_SPIN_LIMIT 1000000ULL
+/* --lag-bound K, in thousandths (docs/virtual-time.md); 0 = inf, the pure model */
+#define HM_DEFAULT_LAG_MILLI 10000ULL
 
 /* audit: enforced in the kernel as block is, but what block would refuse
  * is only reported and let through. */
@@ -59,6 +61,7 @@ struct hm_config {
 	bool clock_virtual;
 	bool rng;
 	uint64_t spin_limit;
+	uint64_t lag_milli; /* --lag-bound K as K * 1000; 0 = inf */
 	bool aslr;
 	enum hm_network network;
 	bool loopback;
@@ -68,7 +71,8 @@ struct hm_config {
 void hm_config_init(struct hm_config *c);
 
 /* Parse an option value into c. name is the long option without dashes:
- * "seed", "now", "tick", "clock", "rng", "spin-limit", "aslr", "network".
+ * "seed", "now", "tick", "clock", "rng", "spin-limit", "lag-bound", "aslr",
+ * "network".
  * Returns 0, -ENOENT for an unknown name, -EINVAL/-ERANGE for a bad value;
  * on error *ret_why says what a valid value looks like. */
 int hm_config_set(struct hm_config *c, const char *name, const char *value, const char **ret_why);

@@ -24,7 +24,7 @@
 
 #define HM_JOURNAL_MAGIC "HMJRNL\r\n" /* 8 bytes, first in the payload */
 #define HM_JOURNAL_MAJOR 2
-#define HM_JOURNAL_MINOR 1
+#define HM_JOURNAL_MINOR 2
 #define HM_JOURNAL_SUFFIX ".hjournal"
 /* Default cap on a journal's decompressed size (and on the file itself). */
 #define HM_JOURNAL_MAX_SIZE (1ULL << 30)

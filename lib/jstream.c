@@ -23,6 +23,7 @@
 #define TAG_WAIT 0xe0
 #define SLOT_ESCAPE 15
 #define WAIT_TIMED_OUT 0x01
+#define WAIT_LAG 0x02 /* 2.2: the lag bound ended it (it timed out) */
 #define VARINT_MAX 10
 /* The largest record prefix (everything but entropy/extension bytes). */
 #define REC_PREFIX_MAX (1 + 3 * VARINT_MAX + 1)
@@ -269,7 +270,7 @@ int hm_jstream_put_entropy(struct hm_jstream_enc *e, enum hm_jentropy_src src, c
 	return 0;
 }
 
-int hm_jstream_put_wait(struct hm_jstream_enc *e, enum hm_jwait_call call, bool timed_out,
+int hm_jstream_put_wait(struct hm_jstream_enc *e, enum hm_jwait_call call, unsigned flags,
 			int64_t result, uint64_t vtime_ns)
 {
 	uint8_t pre[REC_PREFIX_MAX];
@@ -279,10 +280,11 @@ int hm_jstream_put_wait(struct hm_jstream_enc *e, enum hm_jwait_call call, bool 
 	r = check_open(e);
 	if (r < 0)
 		return r;
-	if ((unsigned)call > HM_JW_MAX)
+	if ((unsigned)call > HM_JW_MAX || (flags & ~(HM_JWAIT_TIMED_OUT | HM_JWAIT_LAG)))
 		return -EINVAL;
 	pre[n++] = (uint8_t)(TAG_WAIT | call);
-	pre[n++] = timed_out ? WAIT_TIMED_OUT : 0;
+	pre[n++] = (flags & HM_JWAIT_TIMED_OUT ? WAIT_TIMED_OUT : 0) |
+		   (flags & HM_JWAIT_LAG ? WAIT_LAG | WAIT_TIMED_OUT : 0);
 	n += put_varint(pre + n, zigzag(result));
 	n += put_varint(pre + n, zigzag((int64_t)(vtime_ns - e->pred.wait_last)));
 	r = append(e, pre, n, NULL, 0);
@@ -444,8 +446,9 @@ int hm_jstream_next(struct hm_jstream_dec *d, struct hm_jrec *ret)
 		r.call = tag & 0x1f;
 		if (off >= len)
 			return bad(d, start, "truncated wait record");
-		if (p[off] & ~WAIT_TIMED_OUT)
+		if (p[off] & ~(WAIT_TIMED_OUT | WAIT_LAG) || (p[off] & WAIT_LAG && !(p[off] & WAIT_TIMED_OUT)))
 			return bad(d, start, "unknown wait flags");
+		r.wait.lag = p[off] & WAIT_LAG;
 		r.wait.timed_out = p[off++] & WAIT_TIMED_OUT;
 		if (get_varint(p, len, &off, &v) < 0 || get_varint(p, len, &off, &w) < 0)
 			return bad(d, start, "truncated wait record");
@@ -489,6 +492,7 @@ int hm_jstream_scan(const void *buf, size_t len, struct hm_jstream_summary *sum,
 		case HM_JREC_WAIT:
 			sum->wait++;
 			sum->wait_timed_out += rec.wait.timed_out;
+			sum->wait_lag += rec.wait.lag;
 			break;
 		case HM_JREC_END:
 			sum->ended = true;

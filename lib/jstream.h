@@ -125,6 +125,7 @@ struct hm_jrec {
 		} entropy;
 		struct {
 			bool timed_out;
+			bool lag; /* the lag bound ended it (journal 2.2) */
 			int64_t result; /* what the call returned */
 			uint64_t vtime_ns; /* virtual CLOCK_MONOTONIC after the call */
 		} wait;
@@ -177,7 +178,9 @@ int hm_jstream_put_clock(struct hm_jstream_enc *e, enum hm_jclock_call call, int
 			 int64_t ns);
 int hm_jstream_put_entropy(struct hm_jstream_enc *e, enum hm_jentropy_src src, const void *bytes,
 			   size_t len);
-int hm_jstream_put_wait(struct hm_jstream_enc *e, enum hm_jwait_call call, bool timed_out,
+#define HM_JWAIT_TIMED_OUT 0x1
+#define HM_JWAIT_LAG 0x2 /* ended by the lag bound (implies timed out) */
+int hm_jstream_put_wait(struct hm_jstream_enc *e, enum hm_jwait_call call, unsigned flags,
 			int64_t result, uint64_t vtime_ns);
 int hm_jstream_put_end(struct hm_jstream_enc *e, enum hm_jend_reason reason);
 
@@ -242,6 +245,7 @@ struct hm_jstream_summary {
 	uint64_t entropy_bytes;
 	uint64_t wait;
 	uint64_t wait_timed_out;
+	uint64_t wait_lag; /* of those, ended by the lag bound */
 	uint64_t ext;
 	bool ended;
 	uint64_t end_reason;

@@ -91,17 +91,23 @@ static inline int64_t view(bool tick)
 		hm_t.reads = 0;
 	}
 	if (!tick)
-		return m + hm_t.off;
+		return m + hm_t.off + hm_t.lagoff;
 	hm_t.reads++;
 	if (likely(hm.tick)) {
-		if (hm_t.reads > HM_TICK_AFTER)
+		if (hm_t.reads > HM_TICK_AFTER) {
 			hm_t.off += hm.tick;
+			/* A timer of this process whose expiry the thread's
+			 * readings have passed fires now (timers.c). */
+			if (unlikely(m + hm_t.off + hm_t.lagoff >=
+				     __atomic_load_n(&hm_timer_due, __ATOMIC_RELAXED)))
+				hm_timers_ticked(m + hm_t.off + hm_t.lagoff);
+		}
 	} else if (unlikely(hm.spin_limit && hm_t.reads > hm.spin_limit)) {
 		spin_exceeded();
 	}
 	v = m + hm_t.off;
 	hm_t.last = v;
-	return v;
+	return v + hm_t.lagoff;
 }
 
 /* One reading of a virtual clock id. */
@@ -165,9 +171,17 @@ void hm_clock_follow(clockid_t id, int64_t ns)
 	if (!hm_clock_virtual_id(id))
 		return;
 	ns = hm_clock_to_mono(id, ns);
-	m = view(false) - hm_t.off;
-	hm_t.off = ns - m;
-	hm_t.last = ns;
+	m = view(false) - hm_t.off - hm_t.lagoff;
+	hm_t.off = ns - m - hm_t.lagoff;
+	hm_t.last = ns - hm_t.lagoff;
+}
+
+void hm_clock_lag_to(int64_t v)
+{
+	int64_t now = view(false);
+
+	if (now < v)
+		hm_t.lagoff += v - now;
 }
 
 /* Replay: a wait ended at monotonic time mono: the run's clock is there. */

@@ -47,6 +47,14 @@ static bool sets_remote(int nfds, const fd_set *r, const fd_set *w, const fd_set
 
 /*
  * A wait whose real call takes a relative timeout from hm_t.rel (raw
+ * syscalls...). Its first call is a probe with a zero timeout: a wait whose
+ * descriptors (or signals) are ready when it is called does not wait, and
+ * counts as a round of a polling loop, as a zero-timeout poll does (the
+ * thread's count of readings goes on: vclock.c, hm_vw_end). So a loop
+ * "select([r], [], [], deadline - now)" over an always-ready r sees time
+ * pass as "select([r], [], [], 0)" would.
+ *
+ * The real call takes its relative timeout from hm_t.rel (raw
  * syscalls, so the kernel reads exactly the variable the SIGURG handler
  * zeroes). CALL makes the call and returns a result or -errno; TIMEOUT is its
  * result for "timed out", or RESTORE restores what a timed-out call changed.
@@ -55,12 +63,26 @@ static bool sets_remote(int nfds, const fd_set *r, const fd_set *w, const fd_set
 #define REL_WAIT(w, CALL, TIMEOUT, RESTORE)                                                       \
 	({                                                                                         \
 		long r_;                                                                           \
+		bool probe_ = true;                                                                \
 		for (;;) {                                                                         \
-			if (!hm_vw_arm_rel(w)) {                                                   \
+			if (probe_) {                                                              \
+				hm_t.rel.tv_sec = hm_t.rel.tv_nsec = 0;                            \
+			} else if (!hm_vw_arm_rel(w)) {                                            \
 				r_ = (TIMEOUT);                                                    \
 				break;                                                             \
 			}                                                                          \
 			r_ = (CALL);                                                               \
+			if (probe_) {                                                              \
+				probe_ = false;                                                    \
+				if (r_ >= 0 && r_ != (TIMEOUT)) {                                  \
+					(w)->at_once = true;                                       \
+					break;                                                     \
+				}                                                                  \
+				if (r_ == (TIMEOUT)) {                                             \
+					RESTORE;                                                   \
+					continue;                                                  \
+				}                                                                  \
+			}                                                                          \
 			if (r_ == (TIMEOUT)) {                                                     \
 				if (hm_vw_due(w))                                                  \
 					break;                                                     \

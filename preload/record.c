@@ -319,7 +319,7 @@ void hm_jr_put_entropy(enum hm_jentropy_src src, const void *buf, size_t len)
 	rec_unlock(t);
 }
 
-static void put_wait(enum hm_jwait_call call, bool timed_out, int64_t result, uint64_t vtime)
+static void put_wait(enum hm_jwait_call call, unsigned flags, int64_t result, uint64_t vtime)
 {
 	struct hm_jr_thread *t = hm_t.jr;
 
@@ -327,7 +327,7 @@ static void put_wait(enum hm_jwait_call call, bool timed_out, int64_t result, ui
 		return;
 	if (unlikely(!rec_lock(t)))
 		return;
-	hm_jstream_put_wait(&t->enc, call, timed_out, result, vtime);
+	hm_jstream_put_wait(&t->enc, call, flags, result, vtime);
 	rec_unlock(t);
 }
 
@@ -586,6 +586,7 @@ bool hm_jw_begin(struct hm_jw *w, enum hm_jwait_call call, bool sleep)
 
 	w->call = call;
 	w->replayed = false;
+	hm_t.lagged = false;
 	/* A recording thread about to wait puts what it has on disk: a run
 	 * killed while it hangs keeps the values it saw up to the hang. */
 	if ((hm.jr & HM_JR_RECORD) && hm_t.jr && hm_t.jr->rec == ST_OPEN && hm_t.jr->enc.len > 64 &&
@@ -606,7 +607,12 @@ bool hm_jw_begin(struct hm_jw *w, enum hm_jwait_call call, bool sleep)
 	if (sleep || r.wait.timed_out) {
 		/* no real wait: the clock jumps where the recording's did */
 		w->rec_timed_out = true; /* (a sleep: whatever it returned) */
-		hm_clock_jump((int64_t)w->vtime);
+		/* The lag bound moved the recording thread's own clock, not the
+		 * run's: so here too. */
+		if (r.wait.lag)
+			hm_clock_lag_to((int64_t)w->vtime - hm.sc_mono);
+		else
+			hm_clock_jump((int64_t)w->vtime);
 		return true;
 	}
 	hm_t.jw_event = true; /* the recording saw an event: wait for it, for real */
@@ -625,8 +631,14 @@ void hm_jw_end(struct hm_jw *w, bool timed_out, int64_t result)
 		else
 			hm_clock_jump((int64_t)w->vtime);
 	}
+	/* A wait the lag bound ended is a timeout like any other, and says so
+	 * (journal 2.2): replay returns at once and moves the clock there. */
 	if (hm.jr & HM_JR_RECORD)
-		put_wait(w->call, timed_out, result, vtime_now());
+		put_wait(w->call,
+			 (timed_out ? HM_JWAIT_TIMED_OUT : 0u) |
+				 (timed_out && hm_t.lagged ? HM_JWAIT_LAG : 0u),
+			 result, vtime_now());
+	hm_t.lagged = false;
 	errno = saved;
 }
 

@@ -320,6 +320,10 @@ struct shim_thread {
 	 * last read, the ticks added since, the last value handed out, readings
 	 * since the last wait. */
 	int64_t base, off, last;
+	/* Time the lag bound gave this thread alone (vclock.c): its readings
+	 * are the view above plus this; its deadlines, published in the page,
+	 * minus this, so that no other thread sees it. */
+	int64_t lagoff;
 	uint64_t reads;
 	int64_t cpu; /* virtual CPU time, ns */
 	uint32_t tid; /* gettid(), cached */
@@ -334,6 +338,7 @@ struct shim_thread {
 	struct hm_jr_thread *jr; /* this thread's streams, NULL until first used */
 	bool jr_done; /* this thread's streams are closed (it is exiting) */
 	bool jw_event; /* replay: the wait in progress saw an event, wait for it */
+	bool lagged; /* the last virtual wait was ended by the lag bound (journal) */
 	uint32_t sc_epoch; /* hm.sc_epoch this thread's stream and CPU clock follow */
 };
 
@@ -370,6 +375,11 @@ struct hm_vwait {
 	uint32_t seq; /* the slot's seq for this wait */
 	uint64_t activity; /* the page's activity when last looked at (no keeper) */
 	uint32_t quiet; /* graces in a row with no activity (no keeper) */
+	int64_t asked; /* the deadline as the caller computed it (its view, lagoff included) */
+	int64_t real_begin; /* real CLOCK_MONOTONIC when it began (the lag bound) */
+	int64_t lag_mono, lag_moved; /* no keeper: the clock last seen, and when */
+	bool at_once; /* a poll whose descriptors were ready: not a wait (poll.c) */
+	bool self_lagged; /* no keeper: the lag bound ended it (vclock.c) */
 };
 void hm_vc_init(const char *path) HM_HIDDEN;
 bool hm_vc_cas_max(int64_t mono) HM_HIDDEN; /* move the clock to mono if later */
@@ -394,6 +404,10 @@ const sigset_t *hm_sig_strip(const sigset_t *set, sigset_t *buf) HM_HIDDEN;
 /* timers.c */
 void hm_timers_fork_child(void) HM_HIDDEN;
 int64_t hm_timers_next(void) HM_HIDDEN; /* earliest armed expiry of this process */
+/* The same, INT64_MAX when none, for clock readings to compare with. */
+extern int64_t hm_timer_due HM_HIDDEN;
+/* A thread's readings passed hm_timer_due: fire what is due at now. */
+void hm_timers_ticked(int64_t now) HM_HIDDEN;
 bool hm_timerfd(int fd) HM_HIDDEN; /* one of our virtual timerfds */
 ssize_t hm_timerfd_read(int fd, void *buf, size_t len) HM_HIDDEN;
 void hm_timerfd_closed(int fd) HM_HIDDEN;
@@ -407,6 +421,8 @@ void hm_clock_spun(void) HM_HIDDEN; /* a zero-timeout poll found nothing: readin
 int64_t hm_clock_to_mono(clockid_t id, int64_t t) HM_HIDDEN;
 void hm_clock_follow(clockid_t id, int64_t ns) HM_HIDDEN; /* replay: a reading was id = ns */
 void hm_clock_jump(int64_t mono) HM_HIDDEN; /* replay: a wait ended at virtual mono */
+/* The lag bound ended a wait: this thread's readings go to view (at least). */
+void hm_clock_lag_to(int64_t view) HM_HIDDEN;
 bool hm_clock_virtual_id(clockid_t id) HM_HIDDEN; /* a clock id the shim virtualises */
 
 /* wait.c: a futex(2) call made through syscall(); timeouts follow virtual time */

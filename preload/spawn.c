@@ -646,6 +646,8 @@ struct hm_start {
 	void *(*fn)(void *);
 	void *arg;
 	uint32_t index;
+	int64_t view; /* the creator's monotonic view when it created the thread */
+	int64_t lagoff; /* and what the lag bound gave it alone */
 };
 
 static void thread_exited(void *unused)
@@ -665,6 +667,10 @@ static void *trampoline(void *p)
 	hm_t.index = s.index;
 	hm_t.cpu = 0;
 	hm_t.rng_ready = false;
+	/* The thread starts at its creator's time, ticks included (clock.c):
+	 * elapsed time measured across the two agrees. */
+	hm_t.last = s.view;
+	hm_t.lagoff = s.lagoff;
 	pthread_cleanup_push(thread_exited, NULL);
 	ret = s.fn(s.arg);
 	pthread_cleanup_pop(1);
@@ -683,6 +689,8 @@ HM_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*f
 	s->fn = fn;
 	s->arg = arg;
 	s->index = atomic_fetch_add(&hm.threads, 1) + 1;
+	s->lagoff = hm_t.lagoff;
+	s->view = hm.clock && hm.vc ? hm_clock_now(CLOCK_MONOTONIC) - hm_t.lagoff : 0;
 	r = hm.real.pthread_create(t, attr, trampoline, s);
 	if (r)
 		free(s);

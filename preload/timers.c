@@ -59,6 +59,7 @@ static struct {
 	bool helper;
 	uint32_t kick; /* bumped when the table changes */
 	int64_t next; /* earliest armed expiry, INT64_MAX: none (for self-keeping) */
+	int64_t ticked; /* a reading that passed a SIGEV_THREAD expiry, for the helper */
 	struct hm_vslot *helper_slot;
 	struct hm_fdtab tfds; /* timerfds of ours, as a bitmap (fdtab.h) */
 } tm;
@@ -85,6 +86,16 @@ static int64_t now_mono(void)
 	return hm_clock_now(CLOCK_MONOTONIC);
 }
 
+int64_t hm_timer_due = INT64_MAX;
+
+/* due: what readings compare with (INT64_MAX while the helper has a
+ * SIGEV_THREAD expiry to deliver: readings leave it alone). */
+static void set_next(int64_t next, int64_t due)
+{
+	__atomic_store_n(&tm.next, next, __ATOMIC_RELEASE);
+	__atomic_store_n(&hm_timer_due, due, __ATOMIC_RELAXED);
+}
+
 /* The earliest armed expiry (lock held). */
 static void update_next(void)
 {
@@ -93,7 +104,7 @@ static void update_next(void)
 	for (int i = 0; i < HM_TIMERS; i++)
 		if (tm.t[i].kind != T_FREE && tm.t[i].armed && tm.t[i].expiry < next)
 			next = tm.t[i].expiry;
-	__atomic_store_n(&tm.next, next, __ATOMIC_RELEASE);
+	set_next(next, next);
 }
 
 /* Self-keeping (vclock.c): a timer of this process may be due before any
@@ -187,12 +198,16 @@ static void deliver(struct vtimer *t, int idx)
 		hm_sys6(SYS_rt_sigqueueinfo, hm.pid, si.si_signo, (long)&si, 0, 0, 0);
 }
 
-/* Fire every armed timer that is due at now; the earliest left, or INT64_MAX. */
-static int64_t fire(int64_t now)
+/* Fire every armed timer that is due at now; the earliest left, or INT64_MAX.
+ * sync: in a thread reading the clock (hm_timers_ticked), which may be in a
+ * signal handler: SIGEV_THREAD timers (a new thread, malloc) are left to
+ * the helper. */
+static int64_t fire(int64_t now, bool sync)
 {
 	int64_t next = INT64_MAX;
 	struct vtimer due[HM_TIMERS];
 	int idx[HM_TIMERS], n = 0;
+	bool kick_helper = false;
 	sigset_t old = lock_all();
 
 	for (int i = 0; i < HM_TIMERS; i++) {
@@ -200,7 +215,12 @@ static int64_t fire(int64_t now)
 
 		if (t->kind == T_FREE || !t->armed)
 			continue;
-		if (t->expiry <= now) {
+		if (t->expiry <= now && sync && t->kind == T_POSIX &&
+		    t->sev.sigev_notify == SIGEV_THREAD) {
+			kick_helper = true;
+			if (tm.ticked < now)
+				tm.ticked = now;
+		} else if (t->expiry <= now) {
 			int64_t k = 1;
 
 			if (t->interval > 0) {
@@ -217,11 +237,24 @@ static int64_t fire(int64_t now)
 		if (t->armed && t->expiry < next)
 			next = t->expiry;
 	}
-	__atomic_store_n(&tm.next, next, __ATOMIC_RELEASE);
+	set_next(next, kick_helper ? INT64_MAX : next);
 	unlock_all(old);
 	for (int i = 0; i < n; i++)
 		deliver(&due[i], idx[i]);
+	if (sync && (n || kick_helper))
+		kick(); /* the helper waits for the next expiry, not this one */
 	return next;
+}
+
+/* A thread's readings, ticking (clock.c), passed the earliest expiry: the
+ * timer fires at that reading, in that thread, as a kernel's timer fires
+ * while a thread computes. The thread's readings are its own order of
+ * events, so where in them the signal comes is the same in every run. */
+void hm_timers_ticked(int64_t now)
+{
+	if (!__atomic_load_n(&tm.helper, __ATOMIC_ACQUIRE))
+		return;
+	fire(now, true);
 }
 
 static void *helper_main(void *unused)
@@ -236,11 +269,20 @@ static void *helper_main(void *unused)
 	hm_t.inited = true;
 	hm_t.index = 0xffff0000u;
 	hm_t.no_short = true;
-	for (;;) {
+	for (uint32_t seen = 0;;) {
 		/* kick before the table: a timer armed after fire() read the
 		 * table bumps kick past k, and the waits below see it. */
 		uint32_t k = __atomic_load_n(&tm.kick, __ATOMIC_ACQUIRE);
-		int64_t next = fire(now_mono());
+
+		/* What the lag bound gave this thread (vclock.c) keeps an
+		 * interval timer's periods; a timer another thread armed is on
+		 * that thread's time: back to the run's clock for it. */
+		if (k != seen) {
+			hm_t.lagoff = 0;
+			seen = k;
+		}
+		int64_t now = now_mono(), ticked = __atomic_load_n(&tm.ticked, __ATOMIC_ACQUIRE);
+		int64_t next = fire(ticked > now ? ticked : now, false);
 		struct hm_vwait w;
 
 		if (next == INT64_MAX) {
@@ -248,7 +290,7 @@ static void *helper_main(void *unused)
 			hm_sys6(SYS_futex, (long)&tm.kick, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, k, 0, 0, 0);
 			continue;
 		}
-		if (!hm_vw_begin(&w, next, HM_VW_FUTEX, false, "timers")) {
+		if (!hm_vw_begin(&w, next, HM_VW_FUTEX, false, "alarm or timer")) {
 			struct timespec ts = ns_to_ts(next - now_mono());
 
 			hm_sys(SYS_nanosleep, &ts, NULL, 0);
@@ -298,6 +340,7 @@ void hm_timers_fork_child(void)
 {
 	memset(tm.t, 0, sizeof(tm.t));
 	tm.next = INT64_MAX;
+	hm_timer_due = INT64_MAX;
 	tm.helper = false;
 	tm.helper_slot = NULL;
 	tm.lock = 0;

@@ -86,6 +86,7 @@ static void private_page(const char *why, const char *what)
 	hm.vc->mono = HM_VMONO_BASE;
 	hm.vc->wall_off = hm.now0 - HM_VMONO_BASE;
 	hm.vc->keeper = HM_VK_SELF;
+	hm.vc->lag_milli = HM_DEFAULT_LAG_MILLI;
 	hm.vc->version = HM_VCLOCK_VERSION;
 	hm.vc->magic = HM_VCLOCK_MAGIC;
 }
@@ -336,6 +337,35 @@ static void self_keep(struct hm_vwait *w)
 		wake_slot(best);
 }
 
+/* The lag bound without a keeper: each waiter bounds its own wait, as the
+ * keeper would (quiesce.c's lag): once it has waited K times the virtual
+ * time it still has to wait, in real time, it ends it (hm_vw_end moves its
+ * own readings to the deadline). */
+static bool self_lag(struct hm_vwait *w)
+{
+	uint64_t milli = LOAD(hm.vc->lag_milli);
+	int64_t mono = LOAD(hm.vc->mono), now, since;
+
+	if (!milli || !w->s || w->short_wait || w->deadline == INT64_MAX || w->deadline <= mono)
+		return false;
+	now = hm_real_ns(CLOCK_MONOTONIC);
+	if (now - w->real_begin < HM_VLAG_FLOOR_NS)
+		return false;
+	if (mono != w->lag_mono) {
+		w->lag_mono = mono;
+		w->lag_moved = now;
+	}
+	since = w->lag_moved > w->real_begin ? w->lag_moved : w->real_begin;
+	/* busy since it began, or since the clock last moved (quiesce.c's rule) */
+	if ((double)(now - w->real_begin) * 1000.0 < (double)milli * (double)(w->deadline - w->start) &&
+	    (double)(now - since) * 1000.0 < (double)milli * (double)(w->deadline - mono))
+		return false;
+	/* (as the keeper: the run's clock stays, the waiter's own moves) */
+	__atomic_fetch_add(&hm.vc->lag_fires, 1, __ATOMIC_RELAXED);
+	w->self_lagged = true;
+	return true;
+}
+
 /* ---- one virtual wait ---- */
 
 bool hm_vw_begin(struct hm_vwait *w, int64_t deadline, uint32_t wake, bool external,
@@ -350,12 +380,21 @@ bool hm_vw_begin(struct hm_vwait *w, int64_t deadline, uint32_t wake, bool exter
 	 * virtual 0.2 s fails for about half of all seeds). */
 	if (deadline < INT64_MAX - HM_VW_SLACK_NS)
 		deadline += HM_VW_SLACK_NS;
+	w->asked = deadline;
+	/* The caller's deadline is on this thread's view, which is ahead of the
+	 * run's clock by what the lag bound gave it alone: on the run's clock
+	 * the wait is as long as it asked. */
+	if (deadline != INT64_MAX)
+		deadline -= hm_t.lagoff;
 	w->s = NULL;
 	w->deadline = deadline;
 	w->external = external;
 	w->what = what;
 	w->start = hm.vc ? LOAD(hm.vc->mono) : 0;
 	w->prev = hm_t.vw;
+	w->at_once = false;
+	w->self_lagged = false;
+	w->real_begin = 0;
 	if (!hm.vc || !(s = my_slot()))
 		return false;
 	w->s = s;
@@ -376,6 +415,10 @@ bool hm_vw_begin(struct hm_vwait *w, int64_t deadline, uint32_t wake, bool exter
 	STORE(s->deadline, w->short_wait ? w->start : deadline);
 	STORE(s->flags, w->short_wait ? HM_VSF_SHORT : 0u);
 	STORE(s->wake, wake);
+	w->real_begin = hm_real_ns(CLOCK_MONOTONIC);
+	w->lag_mono = w->start;
+	w->lag_moved = w->real_begin;
+	STORE(s->real_begin, w->real_begin);
 	w->seq = __atomic_add_fetch(&s->seq, 1, __ATOMIC_ACQ_REL);
 	w->activity = __atomic_add_fetch(&hm.vc->activity, 1, __ATOMIC_RELAXED);
 	w->quiet = 0;
@@ -387,16 +430,16 @@ bool hm_vw_begin(struct hm_vwait *w, int64_t deadline, uint32_t wake, bool exter
 
 /* HERMETIC_DEBUG=waits: one line per timed wait, to say which rule it
  * followed and how it ended. */
-static void debug_wait(const struct hm_vwait *w)
+static void debug_wait(const struct hm_vwait *w, bool lagged)
 {
-	char line[256], *p = line;
+	char line[384], *p = line; /* (what follows the prefix: at most 136 bytes) */
 	int64_t now = LOAD(hm.vc->mono), len = w->deadline - w->start - HM_VW_SLACK_NS;
 	const char *parts[] = { "hermetic: wait: process ", hm.lineage, " thread " };
 
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		size_t n = strlen(parts[i]);
 
-		if (p + n >= line + sizeof(line) - 96)
+		if (p + n >= line + sizeof(line) - 160)
 			break;
 		memcpy(p, parts[i], n);
 		p += n;
@@ -422,6 +465,10 @@ static void debug_wait(const struct hm_vwait *w)
 
 		memcpy(p, due ? ": timed out" : ": event", due ? 11 : 7);
 		p += due ? 11 : 7;
+		if (lagged) {
+			memcpy(p, " (lag bound)", 12);
+			p += 12;
+		}
 	}
 	memcpy(p, ", clock ", 8);
 	p += 8;
@@ -431,10 +478,42 @@ static void debug_wait(const struct hm_vwait *w)
 	hm_sys(SYS_write, 2, line, p - line);
 }
 
+/* The lag bound ended this wait (the keeper's mark, or our own): say so in
+ * the page's log, which hermetic enroll prints, and in the journal. */
+static void lag_log(const struct hm_vwait *w)
+{
+	uint64_t i = __atomic_fetch_add(&hm.vc->lag_logged, 1, __ATOMIC_RELAXED);
+	struct hm_vlag *l;
+	size_t n;
+
+	hm_t.lagged = true;
+	if (i >= HM_VLAG_LOG)
+		return;
+	l = &hm.vc->lag[i];
+	l->thread = hm_t.index;
+	l->virt = w->deadline - w->start - HM_VW_SLACK_NS;
+	l->real = hm_real_ns(CLOCK_MONOTONIC) - w->real_begin;
+	l->mono = hm_clock_now(CLOCK_MONOTONIC); /* (its own clock, now at the deadline) */
+	n = strlen(w->what);
+	memcpy(l->what, w->what, n < sizeof(l->what) - 1 ? n : sizeof(l->what) - 1);
+	n = strlen(hm.lineage);
+	memcpy(l->lineage, hm.lineage, n < sizeof(l->lineage) - 1 ? n : sizeof(l->lineage) - 1);
+	STORE(l->ready, 1u);
+}
+
 void hm_vw_end(struct hm_vwait *w)
 {
+	/* The lag bound ended it before the run's clock came: this thread's
+	 * readings go to its deadline, nobody else's (docs/virtual-time.md). */
+	bool lagged = w->s && !w->short_wait && (w->self_lagged || LOAD(w->s->lagged) == w->seq) &&
+		      LOAD(hm.vc->mono) < w->deadline;
+
+	if (lagged) {
+		hm_clock_lag_to(w->asked);
+		lag_log(w);
+	}
 	if (unlikely(hm.debug_waits) && w->s)
-		debug_wait(w);
+		debug_wait(w, lagged);
 	hm_t.vw = w->prev;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (w->s)
@@ -445,13 +524,18 @@ void hm_vw_end(struct hm_vwait *w)
 					   HM_VS_OWNED);
 	if (w->prev && w->s)
 		STORE(w->s->deadline, w->prev->deadline); /* a wait in a handler ended */
-	hm_clock_waited();
+	/* A poll whose descriptors were ready when it was called did not wait:
+	 * it is a round of a polling loop, as a zero-timeout poll is (clock.c). */
+	if (!w->at_once)
+		hm_clock_waited();
 }
 
 bool hm_vw_due(const struct hm_vwait *w)
 {
 	if (LOAD(hm.vc->mono) >= w->deadline)
 		return true;
+	if (w->self_lagged || (w->s && !w->short_wait && LOAD(w->s->lagged) == w->seq))
+		return true; /* the lag bound ended it (hm_vw_end) */
 	return w->short_wait && w->s && LOAD(w->s->woken) == w->seq;
 }
 
@@ -475,10 +559,14 @@ int64_t hm_vw_real_ns(const struct hm_vwait *w)
  * the clock ourselves. */
 void hm_vw_real_timeout(struct hm_vwait *w)
 {
-	if (w->external)
+	if (w->external) {
 		hm_vc_cas_max(w->deadline);
-	else if (self_keeping() && run_quiet(w))
-		self_keep(w);
+	} else if (self_keeping()) {
+		if (self_lag(w))
+			return;
+		if (run_quiet(w))
+			self_keep(w);
+	}
 }
 
 /* Prepare hm_t.rel for a raw syscall with a relative timeout, then say

@@ -18,6 +18,8 @@ pkgs=(
 	# tests/integration/pytest.sh: the plugin with Debian's pytest and xdist,
 	# the package pip-installed into a venv
 	python3-pytest python3-pytest-xdist python3-pytest-rerunfailures python3-venv
+	# tests/integration/lag.sh: a hang guard that must fire while a test computes
+	python3-pytest-timeout
 	python3-setuptools
 	# tests/bench and tests/compat: real test suites, CPython's own
 	libpython3.11-testsuite

@@ -31,6 +31,13 @@
  * the real past and times out rather than hangs. */
 #define HM_VMONO_BASE (10LL * 1000000000LL)
 
+/* Waits ended by the lag bound that the page describes (more are counted). */
+#define HM_VLAG_LOG 16
+/* The lag bound never fires a wait younger than this (real ns): a run busy
+ * for a moment only (a thread preempted on a loaded machine while another
+ * waits 10 us) stays in the pure model (docs/virtual-time.md). */
+#define HM_VLAG_FLOOR_NS (250LL * 1000 * 1000)
+
 /* Who moves the clock when the run is idle. */
 #define HM_VK_DAEMON 1 /* hermeticd's keeper, which sees the scheduler */
 #define HM_VK_SELF 2 /* no daemon: waiters advance it themselves (approximate) */
@@ -57,7 +64,9 @@ struct hm_vslot {
 	__u32 seq; /* waits begun so far */
 	__u32 flags; /* HM_VSF_* */
 	__u32 woken; /* the keeper's: the seq of a short wait it ended */
-	__u64 pad[2];
+	__s64 real_begin; /* real CLOCK_MONOTONIC when this wait began (the lag bound) */
+	__u32 lagged; /* the keeper's: the seq of a wait the lag bound ended */
+	__u32 pad;
 };
 
 /* Slot flags. A short wait (under a millisecond: a spin-then-sleep back-off
@@ -91,6 +100,23 @@ struct hm_vclock {
 	 * every wait writes it, every clock reading reads mono. */
 	__u64 pad1[7];
 	__u64 activity;
+	__u64 pad2[7];
+	/* The lag bound (docs/virtual-time.md): a pending deadline fires once
+	 * the run has been busy for lag_milli / 1000 times its remaining
+	 * virtual time of real time; 0 = never (the pure model). Set by the
+	 * CLI before the run starts. */
+	__u64 lag_milli;
+	__u64 lag_fires; /* deadlines the bound fired (the keeper's count) */
+	__u64 lag_logged; /* entries claimed in lag[] by the waits it ended */
+	struct hm_vlag {
+		__u32 ready; /* 1 once the rest is written */
+		__u32 thread; /* thread number in its process */
+		__s64 virt; /* the wait's virtual length, ns */
+		__s64 real; /* real ns from its start to its end */
+		__s64 mono; /* the run's clock when it ended */
+		char what[16]; /* "sleep", "select", ... */
+		char lineage[64]; /* the process's lineage key */
+	} lag[HM_VLAG_LOG];
 	/* Name lookups the shim refused (neither in /etc/hosts nor allowed):
 	 * how many, and the first distinct names (NUL-terminated, cut at 63
 	 * bytes), for enroll's summary. Written by the run: what it says. */
@@ -99,7 +125,7 @@ struct hm_vclock {
 	/* Set by a hermetic enroll inside the run that refused to start (a run
 	 * holds no other): the run's own enroll then offers no repro line. */
 	__u64 nested_refused;
-	__u64 pad[442];
+	__u64 pad[432 - HM_VLAG_LOG * 14];
 };
 
 /* The slots follow the header; the port bytes follow the slots. */

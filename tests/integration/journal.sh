@@ -25,7 +25,7 @@ expect_line() {
 		fail "show: $name" "no line matching '$pattern' in: $(printf '%s' "$out" | tr '\n' '|')"
 	fi
 }
-expect_line "format and sizes" "^journal +.*run-7\.hjournal \(format 2\.1, [0-9]+ B, [0-9]+ B uncompressed\)"
+expect_line "format and sizes" "^journal +.*run-7\.hjournal \(format 2\.2, [0-9]+ B, [0-9]+ B uncompressed\)"
 expect_line "command, shell-quoted" "^command +python3 -c 'print\(1\)'$"
 expect_line "seed" "^seed +42$"
 expect_line "clock" "^clock +virtual, now 2020-01-01T00:00:00Z, tick 1us$"
@@ -53,7 +53,7 @@ check "show --json is what the journal holds" python3 - "$T/j.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 c = d["config"]
-assert d["format"] == "2.1", d["format"]
+assert d["format"] == "2.2", d["format"]
 assert c["seed"] == 42 and c["seed_given"] is True, c
 assert c["argv"] == ["python3", "-c", "print(1)"], c["argv"]
 assert c["now"] == "2020-01-01T00:00:00Z" and c["tick_ns"] == 1000, c

@@ -10,7 +10,8 @@ need_root timer_rearm || exit 0
 start_daemon || { fail timer_rearm "daemon did not start"; exit 0; }
 P=$(cd "$(dirname "$0")/vtime" && pwd)
 for i in 1 2 3; do
-	out=$(timeout 300 "$HERMETIC" enroll --seed "$i" -- python3 "$P/rearm.py" 2000 1 2>&1)
+	out=$(timeout 300 "$HERMETIC" enroll --seed "$i" -- python3 "$P/rearm.py" 2000 1 2>&1 |
+		grep -v '^hermetic: lag bound: ')
 	if [ "$out" = "alarms 2000 of 2000" ]; then
 		pass "run $i: 2000 alarms re-armed from handlers all arrive"
 	else

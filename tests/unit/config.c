@@ -17,6 +17,14 @@ int main(void)
 	hm_config_init(&c);
 	CHECK("config default now is 2020-01-01", c.now_ns == 1577836800000000000LL);
 	CHECK("config default tick 1us", c.tick_ns == 1000);
+	CHECK("config default lag bound 10", c.lag_milli == 10000);
+	CHECK("lag bound 2.5", !hm_config_set(&c, "lag-bound", "2.5", &why) && c.lag_milli == 2500);
+	CHECK("lag bound inf", !hm_config_set(&c, "lag-bound", "inf", &why) && c.lag_milli == 0);
+	CHECK("lag bound 0 refused", hm_config_set(&c, "lag-bound", "0", &why) == -EINVAL);
+	CHECK("lag bound 1.0001 refused", hm_config_set(&c, "lag-bound", "1.0001", &why) == -EINVAL);
+	CHECK("lag bound -1 refused", hm_config_set(&c, "lag-bound", "-1", &why) == -EINVAL);
+	CHECK("lag bound empty refused", hm_config_set(&c, "lag-bound", "", &why) == -EINVAL);
+	hm_config_init(&c);
 	CHECK("time iso Z", !hm_parse_time("2020-01-01T00:00:00Z", &ns) && ns == 1577836800000000000LL);
 	CHECK("time iso offset",
 	      !hm_parse_time("2020-01-01T02:00:00+02:00", &ns) && ns == 1577836800000000000LL);

@@ -316,7 +316,8 @@ static void test_jstream_roundtrip(void)
 	for (int s = 0; s <= HM_JE_MAX; s++)
 		ok &= hm_jstream_put_entropy(&e, s, ent, (size_t)s * 9) == 0;
 	for (int c = 0; c <= HM_JW_MAX; c++)
-		ok &= hm_jstream_put_wait(&e, c, c & 1, c % 3 ? -c : INT64_MAX,
+		ok &= hm_jstream_put_wait(&e, c, (c & 1) | (c % 4 == 3 ? HM_JWAIT_LAG : 0),
+					  c % 3 ? -c : INT64_MAX,
 					  c % 5 ? (uint64_t)c * 1000000007ULL : UINT64_MAX) == 0;
 	ok &= hm_jstream_put_end(&e, HM_JEND_EXEC) == 0;
 	CHECK("jstream encode every record kind", ok);
@@ -353,10 +354,11 @@ static void test_jstream_roundtrip(void)
 	for (int c = 0; c <= HM_JW_MAX; c++) {
 		k = hm_jstream_next(&d, &r);
 		ok &= k == 1 && r.type == HM_JREC_WAIT && r.call == c &&
-		      r.wait.timed_out == (c & 1) && r.wait.result == (c % 3 ? -c : INT64_MAX) &&
+		      r.wait.timed_out == (c & 1) && r.wait.lag == (c % 4 == 3) &&
+		      r.wait.result == (c % 3 ? -c : INT64_MAX) &&
 		      r.wait.vtime_ns == (c % 5 ? (uint64_t)c * 1000000007ULL : UINT64_MAX);
 	}
-	CHECK("jstream wait outcomes round-trip", ok);
+	CHECK("jstream wait outcomes round-trip (the lag bound's flag too)", ok);
 	k = hm_jstream_next(&d, &r);
 	CHECK("jstream end record",
 	      k == 1 && r.type == HM_JREC_END && r.end.reason == HM_JEND_EXEC);

@@ -101,7 +101,7 @@ int main(void)
 		printf("FAIL read: %s\n", err);
 		T_EXIT();
 	}
-	CHECK("format 2.1", j->major == 2 && j->minor == 1);
+	CHECK("format 2.2", j->major == 2 && j->minor == 2);
 	CHECK("two scopes, in order", j->n_scopes == 2 && !strcmp(j->scopes[0].name, "t.py::test_a[x y]") &&
 					      j->scopes[0].status == HM_SCOPE_FAILED &&
 					      j->scopes[0].seed == 5 && !strcmp(j->scopes[1].dir, "cont.1-0+1") &&
