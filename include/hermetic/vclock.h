@@ -127,6 +127,8 @@ struct hm_vclock {
 	__u64 nested_refused;
 	__u64 pad[432 - HM_VLAG_LOG * 14];
 };
+/* Fields are carved from the padding: the header stays one page. */
+_Static_assert(sizeof(struct hm_vclock) == HM_VCLOCK_HDR, "the clock page's header is one page");
 
 /* The slots follow the header; the port bytes follow the slots. */
 #define HM_VCLOCK_SLOTS(vc) ((struct hm_vslot *)((char *)(vc) + HM_VCLOCK_HDR))
