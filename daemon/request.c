@@ -75,6 +75,11 @@ int hmd_req_decode(const void *buf, size_t n, struct hmd_req *r, char *why, size
 	case HM_REQ_STATUS:
 		/* Any payload is ignored: old clients sent none, and none is read. */
 		return 0;
+	case HM_REQ_RUN_CLOCK:
+		/* The run is the asker's own, as the kernel names it. */
+		if (h->len)
+			return bad(why, ws, EBADMSG, "RUN_CLOCK takes no payload");
+		return 0;
 	case HM_REQ_RUN_CREATE:
 		return decode_create(p, h->len, r, why, ws);
 	case HM_REQ_RUN_ADOPT:

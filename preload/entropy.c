@@ -379,6 +379,9 @@ HM_EXPORT int close(int fd)
 {
 	if (unlikely(!hm_ready()))
 		return hm_sys_errno(hm_sys(SYS_close, fd, 0, 0));
+	/* The run's clock page stays open for children (fdkeep.c). */
+	if (unlikely(hm_page_fd_is(fd)))
+		return 0;
 	if (hm_randfd(fd))
 		hm_randfd_set(fd, false);
 	if (hm_pycfd(fd))
@@ -394,6 +397,8 @@ HM_EXPORT int dup2(int old, int new)
 	int r;
 
 	hm_ready();
+	if (unlikely(hm_page_fd_is(new)) && old != new)
+		hm_page_fd_evict(new); /* the page moves; the caller gets its number */
 	r = hm.real.dup2(old, new);
 	if (r >= 0 && hm.rng_hook && old != new)
 		hm_randfd_set(r, hm_randfd(old));
@@ -409,6 +414,8 @@ HM_EXPORT int dup3(int old, int new, int flags)
 	int r;
 
 	hm_ready();
+	if (unlikely(hm_page_fd_is(new)) && old != new)
+		hm_page_fd_evict(new);
 	r = hm.real.dup3(old, new, flags);
 	if (r >= 0 && hm.rng_hook)
 		hm_randfd_set(r, hm_randfd(old));
