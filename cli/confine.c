@@ -67,6 +67,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
@@ -74,169 +75,6 @@
 #include "util.h"
 #include "cli.h"
 #include "confine.h"
-
-#ifndef AF_VSOCK
-#define AF_VSOCK 40
-#endif
-#ifndef SOCK_PACKET
-#define SOCK_PACKET 10
-#endif
-#define IPPROTO_SMC_ 256
-#define X32_BIT 0x40000000u
-
-/* ---- a tiny assembler for classic BPF, with forward labels ---- */
-enum label { L_X86_64, L_I386, L_IOCTL64, L_IOCTL32, L_SOCK, L_INET, L_PROTO, L_SOCKETCALL,
-	     L_ALLOW, L_EPERM, L_ENOSYS, L_EAFNOSUPPORT, L_EPROTONOSUPPORT, N_LABELS };
-
-struct bpfb {
-	struct sock_filter *ins;
-	int n;
-	int at[N_LABELS];
-	struct {
-		int insn;
-		enum label l;
-	} fix[64];
-	int n_fix;
-};
-
-static void emit(struct bpfb *b, uint16_t code, uint32_t k)
-{
-	if (b->n == CONFINE_MAX_INSNS)
-		die(EXIT_INTERNAL, "seccomp filter too long");
-	b->ins[b->n++] = (struct sock_filter)BPF_STMT(code, k);
-}
-
-/* if (A == k) goto l; */
-static void jeq(struct bpfb *b, uint32_t k, enum label l)
-{
-	emit(b, BPF_JMP | BPF_JEQ | BPF_K, k);
-	if (b->n_fix == (int)ARRAY_SIZE(b->fix))
-		die(EXIT_INTERNAL, "seccomp filter too long");
-	b->fix[b->n_fix].insn = b->n - 1;
-	b->fix[b->n_fix++].l = l;
-}
-
-static void label(struct bpfb *b, enum label l)
-{
-	b->at[l] = b->n;
-}
-
-static void load(struct bpfb *b, uint32_t off)
-{
-	emit(b, BPF_LD | BPF_W | BPF_ABS, off);
-}
-
-/* The low 32 bits of argument n (x86 is little-endian; int arguments are
- * what the kernel reads of them). */
-#define ARG(n) (offsetof(struct seccomp_data, args) + (n) * sizeof(uint64_t))
-#define RET_ERRNO(e) (SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
-
-static void link_labels(struct bpfb *b)
-{
-	for (int i = 0; i < b->n_fix; i++) {
-		int to = b->at[b->fix[i].l], from = b->fix[i].insn;
-
-		if (to <= from || to - from - 1 > 255)
-			die(EXIT_INTERNAL, "seccomp filter: bad jump");
-		b->ins[from].jt = to - from - 1;
-		b->ins[from].jf = 0;
-	}
-}
-
-static void build_filter(struct confine *c)
-{
-	/* x86_64 and x32 (by the same numbers), then i386. */
-	static const uint32_t clock64[] = { 227 /* clock_settime */, 164 /* settimeofday */,
-					    159 /* adjtimex */, 305 /* clock_adjtime */ };
-	static const uint32_t clock32[] = { 264, 79, 124, 343, 25 /* stime */,
-					    404 /* clock_settime64 */, 405 /* clock_adjtime64 */ };
-	static const uint32_t uring[] = { 425, 426, 427 }; /* setup, enter, register: both ABIs */
-	/* RTC_SET_TIME = _IOW('p', 0x0a, struct rtc_time), RTC_EPOCH_SET = _IOW('p', 0x0e, long):
-	 * the long is 8 bytes on x86_64, 4 on i386. */
-	static const uint32_t rtc64[] = { 0x4024700a, 0x4008700e }, rtc32[] = { 0x4024700a, 0x4004700e };
-	struct bpfb b = { .ins = c->insns };
-
-	load(&b, offsetof(struct seccomp_data, arch));
-	jeq(&b, AUDIT_ARCH_X86_64, L_X86_64);
-	jeq(&b, AUDIT_ARCH_I386, L_I386);
-	emit(&b, BPF_RET | BPF_K, RET_ERRNO(ENOSYS)); /* no other ABI exists here */
-
-	label(&b, L_X86_64);
-	load(&b, offsetof(struct seccomp_data, nr));
-	emit(&b, BPF_ALU | BPF_AND | BPF_K, ~X32_BIT);
-	for (size_t i = 0; i < ARRAY_SIZE(clock64); i++)
-		jeq(&b, clock64[i], L_EPERM);
-	jeq(&b, 16 /* ioctl */, L_IOCTL64);
-	if (c->block_net) {
-		jeq(&b, 41 /* socket */, L_SOCK);
-		jeq(&b, 53 /* socketpair */, L_SOCK);
-		for (size_t i = 0; i < ARRAY_SIZE(uring); i++)
-			jeq(&b, uring[i], L_ENOSYS);
-	}
-	emit(&b, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-
-	label(&b, L_I386);
-	load(&b, offsetof(struct seccomp_data, nr));
-	for (size_t i = 0; i < ARRAY_SIZE(clock32); i++)
-		jeq(&b, clock32[i], L_EPERM);
-	jeq(&b, 54 /* ioctl */, L_IOCTL32);
-	if (c->block_net) {
-		jeq(&b, 102 /* socketcall */, L_SOCKETCALL);
-		jeq(&b, 359 /* socket */, L_SOCK);
-		jeq(&b, 360 /* socketpair */, L_SOCK);
-		for (size_t i = 0; i < ARRAY_SIZE(uring); i++)
-			jeq(&b, uring[i], L_ENOSYS);
-	}
-	emit(&b, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-
-	label(&b, L_IOCTL64);
-	load(&b, ARG(1));
-	for (size_t i = 0; i < ARRAY_SIZE(rtc64); i++)
-		jeq(&b, rtc64[i], L_EPERM);
-	emit(&b, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	label(&b, L_IOCTL32);
-	load(&b, ARG(1));
-	for (size_t i = 0; i < ARRAY_SIZE(rtc32); i++)
-		jeq(&b, rtc32[i], L_EPERM);
-	emit(&b, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-
-	label(&b, L_SOCKETCALL);
-	if (c->block_net) {
-		load(&b, ARG(0));
-		jeq(&b, 1 /* SYS_SOCKET */, L_EAFNOSUPPORT);
-		jeq(&b, 8 /* SYS_SOCKETPAIR */, L_EAFNOSUPPORT);
-		emit(&b, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	}
-
-	label(&b, L_SOCK);
-	if (c->block_net) {
-		load(&b, ARG(0));
-		jeq(&b, AF_UNIX, L_ALLOW);
-		jeq(&b, AF_NETLINK, L_ALLOW);
-		jeq(&b, AF_INET, L_INET);
-		jeq(&b, AF_INET6, L_PROTO);
-		emit(&b, BPF_RET | BPF_K, RET_ERRNO(EAFNOSUPPORT));
-		label(&b, L_INET);
-		load(&b, ARG(1));
-		emit(&b, BPF_ALU | BPF_AND | BPF_K, 0xf); /* SOCK_TYPE_MASK */
-		jeq(&b, SOCK_PACKET, L_EAFNOSUPPORT);
-		label(&b, L_PROTO);
-		load(&b, ARG(2));
-		jeq(&b, IPPROTO_SMC_, L_EPROTONOSUPPORT);
-	}
-	label(&b, L_ALLOW);
-	emit(&b, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	label(&b, L_EPERM);
-	emit(&b, BPF_RET | BPF_K, RET_ERRNO(EPERM));
-	label(&b, L_ENOSYS);
-	emit(&b, BPF_RET | BPF_K, RET_ERRNO(ENOSYS));
-	label(&b, L_EAFNOSUPPORT);
-	emit(&b, BPF_RET | BPF_K, RET_ERRNO(EAFNOSUPPORT));
-	label(&b, L_EPROTONOSUPPORT);
-	emit(&b, BPF_RET | BPF_K, RET_ERRNO(EPROTONOSUPPORT));
-	link_labels(&b);
-	c->prog = (struct sock_fprog){ .len = b.n, .filter = c->insns };
-}
 
 /* ---- mounts, read before the fork ---- */
 
@@ -276,13 +114,16 @@ static unsigned long mount_flags(const char *opts)
 	return f;
 }
 
-static void add_mount(struct confine_mount *v, int *n, int max, const char *path, unsigned long fl)
+static void add_mount(struct confine_mount *v, int *n, int max, const char *path, unsigned long fl,
+		      int id, int parent)
 {
 	if (*n == max)
 		die(EXIT_INTERNAL, "cannot confine the run: more than %d mounts to handle under %s", max,
 		    path);
 	snprintf(v[*n].path, sizeof(v[*n].path), "%s", path);
-	v[(*n)++].flags = fl;
+	v[*n].flags = fl;
+	v[*n].id = id;
+	v[(*n)++].parent = parent;
 }
 
 static bool under(const char *path, const char *dir)
@@ -292,6 +133,7 @@ static bool under(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == 0);
 }
 
+/* Line by line: ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS ... - TYPE SOURCE SUPEROPTS */
 static void read_mounts(struct confine *c)
 {
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -301,33 +143,132 @@ static void read_mounts(struct confine *c)
 		die(EXIT_INTERNAL, "cannot confine the run: /proc/self/mountinfo: %s", strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
 		char mp[1024], opts[256], type[64], *sep = strstr(line, " - ");
+		int id, parent;
 
-		if (!sep || sscanf(line, "%*s %*s %*s %*s %1023s %255s", mp, opts) != 2 ||
+		if (!strchr(line, '\n'))
+			die(EXIT_INTERNAL, "cannot confine the run: a line of mountinfo is too long");
+		if (!sep || sscanf(line, "%d %d %*s %*s %1023s %255s", &id, &parent, mp, opts) != 4 ||
 		    sscanf(sep + 3, "%63s", type) != 1)
-			continue;
+			die(EXIT_INTERNAL, "cannot confine the run: cannot parse mountinfo: %s", line);
 		unescape(mp);
 		if (strlen(mp) >= sizeof(c->ro[0].path))
 			die(EXIT_INTERNAL, "cannot confine the run: mount point too long: %s", mp);
+		if (!strcmp(mp, "/"))
+			c->root_is_mount = true;
+		add_mount(c->all, &c->n_all, ARRAY_SIZE(c->all), mp, mount_flags(opts), id, parent);
 		if (!strcmp(type, "cgroup2"))
-			add_mount(c->cgroup2, &c->n_cgroup2, ARRAY_SIZE(c->cgroup2), mp, mount_flags(opts));
+			add_mount(c->cgroup2, &c->n_cgroup2, ARRAY_SIZE(c->cgroup2), mp,
+				  mount_flags(opts), id, parent);
 		else if (!strcmp(type, "bpf"))
-			add_mount(c->bpf, &c->n_bpf, ARRAY_SIZE(c->bpf), mp, 0);
+			add_mount(c->bpf, &c->n_bpf, ARRAY_SIZE(c->bpf), mp, 0, id, parent);
 		else if (under(mp, "/sys"))
-			add_mount(c->ro, &c->n_ro, CONFINE_MAX_MOUNTS, mp, mount_flags(opts));
+			add_mount(c->ro, &c->n_ro, CONFINE_MAX_MOUNTS, mp, mount_flags(opts), id, parent);
+		if (!strcmp(mp, "/proc"))
+			c->proc_mount = id;
 	}
+}
+
+static bool visible(const struct confine *c, int id)
+{
+	for (int i = 0; i < c->n_all; i++)
+		if (c->all[i].id == id)
+			return true;
+	return false;
+}
+
+/*
+ * In a chroot whose / is not a mount point (sbuild, pbuilder, a plain
+ * chroot(8)) the mount that holds the root cannot be named, so it cannot be
+ * made a slave: it stays a peer of the host's. A mount made, or a mount
+ * unmounted, right under it would propagate to the host's namespace. Every
+ * mount the namespace touches must hang off a mount we can see (and make a
+ * slave, confine_child); otherwise enroll refuses here.
+ */
+static void check_chroot_targets(struct confine *c)
+{
+	for (int i = 0; i < c->n_bpf; i++)
+		if (!visible(c, c->bpf[i].parent))
+			snprintf(c->refuse, sizeof(c->refuse),
+				 "the bpffs at %s is mounted right on this chroot's root, whose mount is "
+				 "not visible here",
+				 c->bpf[i].path);
+	for (int i = 0; i < c->n_cgroup2; i++)
+		if (!visible(c, c->cgroup2[i].parent))
+			snprintf(c->refuse, sizeof(c->refuse),
+				 "the cgroup2 at %s is mounted right on this chroot's root, whose mount "
+				 "is not visible here",
+				 c->cgroup2[i].path);
+}
+
+static bool have_cap(int cap)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	return syscall(SYS_capget, &h, d) == 0 && (d[cap / 32].effective & (1u << (cap % 32)));
+}
+
+/* Root without namespaces may write what the container lets it. /proc/sys
+ * (core_pattern and the like start programs outside every run) must be
+ * read-only already, as Docker and podman mount it. */
+static void check_container(struct confine *c)
+{
+	struct statvfs sv;
+
+	if (statvfs("/proc/sys", &sv) == 0 && !(sv.f_flag & ST_RDONLY)) {
+		snprintf(c->refuse, sizeof(c->refuse),
+			 "root here lacks CAP_SYS_ADMIN (a container?) and /proc/sys is writable,\n"
+			 "  so the run's root processes could start programs outside the run\n"
+			 "  (kernel.core_pattern). Mount /proc/sys read-only (Docker's and podman's\n"
+			 "  default), run the job as an unprivileged user, or pass '--confine off'\n"
+			 "  to accept that");
+		return;
+	}
+	if (c->landlock_abi > 0)
+		return;
+	for (int i = 0; i < c->n_cgroup2; i++)
+		if (!(c->cgroup2[i].flags & MS_RDONLY))
+			snprintf(c->refuse, sizeof(c->refuse),
+				 "root here lacks CAP_SYS_ADMIN (a container?) and %s (Landlock),\n"
+				 "  so nothing keeps the run's root processes from leaving its cgroup\n"
+				 "  through the writable cgroup2 at %s, and with it the blocked network.\n"
+				 "  Run the job as an unprivileged user (best), mount the cgroup2\n"
+				 "  read-only, or pass '--confine off' to accept that",
+				 confine_landlock_why(c->landlock_abi), c->cgroup2[i].path);
 }
 
 void confine_prepare(struct confine *c, bool on, bool block_net)
 {
+	int r;
+
 	memset(c, 0, sizeof(*c));
 	c->on = on;
 	c->block_net = block_net;
 	c->root = geteuid() == 0;
 	if (!on)
 		return;
-	build_filter(c);
-	if (c->root)
+	confine_build_filter(c);
+	c->landlock_abi = confine_landlock_abi();
+	c->have_sys_admin = have_cap(CAP_SYS_ADMIN);
+	c->ns = CONFINE_NS_NONE;
+	if (c->root) {
 		read_mounts(c);
+		if (!c->have_sys_admin) {
+			c->ns_why = "no CAP_SYS_ADMIN here (a container)";
+			check_container(c);
+		} else if (c->root_is_mount) {
+			c->ns = CONFINE_NS_FULL;
+		} else {
+			c->ns = CONFINE_NS_CHROOT;
+			check_chroot_targets(c);
+		}
+	} else {
+		c->ns_why = "not needed: an unprivileged user cannot leave the run's cgroup";
+	}
+	/* Without CAP_SYS_ADMIN, seccomp and Landlock need no_new_privs. */
+	c->no_new_privs = !c->root || !c->have_sys_admin;
+	if (!c->refuse[0] && (r = confine_landlock_plan(c)) < 0)
+		snprintf(c->refuse, sizeof(c->refuse), "Landlock rules for writes: %s", strerror(-r));
 }
 
 /* ---- in the child ---- */
@@ -350,6 +291,23 @@ static int ro_bind(const char *path, unsigned long flags, const char **ret_what)
 	return 0;
 }
 
+/* Slave: the host's mounts keep appearing, ours stay ours. In a chroot
+ * whose / is not a mount point, each mount we can see, one by one
+ * (check_chroot_targets made sure every mount we touch hangs off one). */
+static int make_slave(const struct confine *c, const char **ret_what)
+{
+	if (c->ns == CONFINE_NS_FULL) {
+		if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+			FAIL("make / a slave mount");
+		return 0;
+	}
+	for (int i = 0; i < c->n_all; i++)
+		if (mount(NULL, c->all[i].path, NULL, MS_REC | MS_SLAVE, NULL) < 0 && errno != EINVAL &&
+		    errno != ENOENT)
+			FAIL("make the chroot's mounts slaves");
+	return 0;
+}
+
 static int root_namespaces(const struct confine *c, const char **ret_what)
 {
 	int r;
@@ -358,9 +316,8 @@ static int root_namespaces(const struct confine *c, const char **ret_what)
 	 * the run. */
 	if (unshare(CLONE_NEWCGROUP | CLONE_NEWNS) < 0)
 		FAIL("unshare(CLONE_NEWCGROUP | CLONE_NEWNS)");
-	/* Slave: the host's mounts keep appearing, ours stay ours. */
-	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
-		FAIL("make / a slave mount");
+	if ((r = make_slave(c, ret_what)) < 0)
+		return r;
 	for (int i = c->n_bpf - 1; i >= 0; i--)
 		if (umount2(c->bpf[i].path, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
 			FAIL("hide a bpffs mount");
@@ -389,25 +346,37 @@ static int root_namespaces(const struct confine *c, const char **ret_what)
 		    errno != EINVAL && errno != ENOENT)
 			FAIL("make /sys read-only");
 	}
-	/* The run's own page comes as a descriptor: it needs no path. */
+	/* The run's own page comes as a descriptor: it needs no path. A
+	 * directory this view lacks (a chroot) is out of reach already. */
 	if (c->hide[0] && mount("hermetic", c->hide, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-				"size=4k,nr_inodes=1,mode=0") < 0)
+				"size=4k,nr_inodes=1,mode=0") < 0 && errno != ENOENT)
 		FAIL("hide hermeticd's clock pages");
-	if ((r = ro_bind("/proc/sys", MS_NOSUID | MS_NODEV | MS_NOEXEC, ret_what)) < 0)
-		return r;
-	if ((r = ro_bind("/proc/sysrq-trigger", MS_NOSUID | MS_NODEV | MS_NOEXEC, ret_what)) < 0 &&
-	    r != -ENOENT)
-		return r;
+	/* In a chroot without /proc there is no /proc/sys to protect; a bind
+	 * there must hang off a /proc we could make a slave. */
+	if (c->ns == CONFINE_NS_FULL || c->proc_mount) {
+		if ((r = ro_bind("/proc/sys", MS_NOSUID | MS_NODEV | MS_NOEXEC, ret_what)) < 0 &&
+		    r != -ENOENT)
+			return r;
+		if ((r = ro_bind("/proc/sysrq-trigger", MS_NOSUID | MS_NODEV | MS_NOEXEC, ret_what)) <
+			    0 &&
+		    r != -ENOENT)
+			return r;
+	}
 	return 0;
 }
 
+/* Drop what leaves the run from the bounding and inheritable sets. Without
+ * CAP_SETPCAP (some containers) a capability already absent from the
+ * bounding set needs no dropping; one present would stay: refuse. */
 static int root_caps(const char **ret_what)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2];
 
 	for (size_t i = 0; i < ARRAY_SIZE(drop_caps); i++)
-		if (prctl(PR_CAPBSET_DROP, drop_caps[i], 0, 0, 0) < 0)
+		if (prctl(PR_CAPBSET_DROP, drop_caps[i], 0, 0, 0) < 0 &&
+		    !(errno == EPERM && prctl(PR_CAPBSET_READ, drop_caps[i], 0, 0, 0) == 0) &&
+		    !(errno == EINVAL && drop_caps[i] == CAP_BPF))
 			FAIL("drop capabilities from the bounding set");
 	if (syscall(SYS_capget, &h, d) < 0)
 		FAIL("capget");
@@ -425,15 +394,20 @@ int confine_child(const struct confine *c, const char **ret_what)
 	*ret_what = NULL;
 	if (!c->on)
 		return 0;
-	if (c->root && (r = root_namespaces(c, ret_what)) < 0)
+	if (c->ns != CONFINE_NS_NONE && (r = root_namespaces(c, ret_what)) < 0)
 		return r;
 	/* Exec must not hand back what the run may not have. */
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		FAIL("clear the ambient capabilities");
 	if (c->root && (r = root_caps(ret_what)) < 0)
 		return r;
-	if (!c->root && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+	if (c->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		FAIL("set no_new_privs");
+	/* Checked: the domain is what keeps the run from other processes. */
+	if (c->no_new_privs && prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+		FAIL("check no_new_privs");
+	if ((r = confine_landlock_apply(c, ret_what)) < 0)
+		return r;
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &c->prog, 0, 0) < 0)
 		FAIL("install the seccomp filter");
 	return 0;

@@ -8,23 +8,49 @@
 #define HERMETIC_CLI_CONFINE_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <linux/filter.h>
 
 #define CONFINE_MAX_INSNS 128
 #define CONFINE_MAX_MOUNTS 64
 
+#define CONFINE_MAX_ALL_MOUNTS 512
+#define CONFINE_MAX_LL_PATHS 256
+
 struct confine_mount {
 	char path[256];
 	unsigned long flags; /* MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_RDONLY, ... as mounted */
+	int id, parent; /* mountinfo's mount ids */
 };
+
+/* Root's mount and cgroup namespace: the host's view (none), a namespace
+ * whose / is a mount (full), or a chroot's, whose / is not (chroot). */
+enum confine_ns { CONFINE_NS_NONE, CONFINE_NS_FULL, CONFINE_NS_CHROOT };
 
 struct confine {
 	bool on; /* --confine on (the default) */
 	bool block_net; /* the run's network is blocked */
 	bool root; /* the command starts as root: namespaces and capabilities too */
+	bool have_sys_admin; /* in effect in enroll */
+	bool no_new_privs; /* set before Landlock and seccomp (all but root with CAP_SYS_ADMIN) */
+	enum confine_ns ns;
+	const char *ns_why; /* why none */
+	char refuse[512]; /* non-empty: why a run started here cannot be confined */
+	/* Landlock (confine_landlock.c): ABI or -errno, what the ruleset
+	 * handles, and the paths writes stay allowed beneath */
+	int landlock_abi;
+	uint64_t ll_fs, ll_scoped;
+	bool ll_writes_limited; /* root without namespaces: no writes under /sys, cgroup2 */
+	char ll_paths[CONFINE_MAX_LL_PATHS][256];
+	int n_ll_paths;
 	struct sock_filter insns[CONFINE_MAX_INSNS];
 	struct sock_fprog prog;
 	/* root only, read from /proc/self/mountinfo before the fork */
+	struct confine_mount all[CONFINE_MAX_ALL_MOUNTS]; /* every mount visible here */
+	int n_all;
+	bool root_is_mount; /* "/" is a mount point (not a plain chroot) */
+	int proc_mount; /* mount id of /proc, 0: none */
 	struct confine_mount cgroup2[8]; /* replaced by the run's own view */
 	int n_cgroup2;
 	struct confine_mount bpf[8]; /* hidden: pins must stay the daemon's */
@@ -37,14 +63,33 @@ struct confine {
 	char hide[256];
 };
 
-/* In the parent, before the fork: build the seccomp filter and, for root,
- * the list of mounts. Dies on failure (the run must not start less
- * confined than it says). */
+/* In the parent, before the fork: build the seccomp filter, probe Landlock
+ * and, for root, read the mounts and choose the namespaces. Where a run
+ * started here cannot be confined as it must be, says why in c->refuse:
+ * the caller refuses to start it (it must not start less confined than it
+ * says). */
 void confine_prepare(struct confine *c, bool on, bool block_net);
 
 /* In the child, once it is in the run's cgroup, before exec: only
  * async-signal-safe calls. Returns 0 or -errno; *ret_what names the step
  * that failed. */
 int confine_child(const struct confine *c, const char **ret_what);
+
+/* confine_filter.c: the seccomp filter for c->block_net. */
+void confine_build_filter(struct confine *c);
+
+/* confine_landlock.c. The ABI of this kernel's Landlock, or -errno; why
+ * there is none, in words; the plan (before the fork); the domain (in the
+ * child, before exec). */
+int confine_landlock_abi(void);
+const char *confine_landlock_why(int abi);
+int confine_landlock_plan(struct confine *c);
+int confine_landlock_apply(const struct confine *c, const char **ret_what);
+
+/* confine_layers.c: what a run started here gets, layer by layer, as
+ * JSON (for --report and status) and as lines of text. */
+struct json_object;
+struct json_object *confine_layers_json(const struct confine *c);
+void confine_layers_print(FILE *f, const struct confine *c, const char *indent);
 
 #endif

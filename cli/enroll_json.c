@@ -126,6 +126,7 @@ void enroll_json_write(struct enroll *e, int code)
 											 : "block"));
 	json_object_object_add(o, "refusals", e->no_daemon ? NULL : refusals(e));
 	json_object_object_add(o, "coverage", coverage(e));
+	json_object_object_add(o, "containment", e->no_daemon ? NULL : confine_layers_json(&e->conf));
 	j = json_object_new_object();
 	json_object_object_add(j, "id", str_or_null(e->journal_id));
 	json_object_object_add(j, "file", str_or_null(e->journal_file));

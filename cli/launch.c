@@ -131,14 +131,6 @@ static void hide_clock_dir(struct enroll *e)
 	snprintf(e->conf.hide, sizeof(e->conf.hide), "%s", path);
 }
 
-static bool have_sys_admin(void)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2];
-
-	return syscall(SYS_capget, &h, d) == 0 && (d[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32)));
-}
-
 void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 {
 	struct launch_err le;
@@ -150,6 +142,8 @@ void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 	/* Everything the child needs is computed here, before the fork. */
 	confine_prepare(&e->conf, !e->no_daemon && !e->unconfined,
 			e->cfg.network == HM_NETWORK_BLOCK);
+	if (e->conf.refuse[0])
+		die(EXIT_INTERNAL, "cannot confine the run: %s", e->conf.refuse);
 	if (e->conf.on && e->conf.root && !e->no_daemon && e->cfg.clock_virtual)
 		hide_clock_dir(e);
 	e->child = -1;
@@ -195,17 +189,11 @@ void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 	if (le.kind == LAUNCH_ADOPT)
 		die(EXIT_INTERNAL, "hermeticd could not move the command into the run: %s",
 		    le.msg[0] ? le.msg : strerror(le.err));
-	if (le.kind == LAUNCH_CONFINE && le.err == EPERM && e->conf.root && !have_sys_admin())
-		die(EXIT_INTERNAL,
-		    "cannot confine the run: root here lacks CAP_SYS_ADMIN (a container?), so\n"
-		    "  the run would get no namespaces of its own and its root processes could\n"
-		    "  leave its cgroup, and with it the blocked network. Run the job as an\n"
-		    "  unprivileged user (best), give the container CAP_SYS_ADMIN, or pass\n"
-		    "  '--confine off' to accept that");
 	if (le.kind == LAUNCH_CONFINE)
 		die(EXIT_INTERNAL,
 		    "cannot confine the run (%s: %s); '--confine off' runs it without the\n"
-		    "  kernel's backstop (packet sockets, the host clock, leaving the cgroup)",
+		    "  kernel's backstop (packet sockets, the host clock, leaving the cgroup,\n"
+		    "  processes outside the run)",
 		    le.msg, strerror(le.err));
 	die(le.err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "%s: %s", e->argv[0],
 	    strerror(le.err));

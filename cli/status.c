@@ -4,12 +4,19 @@
 #include <json-c/json.h>
 #include "util.h"
 #include "cli.h"
+#include "confine.h"
+
+/* What a run started here, by this user, would get: containment is the
+ * caller's (its kernel, its privileges, a container or a chroot), not the
+ * daemon's. */
+static struct confine here;
 
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: hermetic status [--json]\n\n"
 		   "Show the daemon's version, which BPF attach types are active and which\n"
-		   "were refused and why, its cgroup subtree, and the active runs.\n\n"
+		   "were refused and why, its cgroup subtree, the containment a run started\n"
+		   "here would get (and what this kernel cannot give), and the active runs.\n\n"
 		   "  --json   one JSON object, for scripts\n");
 }
 
@@ -46,6 +53,11 @@ int cmd_status(int argc, char **argv)
 	o = json_tokener_parse(buf);
 	if (!o)
 		die(EXIT_INTERNAL, "hermeticd sent a status that is not JSON");
+	confine_prepare(&here, true, true);
+	json_object_object_add(o, "containment", confine_layers_json(&here));
+	if (here.refuse[0])
+		json_object_object_add(json_object_object_get(o, "containment"), "refused",
+				       json_object_new_string(here.refuse));
 	if (json) {
 		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
 		json_object_put(o);
@@ -79,6 +91,11 @@ int cmd_status(int argc, char **argv)
 			printf(" (%s; runs need --clock off)", json_object_get_string(err));
 		putchar('\n');
 	}
+	printf("containment of a run started here (%s):\n", here.root ? "root" : "this user");
+	if (here.refuse[0])
+		printf("  refused: cannot confine: %s\n", here.refuse);
+	else
+		confine_layers_print(stdout, &here, "");
 	if (json_object_object_get_ex(o, "runs", &v)) {
 		size_t nr = json_object_array_length(v);
 
