@@ -53,7 +53,8 @@ struct confine {
 	int proc_mount; /* mount id of /proc, 0: none */
 	struct confine_mount cgroup2[8]; /* replaced by the run's own view */
 	int n_cgroup2;
-	struct confine_mount bpf[8]; /* hidden: pins must stay the daemon's */
+	/* hidden: pins must stay the daemon's (a host running test daemons has many) */
+	struct confine_mount bpf[CONFINE_MAX_MOUNTS];
 	int n_bpf;
 	struct confine_mount ro[CONFINE_MAX_MOUNTS]; /* /sys and below: read-only */
 	int n_ro;

@@ -131,7 +131,10 @@ static void serve_clock(struct hmd *d, struct hmd_conn *c, const struct hmd_req 
 		return (void)hmd_reply_error(c, req->seq, -fd, "cannot open the clock page of run %" PRIu64 ": %s",
 					     r->id, strerror(-fd));
 	rep.run_id = r->id;
-	hmd_reply(c, HM_REP_CLOCK, req->seq, &rep, sizeof(rep), fd);
+	if (hmd_reply(c, HM_REP_CLOCK, req->seq, &rep, sizeof(rep), fd) == 0)
+		hmd_log("run %" PRIu64 ": gave process %d its clock page again (its descriptor "
+			"was closed)",
+			r->id, (int)peer.pid);
 	close(fd);
 }
 

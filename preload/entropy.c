@@ -222,6 +222,17 @@ HM_EXPORT long syscall(long n, ...)
 	if (n == SYS_futex && d && hm_ready() && hm.clock_hook)
 		return hm_futex_wait((uint32_t *)a, (int)b, (uint32_t)c, (const struct timespec *)d,
 				     (uint32_t *)e, (uint32_t)f);
+	/* The run's clock page stays open for children (fdkeep.c). */
+	if (n == SYS_close && hm_ready() && hm_page_fd_is((int)a))
+		return 0;
+	if (n == SYS_close_range && hm_ready() && a <= b)
+		return hm_sys_errno(hm_page_close_range((unsigned)a, (unsigned)b, (int)c));
+#ifdef SYS_dup2
+	if (n == SYS_dup2 && a != b && hm_ready() && hm_page_fd_is((int)b))
+		hm_page_fd_evict((int)b);
+#endif
+	if (n == SYS_dup3 && a != b && hm_ready() && hm_page_fd_is((int)b))
+		hm_page_fd_evict((int)b);
 	if (n == SYS_statx && hm_ready()) {
 		/* libuv (Node) calls statx this way: file times as stat shows them */
 		long r = hm_sys_errno(hm_sys6(n, a, b, c, d, e, f));

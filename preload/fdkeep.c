@@ -13,6 +13,8 @@
  *   close_range, closefrom  close (or mark close-on-exec) around it
  *   dup2/dup3 onto it       it moves to a free number first, and
  *                           HERMETIC_CLOCK_FD for children follows it
+ * and so does syscall(SYS_close, ...) and its kin through libc's syscall()
+ * (entropy.c).
  * A process whose descriptor is gone all the same (a raw close syscall, a
  * static helper in between) asks hermeticd for its run's page; where that
  * fails too, vclock.c gives it a private page and says so.
@@ -127,7 +129,7 @@ void hm_page_fd_evict(int fd)
 }
 
 /* [first, last] without the page's descriptor, as up to two ranges. */
-static int close_around(unsigned first, unsigned last, int flags)
+int hm_page_close_range(unsigned first, unsigned last, int flags)
 {
 	int p = __atomic_load_n(&hm.page.fd, __ATOMIC_ACQUIRE);
 	long r = 0;
@@ -145,7 +147,7 @@ HM_EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
 	if (unlikely(!hm_ready()) || first > last)
 		return hm_sys_errno(hm_sys(SYS_close_range, first, last, flags));
-	return hm_sys_errno(close_around(first, last, flags));
+	return hm_sys_errno(hm_page_close_range(first, last, flags));
 }
 
 HM_EXPORT void closefrom(int low)
@@ -160,7 +162,7 @@ HM_EXPORT void closefrom(int low)
 		errno = saved;
 		return;
 	}
-	if (close_around((unsigned)low, ~0U, 0) < 0 && hm.real.closefrom) {
+	if (hm_page_close_range((unsigned)low, ~0U, 0) < 0 && hm.real.closefrom) {
 		/* (no close_range: glibc's own way, which closes the page too;
 		 * children then ask hermeticd for it) */
 		hm.real.closefrom(low);

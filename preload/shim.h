@@ -392,6 +392,8 @@ static inline bool hm_page_fd_is(int fd)
 	return fd >= 0 && fd == __atomic_load_n(&hm.page.fd, __ATOMIC_ACQUIRE);
 }
 void hm_page_fd_evict(int fd) HM_HIDDEN;
+/* close_range(2) that spares the page's descriptor; 0 or -errno. */
+int hm_page_close_range(unsigned first, unsigned last, int flags) HM_HIDDEN;
 bool hm_vc_cas_max(int64_t mono) HM_HIDDEN; /* move the clock to mono if later */
 void hm_vc_thread_exit(void) HM_HIDDEN;
 void hm_vc_process_exit(void) HM_HIDDEN; /* exit or exec: every slot of ours */
