@@ -241,3 +241,20 @@ struct hm_vclock *hm_clockpage_from_env(const char *clock_fd, const char *socket
 	*ret = c;
 	return vc;
 }
+
+static const char *env_lookup(char *const envp[], const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], name, n) && envp[i][n] == '=')
+			return envp[i] + n + 1;
+	return NULL;
+}
+
+struct hm_vclock *hm_clockpage_from_envp(char *const envp[], struct hm_clockfd *ret,
+					 bool *ret_asked, int *ret_err)
+{
+	return hm_clockpage_from_env(env_lookup(envp, "HERMETIC_CLOCK_FD"),
+				     env_lookup(envp, "HERMETIC_SOCKET"), ret, ret_asked, ret_err);
+}

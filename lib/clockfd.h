@@ -63,5 +63,9 @@ int hm_clockpage_ask(const char *socket_path);
  */
 struct hm_vclock *hm_clockpage_from_env(const char *clock_fd, const char *socket_path,
 					struct hm_clockfd *ret, bool *ret_asked, int *ret_err);
+/* The same, with the two variables looked up in envp (an environment array,
+ * e.g. the one a supervisor is about to exec a program with). */
+struct hm_vclock *hm_clockpage_from_envp(char *const envp[], struct hm_clockfd *ret,
+					 bool *ret_asked, int *ret_err);
 
 #endif

@@ -149,3 +149,25 @@ if [[ $out == *"the run's clock page is unusable ("*"socket is not open to this 
 else
 	fail "root: without the descriptor and the socket, a private clock and a warning" "$(tr '\n' '|' <<<"$out")"
 fi
+
+# After a restart of hermeticd (an upgrade: the runs go on and the new daemon
+# adopts them, trust_restart.sh), the new daemon finds the page by its path
+# and gives it to a process that lost its descriptor.
+d=$T/restart
+mkdir -p "$d" && mkfifo "$d/go"
+timeout 300 "$HERMETIC" enroll --seed 3 --now 2020-01-01T00:00:00Z -- \
+	sh -c "sleep 100; touch '$d/ready'; cat '$d/go' >/dev/null; $T/pagefd raw $child; date -u +%T" \
+	>"$d/out" 2>&1 &
+epid=$!
+for _ in $(seq 600); do [ -e "$d/ready" ] && break; sleep 0.1; done
+n0=$(asks)
+restart_daemon
+timeout 60 sh -c "echo go >'$d/go'"
+wait $epid
+out=$(grep -v '^hermetic: ' "$d/out")
+if [ "$out" = "$(printf '00:02:30\n00:02:30')" ] && [ "$(asks)" -gt "$n0" ]; then
+	pass "after a daemon restart, a process that lost the descriptor gets the run's page again"
+else
+	fail "after a daemon restart, a process that lost the descriptor gets the run's page again" \
+		"$(tr '\n' '|' <"$d/out") (asked again: $(($(asks) - n0)))"
+fi
