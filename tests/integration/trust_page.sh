@@ -171,3 +171,17 @@ else
 	fail "after a daemon restart, a process that lost the descriptor gets the run's page again" \
 		"$(tr '\n' '|' <"$d/out") (asked again: $(($(asks) - n0)))"
 fi
+
+# A scope's seed (hermetic.sandbox) is as secret as the run's: its children
+# get it in HERMETIC_SCOPE masked with a word of the run's seed, and still
+# know it.
+out=$(PYTHONPATH="$TOP/python" timeout 120 "$HERMETIC" enroll --seed $SEED -- python3 -c '
+import hermetic, subprocess, sys
+with hermetic.sandbox("t", seed=4242424242):
+    subprocess.run([sys.executable, "-c", "import os, hermetic\nprint(os.environ[\"HERMETIC_SCOPE\"])\nprint(hermetic.current().seed)"])
+' 2>&1)
+if [[ $out =~ ^v1:[0-9]+:.*$'\n'4242424242$ ]] && [[ $out != *4242424242:* ]]; then
+	pass "a scope's seed is not in its children's environment, and they know it"
+else
+	fail "a scope's seed is not in its children's environment, and they know it" "$(tr '\n' '|' <<<"$out")"
+fi
