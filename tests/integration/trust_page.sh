@@ -134,6 +134,20 @@ for who in user root; do
 	lockstep $who "a recipe of make" 0 "printf 'all:\n\t@sleep 50; date -u +%%T\n' | make -s -f -"
 	lockstep $who "a child after a raw close of the descriptor (asks hermeticd)" + "$T/pagefd raw $child"
 done
+# Java's ProcessBuilder (jspawnhelper closes every descriptor above 2).
+if command -v java >/dev/null; then
+	cat >"$T/Spawn.java" <<'JAVA'
+public class Spawn {
+    public static void main(String[] a) throws Exception {
+        new ProcessBuilder("sh", "-c", "sleep 50; date -u +%T").inheritIO().start().waitFor();
+    }
+}
+JAVA
+	chmod 644 "$T/Spawn.java"
+	lockstep user "a child of Java's ProcessBuilder" 0 "java $T/Spawn.java"
+elif [ "${CI:-}" = true ]; then
+	fail "user: a child of Java's ProcessBuilder reads the run's one clock" "no java (make deps)"
+fi
 lockstep root "a process that became nobody (setpriv)" 0 \
 	"setpriv --reuid=65534 --regid=65534 --clear-groups $child"
 
