@@ -199,3 +199,25 @@ if [[ $out =~ ^v1:[0-9]+:.*$'\n'4242424242$ ]] && [[ $out != *4242424242:* ]]; t
 else
 	fail "a scope's seed is not in its children's environment, and they know it" "$(tr '\n' '|' <<<"$out")"
 fi
+
+# RUN_CLOCK answers only for the asker's own run, as its cgroup says: a
+# process outside every run, or in a run without a clock, gets ENOENT and no
+# descriptor; a process of a run with a clock gets one.
+cat >"$T/ask.py" <<'PY'
+import os, socket, struct
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(os.environ["HERMETIC_SOCKET"])
+s.sendmsg([struct.pack("<IHHII", 0x504d4548, 3, 17, 0, 5)])  # RUN_CLOCK, no payload
+msg, anc, _, _ = s.recvmsg(65536, socket.CMSG_SPACE(16))
+typ = struct.unpack_from("<IHHII", msg)[2]
+print(typ, struct.unpack_from("<i", msg, 16)[0] if typ == 101 else 0, len(anc))
+PY
+outside=$(python3 "$T/ask.py" 2>&1)
+noclock=$(as_user "$U" timeout 120 "$HERMETIC" enroll --seed 1 --clock off -- python3 "$T/ask.py" 2>&1)
+inrun=$(as_user "$U" timeout 120 "$HERMETIC" enroll --seed 1 -- python3 "$T/ask.py" 2>&1)
+if [ "$outside" = "101 2 0" ] && [ "$noclock" = "101 2 0" ] && [ "$inrun" = "113 0 1" ]; then
+	pass "RUN_CLOCK: ENOENT outside every run and in a run without a clock; the asker's own page inside one"
+else
+	fail "RUN_CLOCK: ENOENT outside every run and in a run without a clock; the asker's own page inside one" \
+		"outside=$outside noclock=$noclock inrun=$inrun"
+fi
