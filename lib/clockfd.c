@@ -222,7 +222,10 @@ struct hm_vclock *hm_clockpage_from_env(const char *clock_fd, const char *socket
 		return NULL;
 	}
 	err = hm_clockfd_parse(clock_fd, &c);
-	if (err == 0 && hm_clockfd_check(&c) == 0 && (vc = hm_clockpage_map(c.fd, &err))) {
+	if (err == 0 && hm_clockfd_check(&c) == 0) {
+		/* The page itself: the daemon would give the same one back. */
+		if (!(vc = hm_clockpage_map(c.fd, ret_err)))
+			return NULL;
 		*ret = c;
 		return vc;
 	}

@@ -56,9 +56,9 @@ int hm_clockpage_ask(const char *socket_path);
 
 /*
  * All of it, from the values of HERMETIC_CLOCK_FD and HERMETIC_SOCKET (either
- * NULL): the descriptor named, if it is still the page; else one asked from
- * the daemon (*ret_asked = true; it is O_CLOEXEC, the caller decides where
- * to keep it). Returns the mapping and the descriptor in *ret, or NULL with
+ * NULL): the descriptor named, if it is still the page; else (closed, or
+ * another file at its number) one asked from the daemon (*ret_asked = true;
+ * it is O_CLOEXEC, the caller decides where to keep it). Returns the mapping and the descriptor in *ret, or NULL with
  * -errno in *ret_err (-ENOENT: no page named).
  */
 struct hm_vclock *hm_clockpage_from_env(const char *clock_fd, const char *socket_path,

@@ -66,7 +66,9 @@ struct hm_vclock *hm_page_init(const char **ret_why)
 		return NULL;
 	vc = hm_clockpage_from_env(v, getenv(HM_ENV_SOCKET), &c, &asked, &err);
 	if (!vc) {
-		*ret_why = err == -ENOENT ? "its descriptor is gone and hermeticd says the caller is "
+		*ret_why = err == -EBADMSG ? "it has another layout: hermetic and hermeticd of "
+					     "different versions?"
+			 : err == -ENOENT ? "its descriptor is gone and hermeticd says the caller is "
 					    "in no run with a clock"
 			 : err == -EACCES || err == -EPERM
 				 ? "its descriptor is gone and hermeticd's socket is not open to "
