@@ -29,10 +29,11 @@ static __always_inline int decide(struct bpf_sock_addr *ctx, const __u8 addr[16]
 	if (!pol || hm_allowed(cgid, pol, addr, port))
 		return 1;
 	hm_report(cgid, pol, addr, port, family, op, ctx->protocol);
-	/* connect() says ECONNREFUSED, as a host that refused would;
-	 * sendmsg() keeps the hook's natural EPERM. */
-	if (op == HM_OP_CONNECT)
-		bpf_set_retval(-ECONNREFUSED);
+	/* Both say ENETUNREACH, what the kernel says for a destination without
+	 * a route: the run looks like a machine that is offline, the answer
+	 * programs that probe for a network expect (they skip, rather than
+	 * fail as on a host that refused). */
+	bpf_set_retval(-ENETUNREACH);
 	return 0;
 }
 
@@ -96,6 +97,8 @@ static __always_inline int unix_decide(struct bpf_sock_addr *ctx, __u8 op)
 	if (!pol || !(pol->flags & HM_NET_ENFORCE) || (pol->flags & HM_NET_ALLOW_UNIX))
 		return 1;
 	hm_report(cgid, pol, none, 0, HM_FAMILY_UNIX, op, 0);
+	/* A unix socket nobody listens on says ECONNREFUSED; ENETUNREACH is
+	 * not an answer unix sockets give. sendmsg() keeps the hook's EPERM. */
 	if (op == HM_OP_CONNECT)
 		bpf_set_retval(-ECONNREFUSED);
 	return 0;

@@ -12,6 +12,9 @@
 #ifndef ECONNREFUSED
 #define ECONNREFUSED 111
 #endif
+#ifndef ENETUNREACH
+#define ENETUNREACH 101
+#endif
 
 /* The depth of run cgroups in the hierarchy (the root is 0), set by the
  * daemon before load; 0 means "the task's own cgroup". */

@@ -3,7 +3,13 @@
  * The kernel backstop of a run, installed in enroll's child before CMD's
  * first instruction and inherited by every process of the run (static
  * binaries, raw syscalls and all). `enroll --confine off` is the one
- * opt-out, for suites that manage the machine.
+ * opt-out, for suites that manage the machine. docs/containment.md has the
+ * layers, what each kernel and privilege gives, and the trust model.
+ *
+ * A Landlock domain per run (confine_landlock.c) keeps its processes from
+ * acting on any process outside it (ptrace access checks, signals), and the
+ * seccomp filter (confine_filter.c) refuses bpf(), so no run reaches the
+ * daemon's pinned maps and links whatever path to them it finds.
  *
  * A seccomp filter, for every run:
  *  - setting the host's clock is refused (clock_settime for every clock
@@ -27,7 +33,11 @@
  * also keeps setuid programs (sudo) and file capabilities from raising it
  * to a root that could leave the run.
  *
- * For root, whose processes could otherwise walk out of the run's cgroup:
+ * For root with CAP_SYS_ADMIN, whose processes could otherwise walk out of
+ * the run's cgroup (root without it, in a container, gets Landlock rules
+ * that refuse writes under /sys and cgroup2 instead: confine_landlock.c;
+ * root in a chroot whose / is not a mount point gets its mounts made slaves
+ * one by one: make_slave):
  *  - a cgroup namespace rooted at the run (the child is already in it),
  *    and a mount namespace (slave to the host's, so the host's mounts
  *    still appear) in which every cgroup2 mount is replaced by one of that
@@ -308,6 +318,41 @@ static int make_slave(const struct confine *c, const char **ret_what)
 	return 0;
 }
 
+static bool is_ro_mount(const struct confine *c, int id)
+{
+	for (int i = 0; i < c->n_ro; i++)
+		if (c->ro[i].id == id)
+			return true;
+	return false;
+}
+
+/* Every mount under /sys read-only: mount_setattr(AT_RECURSIVE) on each
+ * top one (Linux 5.12), else a remount of each. */
+static int sys_readonly(const struct confine *c, const char **ret_what)
+{
+	struct mount_attr ma = { .attr_set = MOUNT_ATTR_RDONLY };
+
+	for (int i = 0; i < c->n_ro; i++) {
+		if (is_ro_mount(c, c->ro[i].parent))
+			continue; /* done with its parent */
+		if (mount_setattr(AT_FDCWD, c->ro[i].path, AT_RECURSIVE, &ma, sizeof(ma)) == 0)
+			continue;
+		if (errno == ENOENT || errno == EINVAL)
+			continue; /* gone, or overmounted by another listed mount */
+		if (errno != ENOSYS)
+			FAIL("make /sys read-only");
+		for (int k = 0; k < c->n_ro; k++)
+			if (mount(NULL, c->ro[k].path, NULL,
+				  MS_BIND | MS_REMOUNT | MS_RDONLY |
+					  (c->ro[k].flags & (MS_NOSUID | MS_NODEV | MS_NOEXEC)),
+				  NULL) < 0 &&
+			    errno != EINVAL && errno != ENOENT)
+				FAIL("make /sys read-only");
+		return 0;
+	}
+	return 0;
+}
+
 static int root_namespaces(const struct confine *c, const char **ret_what)
 {
 	int r;
@@ -318,33 +363,30 @@ static int root_namespaces(const struct confine *c, const char **ret_what)
 		FAIL("unshare(CLONE_NEWCGROUP | CLONE_NEWNS)");
 	if ((r = make_slave(c, ret_what)) < 0)
 		return r;
-	for (int i = c->n_bpf - 1; i >= 0; i--)
-		if (umount2(c->bpf[i].path, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
+	/* /sys read-only first, recursively, one call per top mount; the run's
+	 * cgroup2 goes on top of it afterwards, writable. */
+	if ((r = sys_readonly(c, ret_what)) < 0)
+		return r;
+	/* Mounted over, never unmounted: an unmount waits for an RCU grace
+	 * period (milliseconds each), a mount does not, and without
+	 * CAP_SYS_ADMIN nothing in the run can take ours off. The pins stay
+	 * the daemon's: no run can unlink one (bpf() itself is refused). */
+	for (int i = 0; i < c->n_bpf; i++)
+		if (mount("hermetic", c->bpf[i].path, "tmpfs",
+			  MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555") < 0 &&
+		    errno != ENOENT)
 			FAIL("hide a bpffs mount");
+	/* The run's own cgroup2 over the host's, with a tmpfs between them:
+	 * the kernel refuses a cgroup2 right on a mount of its own superblock
+	 * (EBUSY), and an unmount would cost a grace period. */
 	for (int i = 0; i < c->n_cgroup2; i++) {
-		const char *p = c->cgroup2[i].path;
+		unsigned long fl = c->cgroup2[i].flags & (MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RELATIME);
 
-		if (umount2(p, MNT_DETACH) < 0 && errno != EINVAL)
-			FAIL("unmount the host's cgroup2");
-		if (mount("cgroup2", p, "cgroup2",
-			  (c->cgroup2[i].flags & (MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RELATIME)), NULL) <
-		    0)
+		if (mount("hermetic", c->cgroup2[i].path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "size=4k,mode=0555") < 0)
+			FAIL("hide the host's cgroup2");
+		if (mount("cgroup2", c->cgroup2[i].path, "cgroup2", fl, NULL) < 0)
 			FAIL("mount the run's cgroup2");
-	}
-	/* Deepest first does not matter: each remount touches one mount. */
-	for (int i = 0; i < c->n_ro; i++) {
-		bool cg = false;
-
-		for (int k = 0; k < c->n_cgroup2; k++)
-			cg |= !strcmp(c->ro[i].path, c->cgroup2[k].path);
-		if (cg)
-			continue;
-		if (mount(NULL, c->ro[i].path, NULL,
-			  MS_BIND | MS_REMOUNT | MS_RDONLY |
-				  (c->ro[i].flags & (MS_NOSUID | MS_NODEV | MS_NOEXEC)),
-			  NULL) < 0 &&
-		    errno != EINVAL && errno != ENOENT)
-			FAIL("make /sys read-only");
 	}
 	/* The run's own page comes as a descriptor: it needs no path. A
 	 * directory this view lacks (a chroot) is out of reach already. */

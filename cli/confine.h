@@ -51,9 +51,10 @@ struct confine {
 	int n_all;
 	bool root_is_mount; /* "/" is a mount point (not a plain chroot) */
 	int proc_mount; /* mount id of /proc, 0: none */
-	struct confine_mount cgroup2[8]; /* replaced by the run's own view */
+	struct confine_mount cgroup2[16]; /* replaced by the run's own view */
 	int n_cgroup2;
-	/* hidden: pins must stay the daemon's (a host running test daemons has many) */
+	/* hidden: pins must stay the daemon's. Every hermeticd on the host has
+	 * one (a private daemon of a test, a CI runner's), so as many as /sys */
 	struct confine_mount bpf[CONFINE_MAX_MOUNTS];
 	int n_bpf;
 	struct confine_mount ro[CONFINE_MAX_MOUNTS]; /* /sys and below: read-only */

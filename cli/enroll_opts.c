@@ -67,7 +67,8 @@ static void usage(FILE *f)
 		"  --now TIME              virtual wall clock at start: ISO 8601 or @EPOCH\n"
 		"                          (default: $SOURCE_DATE_EPOCH, else the commit time\n"
 		"                          of HEAD when the working directory is in a git\n"
-		"                          checkout, else 2020-01-01T00:00:00Z)\n"
+		"                          checkout, else the newest mtime among its entries,\n"
+		"                          else the date of this hermetic release)\n"
 		"  --tick DURATION         advance per reading once a thread has read the clock\n"
 		"                          100000 times without waiting, or polled with a zero\n"
 		"                          timeout and found nothing (default 1us; 0: never)\n"
@@ -274,7 +275,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 
 	usage_prefix = prefix;
 	hm_config_init(&e->cfg);
-	e->now_src = NOW_BUILTIN;
+	e->now_src = NOW_RELEASE;
 	boundary_init(&e->bnd);
 	e->grace_ns = DEFAULT_GRACE_NS;
 	opterr = 0;

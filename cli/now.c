@@ -3,18 +3,25 @@
  * The run's virtual start when --now is not given: SOURCE_DATE_EPOCH (the
  * reproducible-builds convention), else the committer time of HEAD when the
  * working directory is in a git checkout - deterministic per commit, and no
- * earlier than any fixture that commit holds - else 2020-01-01T00:00:00Z.
+ * earlier than any fixture that commit holds - else the newest modification
+ * time among the working directory's entries (for an unpacked release
+ * tarball: its date), else the date of this release of hermetic
+ * (HM_RELEASE_TIME_S). The last two are recent enough for the "is the clock
+ * sane" checks of current libraries (one refuses anything before 2022),
+ * where a fixed date from years ago is not.
  *
  * git runs here, before the run exists: as the user, with the user's
  * environment, outside the run's cgroup and without the shim. It is asked a
  * plumbing question (cat-file), which reads no pager, signature or
  * fsmonitor configuration of the checkout. Any failure (no git, not a
- * checkout, no commit yet, a checkout git will not trust) means "no commit".
- */
+ * checkout, no commit yet, a checkout git will not trust) means "no commit". */
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include "util.h"
 #include "boundary.h"
 #include "cli.h"
@@ -33,8 +40,10 @@ const char *now_source_name(enum now_source s)
 		return "SOURCE_DATE_EPOCH";
 	case NOW_GIT_HEAD:
 		return "the commit time of HEAD";
+	case NOW_CWD_MTIME:
+		return "the newest entry of the working directory";
 	default:
-		return "the default";
+		return "the date of hermetic " HERMETIC_VERSION;
 	}
 }
 
@@ -122,6 +131,45 @@ static int git_head_time(int64_t *ret_secs)
 	return committer_time(buf, ret_secs);
 }
 
+/*
+ * The newest modification time, in whole seconds, among the entries of the
+ * working directory (not recursive; lstat: a symbolic link's own time).
+ * Skipped: entries that cannot be lstat'ed (gone meanwhile, or no search
+ * permission), entries newer than the real clock (a time from the future
+ * says the clock that wrote it was wrong, not when the tree was made), and
+ * names starting with '.' and __pycache__ - caches tools rewrite in place
+ * (.pytest_cache, .tox, .git's index), which would move the start at every
+ * run. 0, or -errno when the directory cannot be read or nothing is left.
+ */
+static int cwd_newest_mtime(int64_t *ret_secs)
+{
+	time_t real = time(NULL);
+	int64_t best = -1;
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir(".");
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "__pycache__"))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (st.st_mtim.tv_sec > real || st.st_mtim.tv_sec < 0)
+			continue;
+		if (st.st_mtim.tv_sec > best)
+			best = st.st_mtim.tv_sec;
+	}
+	closedir(d);
+	if (best < 0)
+		return -ENOENT;
+	*ret_secs = best;
+	return 0;
+}
+
 int now_default(int64_t *ret_ns, enum now_source *ret_src, char *why, size_t size)
 {
 	const char *sde = getenv("SOURCE_DATE_EPOCH");
@@ -145,7 +193,12 @@ int now_default(int64_t *ret_ns, enum now_source *ret_src, char *why, size_t siz
 		*ret_src = NOW_GIT_HEAD;
 		return 0;
 	}
-	*ret_ns = HM_DEFAULT_NOW_NS;
-	*ret_src = NOW_BUILTIN;
+	if (cwd_newest_mtime(&secs) == 0) {
+		*ret_ns = secs * 1000000000LL;
+		*ret_src = NOW_CWD_MTIME;
+		return 0;
+	}
+	*ret_ns = HM_RELEASE_TIME_S * 1000000000LL;
+	*ret_src = NOW_RELEASE;
 	return 0;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The default --now (now.c): SOURCE_DATE_EPOCH, git HEAD, 2020-01-01. */
+/* The default --now (now.c): SOURCE_DATE_EPOCH, git HEAD, the working
+ * directory's newest entry, this release's date. */
 #ifndef HERMETIC_CLI_NOW_H
 #define HERMETIC_CLI_NOW_H
 
@@ -10,10 +11,17 @@ enum now_source {
 	NOW_OPTION, /* --now */
 	NOW_SOURCE_DATE_EPOCH,
 	NOW_GIT_HEAD, /* committer time of HEAD of the checkout holding the cwd */
-	NOW_BUILTIN, /* HM_DEFAULT_NOW_NS */
+	NOW_CWD_MTIME, /* newest mtime among the working directory's entries */
+	NOW_RELEASE, /* HM_RELEASE_TIME_S */
 };
 
-/* "--now", "SOURCE_DATE_EPOCH", "the commit time of HEAD", "the default". */
+/* The date of this release (HERMETIC_VERSION): the time of the newest entry
+ * of packaging/debian/changelog, 2026-12-01T10:00:00Z. Bump both with
+ * VERSION; tests/integration/defaults.sh checks that they agree. Not the
+ * build time: two builds of one release start runs at the same time. */
+#define HM_RELEASE_TIME_S 1796119200LL
+
+/* "--now", "SOURCE_DATE_EPOCH", "the commit time of HEAD", ... (the seed line's words). */
 const char *now_source_name(enum now_source s);
 
 /* The start time when --now is not given, and where it came from. Returns

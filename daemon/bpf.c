@@ -234,7 +234,7 @@ static void load_trace(struct hmd_bpf *b, struct hmd_attach *att, int *n)
 	}
 	b->trace = s;
 	for (size_t g = 0; g < ARRAY_SIZE(trace_groups); g++)
-		note(&att[(*n)++], trace_groups[g], false, EAGAIN, "attached while runs exist");
+		note(&att[(*n)++], trace_groups[g], false, EAGAIN, "attached while runs exist and for 10 s after the last");
 }
 
 int hmd_bpf_trace_lazy(struct hmd_bpf *b, bool on)
@@ -277,7 +277,7 @@ int hmd_bpf_trace_lazy(struct hmd_bpf *b, bool on)
 		}
 		note(&b->att[b->trace_att + g], trace_groups[g], false,
 		     on && !gerr ? 0 : gerr ? -gerr : EAGAIN,
-		     gerr ? strerror(-gerr) : "attached while runs exist");
+		     gerr ? strerror(-gerr) : "attached while runs exist and for 10 s after the last");
 		if (gerr)
 			err = gerr;
 	}

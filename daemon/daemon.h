@@ -178,6 +178,9 @@ void hmd_sched_settle(struct hmd_sched *s);
 /* Give cgroup cgid a domain slot (the programs attach with the first). */
 int hmd_sched_add(struct hmd_sched *s, uint64_t cgid, uint32_t *ret_dom);
 void hmd_sched_remove(struct hmd_sched *s, uint32_t dom, uint64_t cgid);
+/* Detach the scheduler programs if no domain is left (the idle timer of
+ * the main loop calls it); true when it did. */
+bool hmd_sched_detach_idle(struct hmd_sched *s);
 int hmd_sched_read(struct hmd_sched *s, uint32_t dom, struct hm_sched_dom *ret);
 int hmd_sched_tid(struct hmd_sched *s, uint32_t dom, uint32_t nstid, struct hm_sched_tid *ret);
 int hmd_sched_quiet_fd(struct hmd_sched *s);
@@ -210,6 +213,8 @@ int hmd_keeper_adopt(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, uint3
 int hmd_keeper_add(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid,
 		   uint32_t *ret_dom, char *ret_path, size_t path_size);
 void hmd_keeper_remove(struct hmd_keeper *k, uint32_t dom);
+/* Once the daemon has had no run for a while: detach what only runs need. */
+void hmd_keeper_idle(struct hmd_keeper *k);
 void hmd_keeper_stats(struct hmd_keeper *k, uint32_t dom, struct hmd_clock_stats *ret);
 
 /* ---- runs.c ---- */

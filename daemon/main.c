@@ -529,8 +529,11 @@ int main(int argc, char **argv)
 				hmd_runs_reap(&d);
 				/* Detach the tracers once idle for a while,
 				 * so back-to-back runs don't pay for attaching. */
-				if (!d.n_runs && hm_now_ns() - d.idle_since_ns > 10000000000ULL)
+				if (!d.n_runs && hm_now_ns() - d.idle_since_ns > 10000000000ULL) {
 					hmd_bpf_trace_lazy(d.bpf, false);
+					if (d.keeper)
+						hmd_keeper_idle(d.keeper);
+				}
 				break;
 			}
 			case HMD_EP_PROBE:

@@ -401,6 +401,13 @@ int hmd_keeper_adopt(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, uint3
 	return err;
 }
 
+void hmd_keeper_idle(struct hmd_keeper *k)
+{
+	pthread_mutex_lock(&k->lock);
+	hmd_sched_detach_idle(k->sched);
+	pthread_mutex_unlock(&k->lock);
+}
+
 void hmd_keeper_remove(struct hmd_keeper *k, uint32_t dom)
 {
 	struct kclock *c;

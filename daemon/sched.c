@@ -185,8 +185,18 @@ void hmd_sched_remove(struct hmd_sched *s, uint32_t dom, uint64_t cgid)
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.hm_sched_cg), &cgid);
 	bpf_map_update_elem(bpf_map__fd(s->skel->maps.hm_sched_doms), &dom, &zero, BPF_ANY);
 	s->used[dom] = false;
-	if (--s->n_domains == 0)
-		set_attached(s, false);
+	/* The programs stay attached until hmd_sched_detach_idle(): detaching
+	 * waits for an RCU grace period (about 12 ms here), which back-to-back
+	 * runs would pay one by one, under the keeper's lock. */
+	s->n_domains--;
+}
+
+bool hmd_sched_detach_idle(struct hmd_sched *s)
+{
+	if (s->n_domains || !s->attached)
+		return false;
+	set_attached(s, false);
+	return true;
 }
 
 int hmd_sched_read(struct hmd_sched *s, uint32_t dom, struct hm_sched_dom *ret)

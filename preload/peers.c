@@ -44,28 +44,50 @@
 #include <sys/un.h>
 #include "shim.h"
 
-#define NFDS HM_REMOTE_FDS
 #define EP_OUT 8 /* outside descriptors remembered per epoll set */
 
 enum { C_UNKNOWN, C_RUN, C_OUTSIDE, C_LOOP_TCP, C_LOOP_UDP };
 
-static struct {
-	_Atomic uint8_t cls[NFDS];
-	_Atomic uint16_t port[NFDS]; /* the peer's, for C_LOOP_* */
-	struct {
-		uint16_t port; /* a loopback port this descriptor bound, marked in the page */
-		uint8_t udp;
-		pid_t owner; /* the process that marked it unmarks it */
-	} bound[NFDS];
-	struct {
-		int n; /* -1: too many, take the set as outside */
-		int fd[EP_OUT];
-	} ep[NFDS];
+/* What we know of one descriptor; all zeros: nothing (fdtab.h). */
+struct pfd {
+	_Atomic uint8_t cls;
 	/* TCP_NODELAY forced on (bit 0) and what the program set (bit 1) */
-	_Atomic uint8_t nodelay[NFDS];
+	_Atomic uint8_t nodelay;
+	uint8_t bound_udp;
+	_Atomic uint16_t port; /* the peer's, for C_LOOP_* */
+	uint16_t bound_port; /* a loopback port this descriptor bound, marked in the page */
+	pid_t bound_owner; /* the process that marked it unmarks it */
+	int ep_n; /* an epoll set's outside members; -1: too many, take the set as outside */
+	int ep_fd[EP_OUT];
+};
+#define PFD_SHIFT 10 /* the first segment: descriptors 0..1023 */
+
+static struct {
+	struct hm_fdtab fds; /* of struct pfd */
+	_Atomic int high; /* 1 + the highest descriptor with an entry */
 	_Atomic int outside; /* descriptors not C_RUN/C_UNKNOWN */
 	char cgroup[256]; /* ours, from /proc/self/cgroup; "" until read */
 } pe;
+
+/* fd's entry; NULL when it has none (read as all zeros) and make is false,
+ * or when memory ran out. */
+static inline struct pfd *pfd(int fd, bool make)
+{
+	if (fd < 0)
+		return NULL;
+	if (make && fd >= atomic_load_explicit(&pe.high, memory_order_relaxed)) {
+		int h = atomic_load(&pe.high);
+
+		while (h <= fd && !atomic_compare_exchange_weak(&pe.high, &h, fd + 1))
+			;
+	}
+	return hm_fdtab_at(&pe.fds, (unsigned)fd, sizeof(struct pfd), PFD_SHIFT, make);
+}
+
+int hm_fd_high(void)
+{
+	return atomic_load_explicit(&pe.high, memory_order_relaxed);
+}
 
 static uint8_t *port_map(bool udp)
 {
@@ -74,12 +96,13 @@ static uint8_t *port_map(bool udp)
 
 static void set_class(int fd, uint8_t c, uint16_t port)
 {
+	struct pfd *p = pfd(fd, c != C_UNKNOWN);
 	uint8_t old;
 
-	if (fd < 0 || fd >= NFDS)
+	if (!p)
 		return;
-	atomic_store(&pe.port[fd], port);
-	old = atomic_exchange(&pe.cls[fd], c);
+	atomic_store(&p->port, port);
+	old = atomic_exchange(&p->cls, c);
 	if ((old >= C_OUTSIDE) != (c >= C_OUTSIDE))
 		atomic_fetch_add(&pe.outside, c >= C_OUTSIDE ? 1 : -1);
 }
@@ -249,67 +272,83 @@ static void classify(int fd)
 /* Does a wait on fd wait on the real world? */
 bool hm_fd_external(int fd)
 {
+	struct pfd *p;
 	uint8_t c;
 
-	if (fd < 0 || fd >= NFDS || !hm.vc)
+	if (fd < 0 || !hm.vc)
 		return false;
-	c = atomic_load_explicit(&pe.cls[fd], memory_order_relaxed);
+	p = pfd(fd, false);
+	c = p ? atomic_load_explicit(&p->cls, memory_order_relaxed) : C_UNKNOWN;
 	if (unlikely(c == C_UNKNOWN)) {
 		int e = errno;
 
 		classify(fd);
 		errno = e;
-		c = atomic_load_explicit(&pe.cls[fd], memory_order_relaxed);
+		p = pfd(fd, false);
+		if (!p)
+			return false; /* no memory for the table: the run's */
+		c = atomic_load_explicit(&p->cls, memory_order_relaxed);
 	}
 	if (c == C_LOOP_TCP || c == C_LOOP_UDP)
-		return !__atomic_load_n(&port_map(c == C_LOOP_UDP)[pe.port[fd]], __ATOMIC_ACQUIRE);
+		return !__atomic_load_n(&port_map(c == C_LOOP_UDP)[atomic_load(&p->port)],
+					__ATOMIC_ACQUIRE);
 	return c == C_OUTSIDE;
 }
 
 /* An epoll set waits on the real world while one of its outside members does. */
 bool hm_epoll_external(int epfd)
 {
-	if (epfd < 0 || epfd >= NFDS || !hm_remote_open())
+	struct pfd *p;
+
+	if (epfd < 0 || !hm_remote_open() || !(p = pfd(epfd, false)))
 		return false;
-	if (pe.ep[epfd].n < 0)
+	if (p->ep_n < 0)
 		return true;
-	for (int i = 0; i < pe.ep[epfd].n && i < EP_OUT; i++)
-		if (hm_fd_external(pe.ep[epfd].fd[i]))
+	for (int i = 0; i < p->ep_n && i < EP_OUT; i++)
+		if (hm_fd_external(p->ep_fd[i]))
 			return true;
 	return false;
 }
 
-static void unmark_bound(int fd)
+static void unmark_bound(struct pfd *p)
 {
-	if (fd < 0 || fd >= NFDS || !pe.bound[fd].owner)
+	if (!p->bound_owner)
 		return;
-	if (pe.bound[fd].owner == hm.pid && hm.vc) {
-		uint8_t *m = &port_map(pe.bound[fd].udp)[pe.bound[fd].port];
+	if (p->bound_owner == hm.pid && hm.vc) {
+		uint8_t *m = &port_map(p->bound_udp)[p->bound_port];
 
 		if (__atomic_load_n(m, __ATOMIC_RELAXED) && __atomic_load_n(m, __ATOMIC_RELAXED) < 255)
 			__atomic_fetch_sub(m, 1, __ATOMIC_RELEASE);
 	}
-	pe.bound[fd].owner = 0;
+	p->bound_owner = 0;
 }
 
 void hm_fd_forget(int fd)
 {
-	if (fd < 0 || fd >= NFDS)
+	struct pfd *p = pfd(fd, false);
+
+	if (!p)
 		return;
-	atomic_store(&pe.nodelay[fd], 0);
-	unmark_bound(fd);
-	if (atomic_load_explicit(&pe.cls[fd], memory_order_relaxed) != C_UNKNOWN)
+	atomic_store(&p->nodelay, 0);
+	unmark_bound(p);
+	if (atomic_load_explicit(&p->cls, memory_order_relaxed) != C_UNKNOWN)
 		set_class(fd, C_UNKNOWN, 0);
-	pe.ep[fd].n = 0;
+	p->ep_n = 0;
 }
 
 void hm_fd_copy(int to, int from)
 {
-	if (to < 0 || to >= NFDS || from < 0 || from >= NFDS)
+	struct pfd *src, *dst;
+
+	if (to < 0 || from < 0)
 		return;
 	hm_fd_forget(to);
-	set_class(to, atomic_load(&pe.cls[from]), atomic_load(&pe.port[from]));
-	atomic_store(&pe.nodelay[to], atomic_load(&pe.nodelay[from]));
+	src = pfd(from, false);
+	if (!src)
+		return; /* nothing known of from: nor of to now */
+	set_class(to, atomic_load(&src->cls), atomic_load(&src->port));
+	if ((dst = pfd(to, atomic_load(&src->nodelay) != 0)))
+		atomic_store(&dst->nodelay, atomic_load(&src->nodelay));
 }
 
 /* Mark the loopback port fd is bound to as the run's. */
@@ -317,13 +356,13 @@ static void mark_bound(int fd)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
+	struct pfd *p = hm.vc ? pfd(fd, true) : NULL;
 	uint16_t port = 0;
 	uint8_t *m;
 	int type;
 	bool udp;
 
-	if (fd < 0 || fd >= NFDS || !hm.vc || pe.bound[fd].owner ||
-	    hm_sys6(SYS_getsockname, fd, (long)&ss, (long)&len, 0, 0, 0) < 0)
+	if (!p || p->bound_owner || hm_sys6(SYS_getsockname, fd, (long)&ss, (long)&len, 0, 0, 0) < 0)
 		return;
 	type = sockopt_int(fd, SO_TYPE);
 	udp = type == SOCK_DGRAM;
@@ -334,9 +373,9 @@ static void mark_bound(int fd)
 	m = &port_map(udp)[port];
 	if (__atomic_load_n(m, __ATOMIC_RELAXED) < 255)
 		__atomic_fetch_add(m, 1, __ATOMIC_RELEASE);
-	pe.bound[fd].port = port;
-	pe.bound[fd].udp = udp;
-	pe.bound[fd].owner = hm.pid;
+	p->bound_port = port;
+	p->bound_udp = udp;
+	p->bound_owner = hm.pid;
 }
 
 HM_EXPORT int bind(int fd, const struct sockaddr *sa, socklen_t len)
@@ -355,6 +394,34 @@ HM_EXPORT int bind(int fd, const struct sockaddr *sa, socklen_t len)
 }
 
 /*
+ * Give a socket without a port one, keeping the address it has: the one the
+ * program bound with IP_BIND_ADDRESS_NO_PORT (which defers the port to
+ * connect), or the unspecified one, which leaves the source address to
+ * connect as before. The option is cleared for this bind, else the kernel
+ * would defer the port again, and put back after, so the program reads
+ * back what it set.
+ */
+static int bind_port(int fd, const struct sockaddr_storage *ss)
+{
+	int no_port = 0, zero = 0;
+	socklen_t ol = sizeof(no_port);
+	long r;
+
+	if (hm_sys6(SYS_getsockopt, fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, (long)&no_port,
+		    (long)&ol, 0) < 0)
+		no_port = 0;
+	if (no_port && hm_sys6(SYS_setsockopt, fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT,
+			       (long)&zero, sizeof(zero), 0) < 0)
+		return -1;
+	r = hm_sys(SYS_bind, fd, ss,
+		   ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+	if (no_port)
+		hm_sys6(SYS_setsockopt, fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, (long)&no_port,
+			sizeof(no_port), 0);
+	return r < 0 ? -1 : 0;
+}
+
+/*
  * A TCP connection to loopback: bind the client to its ephemeral port first
  * and mark it, so that a server of the run, classifying the accepted
  * socket, finds the client's port already marked.
@@ -369,16 +436,8 @@ static void bind_loopback_client(int fd, const struct sockaddr *sa)
 	    hm_sys6(SYS_getsockname, fd, (long)&ss, (long)&len, 0, 0, 0) < 0 ||
 	    inet_class((struct sockaddr *)&ss, false, &port) == C_OUTSIDE)
 		return;
-	if (!port) {
-		struct sockaddr_storage any;
-
-		memset(&any, 0, sizeof(any));
-		any.ss_family = ss.ss_family;
-		if (hm_sys(SYS_bind, fd, &any,
-			   ss.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-						    : sizeof(struct sockaddr_in)) < 0)
-			return;
-	}
+	if (!port && bind_port(fd, &ss) < 0)
+		return;
 	mark_bound(fd);
 }
 
@@ -387,10 +446,17 @@ static void force_nodelay(int fd)
 {
 	int one = 1;
 
-	if (fd < 0 || fd >= NFDS || (atomic_load(&pe.nodelay[fd]) & 1))
+	struct pfd *p = pfd(fd, true);
+	int set = 0;
+	socklen_t len = sizeof(set);
+
+	if (!p || (atomic_load(&p->nodelay) & 1))
 		return;
+	/* what the program set before (a client sets it before connect) */
+	if (hm_sys6(SYS_getsockopt, fd, IPPROTO_TCP, TCP_NODELAY, (long)&set, (long)&len, 0) < 0)
+		set = 0;
 	if (hm_sys6(SYS_setsockopt, fd, IPPROTO_TCP, TCP_NODELAY, (long)&one, sizeof(one), 0) == 0)
-		atomic_fetch_or(&pe.nodelay[fd], 1);
+		atomic_fetch_or(&p->nodelay, set ? 3 : 1);
 }
 
 /*
@@ -426,7 +492,7 @@ HM_EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 	} else {
 		r = hm.real.connect(fd, sa, len);
 	}
-	if (hm.vc && fd >= 0 && fd < NFDS && (r == 0 || errno == EINPROGRESS)) {
+	if (hm.vc && fd >= 0 && (r == 0 || errno == EINPROGRESS)) {
 		e = errno;
 		if (c != C_UNKNOWN)
 			set_class(fd, c, port);
@@ -439,13 +505,15 @@ HM_EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 
 static int after_accept(int r)
 {
-	if (r >= 0 && r < NFDS && hm.vc) {
+	if (r >= 0 && hm.vc) {
 		int e = errno;
+		struct pfd *p;
 
 		hm_fd_forget(r); /* a new socket: its peer is found at its first wait */
 		classify(r);
-		if (atomic_load(&pe.cls[r]) == C_LOOP_TCP &&
-		    __atomic_load_n(&port_map(false)[pe.port[r]], __ATOMIC_ACQUIRE))
+		p = pfd(r, false);
+		if (p && atomic_load(&p->cls) == C_LOOP_TCP &&
+		    __atomic_load_n(&port_map(false)[atomic_load(&p->port)], __ATOMIC_ACQUIRE))
 			force_nodelay(r); /* a client of the run */
 		errno = e;
 	}
@@ -457,9 +525,11 @@ HM_EXPORT int getsockopt(int fd, int level, int opt, void *val, socklen_t *len)
 {
 	if (unlikely(!hm_ready()))
 		return hm_sys_errno(hm_sys6(SYS_getsockopt, fd, level, opt, (long)val, (long)len, 0));
-	if (level == IPPROTO_TCP && opt == TCP_NODELAY && fd >= 0 && fd < NFDS &&
-	    (atomic_load(&pe.nodelay[fd]) & 1) && val && len && *len >= sizeof(int)) {
-		*(int *)val = (atomic_load(&pe.nodelay[fd]) >> 1) & 1;
+	struct pfd *p;
+
+	if (unlikely(level == IPPROTO_TCP && opt == TCP_NODELAY) && (p = pfd(fd, false)) &&
+	    (atomic_load(&p->nodelay) & 1) && val && len && *len >= sizeof(int)) {
+		*(int *)val = (atomic_load(&p->nodelay) >> 1) & 1;
 		*len = sizeof(int);
 		return 0;
 	}
@@ -470,13 +540,15 @@ HM_EXPORT int setsockopt(int fd, int level, int opt, const void *val, socklen_t 
 {
 	if (unlikely(!hm_ready()))
 		return hm_sys_errno(hm_sys6(SYS_setsockopt, fd, level, opt, (long)val, len, 0));
-	if (level == IPPROTO_TCP && opt == TCP_NODELAY && fd >= 0 && fd < NFDS &&
-	    (atomic_load(&pe.nodelay[fd]) & 1) && val && len >= sizeof(int)) {
+	struct pfd *p;
+
+	if (unlikely(level == IPPROTO_TCP && opt == TCP_NODELAY) && (p = pfd(fd, false)) &&
+	    (atomic_load(&p->nodelay) & 1) && val && len >= sizeof(int)) {
 		/* remembered; the socket itself stays without Nagle */
 		if (*(const int *)val)
-			atomic_fetch_or(&pe.nodelay[fd], 2);
+			atomic_fetch_or(&p->nodelay, 2);
 		else
-			atomic_fetch_and(&pe.nodelay[fd], (uint8_t)~2);
+			atomic_fetch_and(&p->nodelay, (uint8_t)~2);
 		return 0;
 	}
 	return hm.real.setsockopt(fd, level, opt, val, len);
@@ -503,10 +575,11 @@ HM_EXPORT int socket(int domain, int type, int protocol)
 	if (unlikely(!hm_ready()))
 		return hm_sys_errno(hm_sys(SYS_socket, domain, type, protocol));
 	r = hm.real.socket(domain, type, protocol);
-	if (r >= 0 && r < NFDS && hm.vc) {
+	if (r >= 0 && hm.vc) {
 		int e = errno;
 
 		hm_fd_forget(r);
+		pfd(r, true); /* met: select looks this far (hm_fd_high) */
 		errno = e;
 	}
 	return r;
@@ -519,23 +592,22 @@ HM_EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	if (unlikely(!hm_ready()))
 		return hm_sys_errno(hm_sys6(SYS_epoll_ctl, epfd, op, fd, (long)ev, 0, 0));
 	r = hm.real.epoll_ctl(epfd, op, fd, ev);
-	if (r == 0 && hm.vc && op != EPOLL_CTL_DEL && epfd >= 0 && epfd < NFDS && fd >= 0 &&
-	    fd < NFDS) {
+	if (r == 0 && hm.vc && op != EPOLL_CTL_DEL && epfd >= 0 && fd >= 0) {
 		int e = errno;
-		uint8_t c;
+		struct pfd *m, *ep;
 
 		hm_fd_external(fd); /* classifies it */
-		c = atomic_load(&pe.cls[fd]);
-		if (c >= C_OUTSIDE && pe.ep[epfd].n >= 0) {
+		m = pfd(fd, false);
+		if (m && atomic_load(&m->cls) >= C_OUTSIDE && (ep = pfd(epfd, true)) && ep->ep_n >= 0) {
 			bool have = false;
 
-			for (int i = 0; i < pe.ep[epfd].n; i++)
-				have |= pe.ep[epfd].fd[i] == fd;
+			for (int i = 0; i < ep->ep_n; i++)
+				have |= ep->ep_fd[i] == fd;
 			if (!have) {
-				if (pe.ep[epfd].n == EP_OUT)
-					pe.ep[epfd].n = -1;
+				if (ep->ep_n == EP_OUT)
+					ep->ep_n = -1;
 				else
-					pe.ep[epfd].fd[pe.ep[epfd].n++] = fd;
+					ep->ep_fd[ep->ep_n++] = fd;
 			}
 		}
 		errno = e;

@@ -19,11 +19,28 @@ static bool fds_remote(const struct pollfd *fds, nfds_t n)
 	return false;
 }
 
+/* Bit fd of a set as the kernel reads it: nfds bits, beyond FD_SETSIZE too
+ * (a program may pass larger sets; FD_ISSET would stop at 1024). */
+static inline bool set_has(const fd_set *s, int fd)
+{
+	const unsigned long *w = (const unsigned long *)s;
+	const unsigned bits = 8 * sizeof(unsigned long);
+
+	return s && (w[fd / bits] >> (fd % bits)) & 1;
+}
+
+/* Past FD_SETSIZE, no further than the highest descriptor peers.c has met:
+ * the kernel reads no bit past its descriptor table either, and a program
+ * that passes select(getdtablesize(), ...) with 1024-bit sets must not
+ * have the bytes after them taken for descriptors. */
 static bool sets_remote(int nfds, const fd_set *r, const fd_set *w, const fd_set *e)
 {
-	for (int fd = 0; fd < nfds && fd < FD_SETSIZE; fd++)
-		if (((r && FD_ISSET(fd, r)) || (w && FD_ISSET(fd, w)) || (e && FD_ISSET(fd, e))) &&
-		    hm_fd_external(fd))
+	int high = hm_fd_high();
+
+	if (nfds > FD_SETSIZE && nfds > high)
+		nfds = high > FD_SETSIZE ? high : FD_SETSIZE;
+	for (int fd = 0; fd < nfds; fd++)
+		if ((set_has(r, fd) || set_has(w, fd) || set_has(e, fd)) && hm_fd_external(fd))
 			return true;
 	return false;
 }

@@ -42,6 +42,7 @@
 #include "jstream.h"
 #include "lineage.h"
 #include "clockfd.h"
+#include "fdtab.h"
 
 #define HM_EXPORT __attribute__((visibility("default")))
 #define HM_HIDDEN __attribute__((visibility("hidden")))
@@ -54,7 +55,6 @@
 /* A thread's clock readings tick (--tick each) only after this many readings
  * without a wait in between (clock.c). */
 #define HM_TICK_AFTER 100000
-#define HM_REMOTE_FDS 4096
 /* Exit status of a process ended by the spin limit (also in hermetic.h). */
 #define HM_EXIT_SPIN 86
 
@@ -305,12 +305,12 @@ struct shim_state {
 	const char *dns_allow; /* HERMETIC_DNS_ALLOW's value, in env_buf, or "" */
 	const char *home; /* HERMETIC_HOME's value, in env_buf, or NULL (passwd.c) */
 	pthread_mutex_t environ_lock; /* orders system()/popen()'s environ swaps */
-	/* fds open on /dev/urandom or /dev/random, as a bitmap. */
-	_Atomic uint64_t rand_fds[1024 / 64]; /* HM_FDBITS */
+	/* fds open on /dev/urandom or /dev/random, as a bitmap (fdtab.h). */
+	struct hm_fdtab rand_fds;
 	/* fds open on Python bytecode caches (pyc.c), while pyc is on: the
 	 * virtual clock shifts file times (fs_shift, whole seconds, not 0). */
 	bool pyc;
-	_Atomic uint64_t pyc_fds[1024 / 64]; /* HM_FDBITS */
+	struct hm_fdtab pyc_fds; /* a bitmap (fdtab.h) */
 	struct hm_real real;
 };
 
@@ -435,36 +435,17 @@ bool hm_clock_virtual_id(clockid_t id) HM_HIDDEN; /* a clock id the shim virtual
 long hm_futex_wait(uint32_t *uaddr, int op, uint32_t val, const struct timespec *tmo,
 		   uint32_t *uaddr2, uint32_t val3) HM_HIDDEN;
 
-/* Sets of descriptors 0..1023 (HM_FDBITS words), one bit each, read and
- * written from any thread. */
-#define HM_FDBITS (1024 / 64)
-static inline bool hm_fdbits_get(_Atomic uint64_t *bits, int fd)
-{
-	return fd >= 0 && fd < 64 * HM_FDBITS &&
-	       (atomic_load_explicit(&bits[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
-}
-static inline void hm_fdbits_set(_Atomic uint64_t *bits, int fd, bool on)
-{
-	uint64_t bit = 1ULL << (fd % 64);
-
-	if (fd < 0 || fd >= 64 * HM_FDBITS)
-		return;
-	if (on)
-		atomic_fetch_or(&bits[fd / 64], bit);
-	else if (atomic_load_explicit(&bits[fd / 64], memory_order_relaxed) & bit)
-		atomic_fetch_and(&bits[fd / 64], ~bit);
-}
 
 /* entropy.c */
 void hm_random_bytes(void *buf, size_t len) HM_HIDDEN;
 void hm_rng_reset(void) HM_HIDDEN;
 static inline bool hm_randfd(int fd)
 {
-	return hm_fdbits_get(hm.rand_fds, fd);
+	return hm_fdbits_get(&hm.rand_fds, fd);
 }
 static inline void hm_randfd_set(int fd, bool on)
 {
-	hm_fdbits_set(hm.rand_fds, fd, on);
+	hm_fdbits_set(&hm.rand_fds, fd, on);
 }
 
 /* scope.c */
@@ -510,11 +491,11 @@ HM_EXPORT int hermetic_shim_set_now_ns(int64_t ns);
 bool hm_pyc_path(const char *path) HM_HIDDEN;
 static inline bool hm_pycfd(int fd)
 {
-	return hm_fdbits_get(hm.pyc_fds, fd);
+	return hm_fdbits_get(&hm.pyc_fds, fd);
 }
 static inline void hm_pycfd_set(int fd, bool on)
 {
-	hm_fdbits_set(hm.pyc_fds, fd, on);
+	hm_fdbits_set(&hm.pyc_fds, fd, on);
 }
 /* read (off < 0) or pread at off, and readv, on a cache's descriptor */
 ssize_t hm_pyc_read(int fd, void *buf, size_t n, off_t off) HM_HIDDEN;
@@ -523,6 +504,9 @@ ssize_t hm_pyc_readv(int fd, const struct iovec *iov, int cnt) HM_HIDDEN;
 /* peers.c: descriptors that wait on the real world */
 bool hm_remote_open(void) HM_HIDDEN; /* any descriptor of ours might */
 bool hm_fd_external(int fd) HM_HIDDEN;
+/* 1 + the highest descriptor the table has met (select scans no further
+ * than this past FD_SETSIZE) */
+int hm_fd_high(void) HM_HIDDEN;
 bool hm_epoll_external(int epfd) HM_HIDDEN;
 void hm_fd_forget(int fd) HM_HIDDEN; /* closed (or about to be replaced) */
 void hm_fd_copy(int to, int from) HM_HIDDEN; /* dup */

@@ -60,7 +60,7 @@ static struct {
 	uint32_t kick; /* bumped when the table changes */
 	int64_t next; /* earliest armed expiry, INT64_MAX: none (for self-keeping) */
 	struct hm_vslot *helper_slot;
-	_Atomic uint64_t tfds[1024 / 64]; /* timerfds of ours, as a bitmap */
+	struct hm_fdtab tfds; /* timerfds of ours, as a bitmap (fdtab.h) */
 } tm;
 
 static sigset_t lock_all(void)
@@ -301,8 +301,7 @@ void hm_timers_fork_child(void)
 	tm.helper = false;
 	tm.helper_slot = NULL;
 	tm.lock = 0;
-	for (int i = 0; i < 1024 / 64; i++)
-		atomic_store(&tm.tfds[i], 0);
+	hm_fdbits_reset(&tm.tfds);
 }
 
 static bool virtual_timers(void)
@@ -566,8 +565,7 @@ HM_EXPORT int timer_delete(timer_t id)
 
 static int tfd_index(int fd)
 {
-	if (fd < 0 || fd >= 1024 ||
-	    !((atomic_load_explicit(&tm.tfds[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1))
+	if (!hm_fdbits_get(&tm.tfds, fd))
 		return -1;
 	for (int i = 1; i < HM_TIMERS; i++)
 		if (tm.t[i].kind == T_TIMERFD && tm.t[i].fd == fd)
@@ -577,8 +575,7 @@ static int tfd_index(int fd)
 
 bool hm_timerfd(int fd)
 {
-	return fd >= 0 && fd < 1024 &&
-	       ((atomic_load_explicit(&tm.tfds[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1);
+	return hm_fdbits_get(&tm.tfds, fd);
 }
 
 HM_EXPORT int timerfd_create(int clock, int flags)
@@ -592,14 +589,16 @@ HM_EXPORT int timerfd_create(int clock, int flags)
 	fd = hm.real.timerfd_create(CLOCK_MONOTONIC, flags);
 	if (fd < 0)
 		return fd;
-	if (fd >= 1024 || (r = start_helper()) < 0)
-		return fd; /* beyond our table: a real timer on the real clock */
+	if ((r = start_helper()) < 0)
+		return fd; /* no helper: a real timer on the real clock */
 	old = lock_all();
 	i = alloc_timer(T_TIMERFD);
 	if (i > 0) {
 		tm.t[i].clock = clock;
 		tm.t[i].fd = fd;
-		atomic_fetch_or(&tm.tfds[fd / 64], 1ULL << (fd % 64));
+		hm_fdbits_set(&tm.tfds, fd, true);
+		if (!hm_fdbits_get(&tm.tfds, fd))
+			tm.t[i].kind = T_FREE; /* no memory for the table: a real timer */
 	}
 	unlock_all(old);
 	return fd;
@@ -693,7 +692,7 @@ void hm_timerfd_closed(int fd)
 		tm.t[i].kind = T_FREE;
 		tm.t[i].armed = false;
 	}
-	atomic_fetch_and(&tm.tfds[fd / 64], ~(1ULL << (fd % 64)));
+	hm_fdbits_set(&tm.tfds, fd, false);
 	unlock_all(old);
 	kick();
 }

@@ -193,7 +193,8 @@ mapfile -t R < <("$T/spawnbench" "$SPAWNS" \
 	"$TRUE" :: \
 	"$HERMETIC" enroll -- "$TRUE" :: \
 	"$HERMETIC" enroll --network off -- "$TRUE" :: \
-	"$HERMETIC" enroll --clock off --rng off -- "$TRUE" 2>/dev/null)
+	"$HERMETIC" enroll --clock off --rng off -- "$TRUE" :: \
+	"$HERMETIC" enroll --confine off -- "$TRUE" 2>/dev/null)
 row() { # row LABEL "mean median p90 min fails"
 	# shellcheck disable=SC2086
 	set -- "$1" $2
@@ -205,15 +206,18 @@ row "true" "${R[0]}"
 row "hermetic enroll -- true" "${R[1]}"
 row "hermetic enroll --network off -- true" "${R[2]}"
 row "hermetic enroll --clock off --rng off -- true" "${R[3]}"
+row "hermetic enroll --confine off -- true" "${R[4]}"
 read -r m0 d0 _ <<<"${R[0]}"
 read -r m1 d1 _ <<<"${R[1]}"
 read -r m3 d3 _ <<<"${R[3]}"
+read -r m4 d4 _ <<<"${R[4]}"
 "$PY" -c '
 import sys
-m0, d0, m1, d1, m3, d3 = map(float, sys.argv[1:])
+m0, d0, m1, d1, m3, d3, m4, d4 = map(float, sys.argv[1:])
 print("  added by hermetic enroll:                          mean %6.2f ms  median %6.2f ms   (target < 5 ms)" % (m1 - m0, d1 - d0))
 print("  added without the shim (--clock off --rng off):    mean %6.2f ms  median %6.2f ms" % (m3 - m0, d3 - d0))
-' "$m0" "$d0" "$m1" "$d1" "$m3" "$d3"
+print("  containment (defaults vs --confine off):           mean %6.2f ms  median %6.2f ms   (target < 2 ms)" % (m1 - m4, d1 - d4))
+' "$m0" "$d0" "$m1" "$d1" "$m3" "$d3" "$m4" "$d4"
 
 # --- 2. cost of the loaded daemon to processes that are not enrolled ------------------------
 stop() {

@@ -90,11 +90,11 @@ opts() {
 }
 want() {
 	case $1 in
-	block) echo "A=ECONNREFUSED B=ECONNREFUSED lo=ok udp=EPERM" ;;
-	allowA) echo "A=ok B=ECONNREFUSED lo=ok udp=EPERM" ;;
-	allowB) echo "A=ECONNREFUSED B=ok lo=ok udp=EPERM" ;;
+	block) echo "A=ENETUNREACH B=ENETUNREACH lo=ok udp=ENETUNREACH" ;;
+	allowA) echo "A=ok B=ENETUNREACH lo=ok udp=ENETUNREACH" ;;
+	allowB) echo "A=ENETUNREACH B=ok lo=ok udp=ENETUNREACH" ;;
 	off) echo "A=ok B=ok lo=ok udp=ok" ;;
-	noloop) echo "A=ECONNREFUSED B=ECONNREFUSED lo=ECONNREFUSED udp=EPERM" ;;
+	noloop) echo "A=ENETUNREACH B=ENETUNREACH lo=ENETUNREACH udp=ENETUNREACH" ;;
 	esac
 }
 

@@ -252,7 +252,7 @@ if [ $bad = 0 ] && alive; then pass "50 parallel enrolls amid garbage: each gets
 # --- after all of it, the daemon still enforces policy ------------------------------------
 out=$(timeout 10 "$HERMETIC" enroll -- "$PY" "$T/probe.py" tcp 127.0.0.1 "$LP" 2>/dev/null)
 out2=$(timeout 10 "$HERMETIC" enroll --no-loopback -- "$PY" "$T/probe.py" tcp 127.0.0.1 "$LP" 2>/dev/null)
-if [[ $out == "OK hermetic-lo-ok "* ]] && [[ $out2 == "ERR ECONNREFUSED "* ]]; then
+if [[ $out == "OK hermetic-lo-ok "* ]] && [[ $out2 == "ERR ENETUNREACH "* ]]; then
 	pass "after the abuse, enroll still works and still enforces its policy"
 else
 	fail "after the abuse, enroll still works and still enforces its policy" "default:[$out] --no-loopback:[$out2]"
@@ -386,7 +386,7 @@ for _ in $(seq 200); do
 	sleep 0.05
 done
 out=$(HERMETIC_SOCKET=$T/crash.sock timeout 10 "$HERMETIC" enroll --no-loopback -- "$PY" "$T/probe.py" tcp 127.0.0.1 "$LP" 2>/dev/null)
-if [ $up = yes ] && [[ $out == "ERR ECONNREFUSED "* ]]; then
+if [ $up = yes ] && [[ $out == "ERR ENETUNREACH "* ]]; then
 	pass "after a SIGKILLed daemon, a new one starts on the same socket and subtree and enforces policy"
 else
 	fail "after a SIGKILLed daemon, a new one starts on the same socket and subtree and enforces policy" \
@@ -395,7 +395,7 @@ fi
 sleep 1
 tail -n 1 "$T/orphan.log" >"$T/orphan.last"
 orphan_pids=$(cat "$CG2/$name"/run-*/cgroup.procs 2>/dev/null | tr '\n' ' ')
-if [ -z "$orphan_pids" ] || [ "$(cat "$T/orphan.last")" = ECONNREFUSED ]; then
+if [ -z "$orphan_pids" ] || [ "$(cat "$T/orphan.last")" = ENETUNREACH ]; then
 	pass "a crashed daemon's orphaned run is killed or refused again once a new daemon runs ($([ -z "$orphan_pids" ] && echo killed || echo refused))"
 else
 	fail "a crashed daemon's orphaned run is killed or refused again once a new daemon runs" \

@@ -29,9 +29,10 @@ else
 fi
 
 # The default --now: SOURCE_DATE_EPOCH, else the committer time of HEAD of
-# the checkout holding the working directory, else 2020-01-01T00:00:00Z;
+# the checkout holding the working directory, else the newest mtime among
+# the working directory's entries, else the date of this hermetic release;
 # the seed line and the line that repeats a failed run name the value used.
-mkdir -p "$T/repo/sub" "$T/plain" "$T/empty"
+mkdir -p "$T/repo/sub" "$T/plain" "$T/empty" "$T/bare" "$T/elsewhere"
 g() { git -c user.name=t -c user.email=t@example.invalid -c init.defaultBranch=main "$@"; }
 (
 	cd "$T/repo" && g init -q && echo a >a && g add a &&
@@ -60,8 +61,29 @@ expect_now() { # expect_now NAME SECONDS SOURCE DIR [VAR=VALUE...] -- [ARGS...]
 expect_now "default --now: committer time of HEAD" 1650000000 "the commit time of HEAD" "$T/repo" --
 expect_now "default --now: HEAD from a subdirectory of the checkout" 1650000000 "the commit time of HEAD" "$T/repo/sub" --
 expect_now "default --now: SOURCE_DATE_EPOCH wins over git" 1600000000 SOURCE_DATE_EPOCH "$T/repo" SOURCE_DATE_EPOCH=1600000000 --
-expect_now "default --now: 2020-01-01 outside a checkout" 1577836800 "the default" "$T/plain" --
-expect_now "default --now: 2020-01-01 in a checkout without commits" 1577836800 "the default" "$T/empty" --
+# An unpacked tarball: its newest entry, not recursing, not following a
+# link, skipping dot-names and __pycache__ (caches) and the future.
+touch -d @1700000000 "$T/plain/a"
+mkdir "$T/plain/src" "$T/plain/.cache" "$T/plain/__pycache__"
+touch -d @1720000000 "$T/plain/src/newer-but-deeper" "$T/elsewhere/target"
+touch -d @1710000000 "$T/plain/src"
+touch -d @1760000000 "$T/plain/.cache" "$T/plain/.hidden" "$T/plain/__pycache__"
+ln -s "$T/elsewhere/target" "$T/plain/link"
+touch -h -d @1705000000 "$T/plain/link"
+touch -d "@$(($(date +%s) + 10 * 365 * 86400))" "$T/plain/from-the-future"
+expect_now "default --now: outside a checkout, the newest entry of the working directory" \
+	1710000000 "the newest entry of the working directory" "$T/plain" --
+# The release date: the newest entry of packaging/debian/changelog.
+rel=$(date -u -d "$(sed -n 's/^ -- .*>  //p' "$TOP/packaging/debian/changelog" | head -n 1)" +%s)
+ver=$(cat "$TOP/VERSION")
+touch -d @1760000000 "$T/bare/.only-hidden"
+expect_now "default --now: the release date ($ver) in a directory with no entry to go by" \
+	"$rel" "the date of hermetic $ver" "$T/bare" --
+expect_now "default --now: the release date in a checkout without commits" \
+	"$rel" "the date of hermetic $ver" "$T/empty" --
+# 1640995200: 2022-01-01, the oldest time one TLS library calls sane.
+((rel >= 1640995200)) && pass "default --now: the release date passes a 2022-01-01 sanity check" ||
+	fail "default --now: the release date passes a 2022-01-01 sanity check" "$rel"
 got=$(now_in "$T/repo" SOURCE_DATE_EPOCH=1600000000 -- --now @1234567890)
 [ "$got" = 1234567890 ] && pass "--now wins over SOURCE_DATE_EPOCH and git" ||
 	fail "--now wins over SOURCE_DATE_EPOCH and git" "saw $got"

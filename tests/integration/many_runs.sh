@@ -33,7 +33,7 @@ cat >"$T/runprobe.c" <<'EOF'
 #include <unistd.h>
 static const char *res(int rc)
 {
-	return rc == 0 ? "ok" : errno == ECONNREFUSED ? "ECONNREFUSED" : errno == EPERM ? "EPERM" : strerror(errno);
+	return rc == 0 ? "ok" : errno == ENETUNREACH ? "ENETUNREACH" : errno == ECONNREFUSED ? "ECONNREFUSED" : errno == EPERM ? "EPERM" : strerror(errno);
 }
 int main(int argc, char **argv)
 {
@@ -112,7 +112,7 @@ for i in $(seq 0 $((N - 1))); do
 		continue
 	fi
 	n_ok=$((n_ok + 1))
-	[[ $out == *" tcp=ECONNREFUSED udp=EPERM" ]] || bad_net+=" $i[$out]"
+	[[ $out == *" tcp=ENETUNREACH udp=ENETUNREACH" ]] || bad_net+=" $i[$out]"
 	clock=$(sed -n 's/^clock=\([0-9]*\) .*/\1/p' <<<"$out")
 	want=$((E0 + i * 86400))
 	# The virtual clock starts at --now and moves only when the run is idle,
@@ -122,7 +122,7 @@ for i in $(seq 0 $((N - 1))); do
 done
 if [ "$n_ok" = "$N" ]; then pass "all $N concurrent runs exited 0"; else fail "all $N concurrent runs exited 0" "$((N - n_ok)) failed; first: $bad_rc"; fi
 if [ -z "$bad_net" ] && [ "$n_ok" = "$N" ]; then
-	pass "each of the $N runs was refused the test host (TCP ECONNREFUSED, UDP EPERM)"
+	pass "each of the $N runs was refused the test host (TCP and UDP: ENETUNREACH)"
 else
 	fail "each of the $N runs was refused the test host" "${bad_net:0:400}"
 fi

@@ -28,6 +28,7 @@ build_attack steal_conn || { fail "build steal_conn" "$(tail -n 3 "$T/steal_conn
 test_user U || { fail "create a test user" "useradd failed"; exit 1; }
 start_daemon || { fail "daemon starts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; exit 1; }
 CG2=$(sed -n 's/^[0-9]* [0-9]* [^ ]* [^ ]* \([^ ]*\) .* - cgroup2 .*/\1/p' /proc/self/mountinfo | head -n1)
+PINS=$("$HERMETIC" status --json | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["pins"] or "")')
 SUBTREE=$("$HERMETIC" status --json | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["subtree"])')
 H=$NH_HOST P=$NH_TCP
 KB=$T/kbackstop
@@ -127,13 +128,13 @@ leave() { # leave SCRIPT: run SCRIPT as root in a run; it ends by writing its pi
 }
 probe_cmd="$PY $T/probe.py tcp $H $P"
 leave -- sh -c "echo \$\$ > $CG2/cgroup.procs; echo write=\$?; grep ^0:: /proc/self/cgroup; $probe_cmd; echo \$\$ > $T/leave.pid; read x < $T/hold"
-if [[ $LCG == "${SUBTREE#"$CG2"}/run-"* ]] && grep -q "ERR ECONNREFUSED" "$T/leave.out"; then
+if [[ $LCG == "${SUBTREE#"$CG2"}/run-"* ]] && grep -q "ERR ENETUNREACH" "$T/leave.out"; then
 	pass "root writes its pid to the cgroup2 root's cgroup.procs: still in its run ($LCG, as the host sees it), still refused"
 else
 	fail "root writes its pid to the cgroup2 root's cgroup.procs" "host view [$LCG]; $(tr '\n' '|' <"$T/leave.out")"
 fi
 leave -- sh -c "mkdir $CG2/sub && echo \$\$ > $CG2/sub/cgroup.procs; echo write=\$?; $probe_cmd; echo \$\$ > $T/leave.pid; read x < $T/hold"
-if [[ $LCG == "${SUBTREE#"$CG2"}/run-"*/sub ]] && grep -q "write=0" "$T/leave.out" && grep -q "ERR ECONNREFUSED" "$T/leave.out"; then
+if [[ $LCG == "${SUBTREE#"$CG2"}/run-"*/sub ]] && grep -q "write=0" "$T/leave.out" && grep -q "ERR ENETUNREACH" "$T/leave.out"; then
 	pass "root makes a sub-cgroup of its run and moves there ($LCG): still refused"
 else
 	fail "root in a sub-cgroup of its run" "host view [$LCG]; $(tr '\n' '|' <"$T/leave.out")"
@@ -141,7 +142,7 @@ fi
 sleep 0.5
 left=$(find "$SUBTREE" -mindepth 1 -type d 2>/dev/null | tr '\n' ' ')
 if [ -z "$left" ]; then pass "the run and the sub-cgroup its root made are removed when it ends"; else fail "the run's sub-cgroup is removed" "left: $left"; fi
-en -- sh -c "mount -t cgroup2 none /mnt 2>&1; echo mount=\$?; nsenter --cgroup=/proc/1/ns/cgroup true 2>&1; echo setns=\$?; cat /proc/1/root/proc/self/cgroup >/dev/null 2>&1; echo proc1root=\$?; grep -c ' - bpf ' /proc/self/mountinfo; grep -E '^Cap(Bnd|Eff)' /proc/self/status; grep ' /sys ' /proc/self/mountinfo | head -n1; grep ' /proc/sys ' /proc/self/mountinfo"
+en -- sh -c "mount -t cgroup2 none /mnt 2>&1; echo mount=\$?; nsenter --cgroup=/proc/1/ns/cgroup true 2>&1; echo setns=\$?; cat /proc/1/root/proc/self/cgroup >/dev/null 2>&1; echo proc1root=\$?; ls -A '$PINS' 2>/dev/null | wc -l; grep -E '^Cap(Bnd|Eff)' /proc/self/status; grep ' /sys ' /proc/self/mountinfo | head -n1; grep ' /proc/sys ' /proc/self/mountinfo"
 eff=$(sed -n 's/^CapEff:\s*//p' <<<"$OUT")
 bad_caps=""
 for cap in 2 12 16 17 19 21 22 39; do
@@ -154,7 +155,7 @@ else
 	fail "root in a run: the ways around" "caps over:[$bad_caps] $(ctx)"
 fi
 if [[ $OUT == *$'\n0\n'* ]] || [[ $OUT == *"proc1root=1"$'\n'"0"* ]]; then
-	pass "no bpffs is mounted in a root run's mount namespace"
+	pass "the daemon's bpffs is hidden in a root run's mount namespace (its pin directory $PINS is not there)"
 else
 	fail "no bpffs in a root run" "$(ctx)"
 fi

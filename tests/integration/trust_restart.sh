@@ -29,7 +29,7 @@ start_daemon || { fail "daemon starts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|
 # attempt's number. It prints the counts and exits 7 when nothing got
 # through (an exit status of its own, that enroll must keep), 3 otherwise.
 cat >"$T/keep.py" <<'EOF'
-import os, socket, sys, time
+import errno, os, socket, sys, time
 host, tcp, udp, n, mark, progress = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
 through = refused = other = sent = 0
 for i in range(n):
@@ -37,10 +37,11 @@ for i in range(n):
         s = socket.create_connection((host, tcp), timeout=2)
         through += 1
         s.close()
-    except ConnectionRefusedError:
-        refused += 1
-    except OSError:
-        other += 1
+    except OSError as e:  # refused: as on an offline machine
+        if e.errno == errno.ENETUNREACH:
+            refused += 1
+        else:
+            other += 1
     try:
         u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         u.sendto(("%s-%d" % (mark, i)).encode(), (host, udp))

@@ -115,8 +115,8 @@ else
 fi
 if echo hi | $E --no-loopback -- nc 127.0.0.1 8080 >/tmp/o2 2>&1; then
 	echo "FAIL vm: --no-loopback refused by the LSM: connected"
-elif grep -qi 'refused' /tmp/o2; then
-	echo "PASS vm: --no-loopback refused by the LSM with ECONNREFUSED"
+elif grep -qi 'unreachable' /tmp/o2; then
+	echo "PASS vm: --no-loopback refused by the LSM with ENETUNREACH"
 else
 	echo "FAIL vm: --no-loopback refused by the LSM: $(tr '\n' '|' </tmp/o2)"
 fi
@@ -132,6 +132,20 @@ elif grep -qi 'refused' /tmp/o4; then
 else
 	echo "FAIL vm: another port stays refused under the LSM: $(tr '\n' '|' </tmp/o4)"
 fi
+# Containment on this kernel's Landlock (Debian 12: ABI 2, no signal scope):
+# a run cannot enter /proc/PID/root of a process outside it; status names
+# the signals it cannot refuse.
+sleep 100 &
+SP=$!
+$E -- sh -c "ls /proc/$SP/root/ >/dev/null 2>&1 && echo LISTED; cat /proc/$SP/mem 2>/dev/null && echo READ; echo done" >/tmp/o7 2>&1
+hermetic status >/tmp/s7.txt 2>&1
+if grep -q '^done' /tmp/o7 && ! grep -q 'LISTED\|READ' /tmp/o7 && grep -q 'landlock *ABI [0-9]' /tmp/s7.txt &&
+	grep -q 'missing *signals' /tmp/s7.txt; then
+	echo "PASS vm: Landlock ABI $(sed -n 's/.*landlock *ABI \([0-9]*\).*/\1/p' /tmp/s7.txt): a run cannot enter /proc/PID/root or /proc/PID/mem of a process outside it; status names the unscoped signals"
+else
+	echo "FAIL vm: containment under this kernel's Landlock: $(cat /tmp/o7 /tmp/s7.txt | tr '\n' '|')"
+fi
+kill $SP
 if echo hi | nc 127.0.0.1 8080 >/tmp/o5 2>&1; then
 	echo "PASS vm: processes outside runs are untouched"
 else

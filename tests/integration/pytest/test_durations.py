@@ -1,0 +1,29 @@
+"""Tests that take real time without reading the run's clock: they spin on
+/proc/uptime, the kernel's real uptime, which the shim leaves alone, so the
+run's virtual clock does not move meanwhile (pytest_durations.sh)."""
+import time
+
+
+def uptime():
+    with open("/proc/uptime") as f:
+        return float(f.read().split()[0])
+
+
+def busy(seconds):
+    end = uptime() + seconds
+    while uptime() < end:
+        pass
+
+
+def test_busy_short():
+    busy(1.0)
+
+
+def test_busy_long():
+    busy(2.0)
+
+
+def test_own_clock_stays_virtual():
+    t = time.monotonic()
+    busy(0.3)
+    assert time.monotonic() - t < 0.25, "the test's own clock followed real time"
