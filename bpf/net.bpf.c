@@ -29,6 +29,8 @@ static __always_inline int decide(struct bpf_sock_addr *ctx, const __u8 addr[16]
 	if (!pol || hm_allowed(cgid, pol, addr, port))
 		return 1;
 	hm_report(cgid, pol, addr, port, family, op, ctx->protocol);
+	if (pol->flags & HM_NET_AUDIT)
+		return 1; /* --network audit: counted and reported, let through */
 	/* Both say ENETUNREACH, what the kernel says for a destination without
 	 * a route: the run looks like a machine that is offline, the answer
 	 * programs that probe for a network expect (they skip, rather than
@@ -97,6 +99,8 @@ static __always_inline int unix_decide(struct bpf_sock_addr *ctx, __u8 op)
 	if (!pol || !(pol->flags & HM_NET_ENFORCE) || (pol->flags & HM_NET_ALLOW_UNIX))
 		return 1;
 	hm_report(cgid, pol, none, 0, HM_FAMILY_UNIX, op, 0);
+	if (pol->flags & HM_NET_AUDIT)
+		return 1;
 	/* A unix socket nobody listens on says ECONNREFUSED; ENETUNREACH is
 	 * not an answer unix sockets give. sendmsg() keeps the hook's EPERM. */
 	if (op == HM_OP_CONNECT)
@@ -166,6 +170,11 @@ int hm_egress(struct __sk_buff *skb)
 	} else {
 		return 1;
 	}
+	/* --network audit: TCP and UDP were reported by the socket hooks, at
+	 * connect() and sendmsg(); reporting their every packet here would
+	 * flood the ring. Other packets (raw sockets, ICMP) are reported. */
+	if ((pol->flags & HM_NET_AUDIT) && (proto == IPPROTO_TCP || proto == IPPROTO_UDP))
+		return 1;
 	if (proto == IPPROTO_TCP || proto == IPPROTO_UDP) {
 		__u16 ports[2];
 
@@ -175,5 +184,5 @@ int hm_egress(struct __sk_buff *skb)
 	if (hm_allowed(cgid, pol, addr, port))
 		return 1;
 	hm_report_ctx(cgid, pol, addr, port, family, HM_OP_PACKET, proto, hm_skb_task_helpers);
-	return 0;
+	return (pol->flags & HM_NET_AUDIT) ? 1 : 0;
 }

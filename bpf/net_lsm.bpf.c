@@ -48,5 +48,7 @@ int BPF_PROG(hm_lsm_connect, struct socket *sock, struct sockaddr *address, int 
 		return 0;
 	/* This hook runs before the cgroup one: count and report here. */
 	hm_report(cgid, pol, addr, port, family, HM_OP_CONNECT, BPF_CORE_READ(sock, sk, sk_protocol));
+	if (pol->flags & HM_NET_AUDIT)
+		return 0; /* --network audit */
 	return -ENETUNREACH; /* as the cgroup hook says (net.bpf.c) */
 }

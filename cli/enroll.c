@@ -139,8 +139,10 @@ static void create_run(struct enroll *e)
 	ssize_t n;
 
 	req.c.flags = 0;
-	if (e->cfg.network == HM_NETWORK_BLOCK)
+	if (e->cfg.network == HM_NETWORK_BLOCK || e->cfg.network == HM_NETWORK_AUDIT)
 		req.c.flags |= HM_RUN_NET_ENFORCE;
+	if (e->cfg.network == HM_NETWORK_AUDIT)
+		req.c.flags |= HM_RUN_NET_AUDIT;
 	if (e->cfg.loopback)
 		req.c.flags |= HM_RUN_NET_LOOPBACK;
 	if (e->cfg.unix_sockets)

@@ -121,9 +121,7 @@ void enroll_json_write(struct enroll *e, int code)
 	json_object_object_add(o, "seed", json_object_new_uint64(e->cfg.seed));
 	json_object_object_add(o, "now", json_object_new_string(now));
 	json_object_object_add(o, "network", json_object_new_string(
-						     e->no_daemon ? "unenforced"
-						     : e->cfg.network == HM_NETWORK_OFF ? "off"
-											 : "block"));
+						     e->no_daemon ? "unenforced" : hm_network_name(e->cfg.network)));
 	json_object_object_add(o, "refusals", e->no_daemon ? NULL : refusals(e));
 	json_object_object_add(o, "coverage", coverage(e));
 	json_object_object_add(o, "containment", e->no_daemon ? NULL : confine_layers_json(&e->conf));

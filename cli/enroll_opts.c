@@ -28,8 +28,9 @@ static void usage(FILE *f)
 		"not allowed, and loads the hermetic shim.\n"
 		"\n"
 		"Network (enforced by the kernel through hermeticd):\n"
-		"  --network block|off     refuse all but loopback and unix sockets (default\n"
-		"                          block), or enforce nothing\n"
+		"  --network block|audit|off  refuse all but loopback and unix sockets\n"
+		"                          (default block); audit: refuse nothing and list\n"
+		"                          what block would refuse; off: enforce nothing\n"
 		"  --no-loopback           refuse loopback (127.0.0.0/8, ::1) too\n"
 		"  --no-unix               refuse unix socket connect/sendmsg too\n"
 		"  --allow HOST[:PORT]     open exactly this destination (repeatable); a host\n"
@@ -359,7 +360,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 		bad_usage("no command given");
 	e->argv = argv + optind;
 	if (e->cfg.network == HM_NETWORK_OFF && (e->n_allow_specs || !e->cfg.loopback || !e->cfg.unix_sockets))
-		bad_usage("--allow, --no-loopback and --no-unix need --network block");
+		bad_usage("--allow, --no-loopback and --no-unix need --network block or audit");
 	if (e->no_daemon && (e->n_allow_specs || !e->cfg.loopback || !e->cfg.unix_sockets))
 		bad_usage("--allow, --no-loopback and --no-unix need the daemon (not --no-daemon)");
 	if (e->keep_passing && !e->record)

@@ -48,7 +48,11 @@ void enroll_print_refusals(struct enroll *e)
 			 r->op == 2 ? "sendto " : r->op == 3 ? "packet to " : "", a, comm,
 			 r->count > 1 ? (snprintf(comm, sizeof(comm), " x%u", r->count), comm) : "");
 	}
-	warnx_("refused %" PRIu64 " connection%s: %s%s", rep.refused, rep.refused == 1 ? "" : "s",
+	/* --network audit: the same list, of what block would have refused. */
+	warnx_("%s %" PRIu64 " connection%s: %s%s",
+	       e->cfg.network == HM_NETWORK_AUDIT ? "audit: --network block would have refused"
+						  : "refused",
+	       rep.refused, rep.refused == 1 ? "" : "s",
 	       line, rep.n > 4 ? ", ..." : "");
 }
 
@@ -157,8 +161,8 @@ void enroll_build_repro(struct enroll *e)
 		APPEND(" --spin-limit %" PRIu64, e->cfg.spin_limit);
 	if (e->cfg.aslr)
 		APPEND(" --aslr on");
-	if (e->cfg.network == HM_NETWORK_OFF)
-		APPEND(" --network off");
+	if (e->cfg.network != HM_NETWORK_BLOCK)
+		APPEND(" --network %s", hm_network_name(e->cfg.network));
 	if (!e->cfg.loopback)
 		APPEND(" --no-loopback");
 	if (!e->cfg.unix_sockets)

@@ -132,7 +132,9 @@ static void show_text(const char *path, size_t fsize, const struct hm_journal *j
 	       c->cfg.clock_virtual ? "virtual" : "off (real values)",
 	       jl_fmt_time(c->cfg.now_ns, a, sizeof(a)), jl_fmt_ns(c->cfg.tick_ns, b, sizeof(b)));
 	printf("rng        %s\n", c->cfg.rng ? "seeded" : "off (real values)");
-	printf("network    %s", c->cfg.network == HM_NETWORK_OFF ? "off (not enforced)" : "block");
+	printf("network    %s", c->cfg.network == HM_NETWORK_OFF     ? "off (not enforced)"
+				 : c->cfg.network == HM_NETWORK_AUDIT ? "audit (reported, not refused)"
+								      : "block");
 	if (c->cfg.network != HM_NETWORK_OFF)
 		printf(", loopback %s, unix sockets %s", c->cfg.loopback ? "allowed" : "refused",
 		       c->cfg.unix_sockets ? "allowed" : "refused");
@@ -290,7 +292,7 @@ static void show_json(const char *path, size_t fsize, const struct hm_journal *j
 	json_object_object_add(cfg, "clock", jl_jstr(c->cfg.clock_virtual ? "virtual" : "off"));
 	json_object_object_add(cfg, "rng", jl_jstr(c->cfg.rng ? "all" : "off"));
 	json_object_object_add(cfg, "network",
-			       jl_jstr(c->cfg.network == HM_NETWORK_OFF ? "off" : "block"));
+			       jl_jstr(hm_network_name(c->cfg.network)));
 	json_object_object_add(cfg, "loopback", json_object_new_boolean(c->cfg.loopback));
 	json_object_object_add(cfg, "unix_sockets", json_object_new_boolean(c->cfg.unix_sockets));
 	json_object_object_add(cfg, "aslr", json_object_new_boolean(c->cfg.aslr));

@@ -576,7 +576,9 @@ int cmd_replay(int argc, char **argv)
 	push(args, &n, "replay");
 	push(args, &n, xasprintf("--seed=%" PRIu64, c->cfg.seed));
 	push(args, &n, xasprintf("--now=%s", hm_format_time(c->cfg.now_ns, t, sizeof(t))));
-	push(args, &n, c->cfg.network == HM_NETWORK_OFF ? "--network=off" : "--network=block");
+	push(args, &n, c->cfg.network == HM_NETWORK_OFF     ? "--network=off"
+		       : c->cfg.network == HM_NETWORK_AUDIT ? "--network=audit"
+							    : "--network=block");
 	if (!c->cfg.loopback)
 		push(args, &n, "--no-loopback");
 	if (!c->cfg.unix_sockets)

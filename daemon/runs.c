@@ -60,6 +60,8 @@ static uint32_t net_flags(uint32_t run_flags)
 		f |= HM_NET_ALLOW_LOOPBACK;
 	if (run_flags & HM_RUN_NET_UNIX)
 		f |= HM_NET_ALLOW_UNIX;
+	if ((run_flags & HM_RUN_NET_AUDIT) && (f & HM_NET_ENFORCE))
+		f |= HM_NET_AUDIT;
 	return f;
 }
 

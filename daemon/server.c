@@ -257,7 +257,9 @@ static json_object *run_json(struct hmd *d, struct hmd_run *r)
 	json_object_object_add(j, "label", json_object_new_string(r->label));
 	json_object_object_add(j, "cgroup", json_object_new_string(r->path));
 	json_object_object_add(j, "network",
-			       json_object_new_string(r->flags & HM_RUN_NET_ENFORCE ? "block" : "off"));
+			       json_object_new_string(!(r->flags & HM_RUN_NET_ENFORCE) ? "off"
+						      : (r->flags & HM_RUN_NET_AUDIT) ? "audit"
+										      : "block"));
 	json_object_object_add(j, "confined",
 			       json_object_new_boolean(!(r->flags & HM_RUN_UNCONFINED)));
 	json_object_object_add(j, "ending", json_object_new_boolean(r->ending));

@@ -67,13 +67,16 @@ int hm_config_set(struct hm_config *c, const char *name, const char *v, const ch
 		return hm_parse_u64(v, &c->spin_limit);
 	}
 	if (!strcmp(name, "network")) {
-		bool block;
-
-		*ret_why = "expected 'block' or 'off'";
-		r = parse_choice(v, "block", "off", &block);
-		if (!r)
-			c->network = block ? HM_NETWORK_BLOCK : HM_NETWORK_OFF;
-		return r;
+		*ret_why = "expected 'block', 'audit' or 'off'";
+		if (!strcmp(v, "block"))
+			c->network = HM_NETWORK_BLOCK;
+		else if (!strcmp(v, "audit"))
+			c->network = HM_NETWORK_AUDIT;
+		else if (!strcmp(v, "off"))
+			c->network = HM_NETWORK_OFF;
+		else
+			return -EINVAL;
+		return 0;
 	}
 	*ret_why = "unknown option";
 	return -ENOENT;
@@ -261,7 +264,12 @@ int hm_config_export(const struct hm_config *c, bool with_seed)
 	snprintf(v, sizeof(v), "%" PRIu64, c->spin_limit);
 	SET(HM_ENV_SPIN_LIMIT, v);
 	SET(HM_ENV_ASLR, c->aslr ? "on" : "off");
-	SET(HM_ENV_NETWORK, c->network == HM_NETWORK_BLOCK ? "block" : "off");
+	SET(HM_ENV_NETWORK, hm_network_name(c->network));
 #undef SET
 	return 0;
+}
+
+const char *hm_network_name(enum hm_network n)
+{
+	return n == HM_NETWORK_OFF ? "off" : n == HM_NETWORK_AUDIT ? "audit" : "block";
 }

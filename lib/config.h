@@ -47,7 +47,11 @@
 #define HM_DEFAULT_TICK_NS 1000ULL
 #define HM_DEFAULT_SPIN_LIMIT 1000000ULL
 
-enum hm_network { HM_NETWORK_BLOCK, HM_NETWORK_OFF };
+/* audit: enforced in the kernel as block is, but what block would refuse
+ * is only reported and let through. */
+enum hm_network { HM_NETWORK_BLOCK, HM_NETWORK_OFF, HM_NETWORK_AUDIT };
+/* "block", "off", "audit": as the option, the environment and JSON say it. */
+const char *hm_network_name(enum hm_network n);
 
 struct hm_config {
 	uint64_t seed;

@@ -331,7 +331,7 @@ int hm_journal_write_config(struct hm_journal_writer *w, const struct hm_journal
 	ob_le(&b, k->tick_ns, 8);
 	ob_le(&b, k->spin_limit, 8);
 	ob_le(&b, flags, 1);
-	ob_le(&b, k->network == HM_NETWORK_OFF ? 1 : 0, 1);
+	ob_le(&b, k->network == HM_NETWORK_OFF ? 1 : k->network == HM_NETWORK_AUDIT ? 2 : 0, 1);
 	ob_le(&b, c->run_id, 8);
 	ob_le(&b, c->uid, 4);
 	ob_le(&b, (uint64_t)c->started_ns, 8);

@@ -186,7 +186,7 @@ static int parse_config(struct pctx *x, struct cur *c)
 		return bad(x, -EBADMSG, "truncated");
 	if ((flags & ~CF_KNOWN) && !x->newer_minor)
 		return bad(x, -EBADMSG, "unknown flags 0x%llx", (unsigned long long)flags);
-	if (net > 1)
+	if (net > 2)
 		return bad(x, -EBADMSG, "unknown network mode %llu", (unsigned long long)net);
 	hm_config_init(&k->cfg);
 	k->cfg.seed = seed;
@@ -199,7 +199,7 @@ static int parse_config(struct pctx *x, struct cur *c)
 	k->cfg.aslr = flags & CF_ASLR;
 	k->cfg.loopback = flags & CF_LOOPBACK;
 	k->cfg.unix_sockets = flags & CF_UNIX;
-	k->cfg.network = net ? HM_NETWORK_OFF : HM_NETWORK_BLOCK;
+	k->cfg.network = net == 2 ? HM_NETWORK_AUDIT : net ? HM_NETWORK_OFF : HM_NETWORK_BLOCK;
 	k->run_id = run;
 	k->uid = (uint32_t)uid;
 	k->started_ns = (int64_t)started;

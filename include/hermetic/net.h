@@ -11,6 +11,7 @@
 #define HM_NET_ENFORCE 0x1u /* refuse destinations that are not allowed */
 #define HM_NET_ALLOW_LOOPBACK 0x2u /* 127.0.0.0/8 and ::1 are allowed */
 #define HM_NET_ALLOW_UNIX 0x4u /* AF_UNIX connect/sendmsg allowed */
+#define HM_NET_AUDIT 0x8u /* with ENFORCE: report what would be refused, refuse nothing */
 
 /* Upper bounds a client can make the daemon allocate in the kernel. */
 #define HM_NET_MAX_RUNS 1024

@@ -144,7 +144,7 @@ class Handle:
 
     @property
     def network(self):
-        """'block' (only loopback, unix sockets and --allow'ed hosts) or 'off'."""
+        """'block' (only loopback, unix sockets and --allow'ed hosts), 'audit' (nothing refused, what block would refuse reported) or 'off'."""
         return os.environ.get("HERMETIC_NETWORK", "block")
 
     def scope_seed(self, name, base=None):

@@ -51,6 +51,9 @@ int main(void)
 	CHECK("clock bad refused", hm_config_set(&c, "clock", "frozen", &why) == -EINVAL);
 	CHECK("rng bad refused", hm_config_set(&c, "rng", "some", &why) == -EINVAL);
 	CHECK("network off", !hm_config_set(&c, "network", "off", &why) && c.network == HM_NETWORK_OFF);
+	CHECK("network audit", !hm_config_set(&c, "network", "audit", &why) && c.network == HM_NETWORK_AUDIT &&
+				       !strcmp(hm_network_name(c.network), "audit"));
+	CHECK("network bad refused", hm_config_set(&c, "network", "open", &why) == -EINVAL);
 	CHECK("unknown option", hm_config_set(&c, "colour", "x", &why) == -ENOENT);
 	/* File-time shift: E - now, E the first 1 January after the real start + 1 day. */
 	{
