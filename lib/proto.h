@@ -92,10 +92,10 @@ struct hm_hello {
 #define HM_RUN_NET_ENFORCE 0x1u /* --network block (else off) */
 #define HM_RUN_NET_LOOPBACK 0x2u /* loopback allowed (not --no-loopback) */
 #define HM_RUN_NET_UNIX 0x4u /* unix sockets allowed (not --no-unix) */
-#define HM_RUN_NET_AUDIT 0x8u /* --network audit: with ENFORCE, report and let through */
 #define HM_RUN_RECORD 0x8u /* keep the run's kernel stream (HM_REQ_RUN_KSTREAM) */
 #define HM_RUN_CLOCK 0x10u /* a virtual clock page and keeper for the run */
 #define HM_RUN_UNCONFINED 0x20u /* enroll --confine off: for status, nothing enforced */
+#define HM_RUN_NET_AUDIT 0x40u /* --network audit: with ENFORCE, report and let through */
 
 /* One --allow destination, already resolved by the client. */
 struct hm_allow {
