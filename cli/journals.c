@@ -25,6 +25,7 @@
 #include "cli.h"
 #include "record.h"
 #include "journals.h"
+#include "trust.h"
 
 static int journals_list(int argc, char **argv);
 static int journals_fetch(int argc, char **argv);
@@ -218,8 +219,12 @@ static void list_usage(FILE *f)
 	fprintf(f, "Usage: hermetic journals list [--json] [--dir DIR]\n\n"
 		   "List your journals in hermeticd's store, newest first: id, the run's start\n"
 		   "time, exit status, size, seed and command. With --dir, list the journals\n"
-		   "'enroll --record=DIR' copied to DIR, from DIR/index.json (no daemon needed).\n\n"
-		   "  --json      a JSON array, for scripts\n"
+		   "'enroll --record=DIR' copied to DIR, from DIR/index.json (no daemon needed).\n"
+		   "Journals kept only in a directory (pytest --hermetic-record DIR, enroll\n"
+		   "--journal-per-scope) are not in the store: the list names the latest such\n"
+		   "directories you recorded into.\n\n"
+		   "  --json      a JSON array, for scripts; each entry's run id is \"run_id\"\n"
+		   "              (the store's entries also carry it as \"id\", deprecated)\n"
 		   "  --dir DIR   read DIR/index.json instead of the store\n\n"
 		   "Exit status: 0; 65 if index.json is malformed, 66 if it is missing;\n"
 		   "69 if hermeticd cannot be reached.\n");
@@ -279,6 +284,33 @@ static int list_dir(const char *dir, bool json)
 	return 0;
 }
 
+/* Journals the store does not hold: those kept only in a directory
+ * (--journal-per-scope, pytest --hermetic-record DIR, --no-daemon), as the
+ * ledger of the journals recorded here names them (trust.h). */
+static void dir_only_note(bool empty)
+{
+	static char dirs[3][4096];
+	char index[4096 + 16];
+	size_t n = trust_recent_dirs(dirs, ARRAY_SIZE(dirs)), shown = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(index, sizeof(index), "%s/index.json", dirs[i]);
+		if (access(index, R_OK) < 0)
+			continue;
+		if (!shown++)
+			printf("%sJournals you recorded into a directory only (pytest --hermetic-record "
+			       "DIR, enroll --journal-per-scope) are not in the store; the latest are in:\n",
+			       empty ? "" : "\n");
+		printf("  %s  (hermetic journals list --dir ", dirs[i]);
+		jl_put_safe(dirs[i]);
+		printf(")\n");
+	}
+	if (!shown && empty)
+		printf("Record one with 'hermetic enroll --record'; journals kept only in a directory "
+		       "(pytest --hermetic-record DIR, enroll --journal-per-scope) are listed with "
+		       "'hermetic journals list --dir DIR'.\n");
+}
+
 static int journals_list(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -309,11 +341,20 @@ static int journals_list(int argc, char **argv)
 		return list_dir(dir, json);
 	arr = store_list();
 	n = json_object_array_length(arr);
+	/* One key for the run's id everywhere (index.json and --dir say
+	 * run_id); "id", the daemon's name, stays for scripts (deprecated). */
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(arr, i), *v;
+
+		if (json_object_object_get_ex(e, "id", &v) && !json_object_object_get_ex(e, "run_id", NULL))
+			json_object_object_add(e, "run_id", json_object_get(v));
+	}
 	if (json) {
 		puts(json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY |
 							 JSON_C_TO_STRING_NOSLASHESCAPE));
 	} else if (!n) {
-		printf("no journals in the store (record one with 'hermetic enroll --record')\n");
+		printf("No journals in hermeticd's store.\n");
+		dir_only_note(true);
 	} else {
 		print_row("ID", "TIME", "EXIT", "SIZE", "SEED", "COMMAND", NULL);
 		for (size_t i = 0; i < n; i++) {
@@ -323,10 +364,11 @@ static int journals_list(int argc, char **argv)
 
 			if (json_object_object_get_ex(e, "size", &v) && v)
 				jl_fmt_bytes(json_object_get_int64(v), sz, sizeof(sz));
-			print_row(jget_str(e, "id") ?: "-", t ? t : "-",
+			print_row(jget_str(e, "run_id") ?: "-", t ? t : "-",
 				  jget_str(e, "exit_status") ?: "-", sz, jget_str(e, "seed") ?: "-",
 				  cmd ? cmd : "", NULL);
 		}
+		dir_only_note(false);
 	}
 	json_object_put(arr);
 	return 0;

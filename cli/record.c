@@ -27,6 +27,7 @@
 #include "cli.h"
 #include "enroll.h"
 #include "record.h"
+#include "trust.h"
 #include "tmpdir.h"
 #include "hermetic/trace.h"
 
@@ -76,7 +77,11 @@ static int mkdir_p(const char *path, mode_t mode)
 void record_setup(struct enroll *e)
 {
 	struct record *r = calloc(1, sizeof(*r));
+	char ledger[PATH_MAX];
 	struct stat st;
+
+	/* Where the ledger is, while HOME and XDG_STATE_HOME are still ours. */
+	(void)trust_ledger_path(ledger, sizeof(ledger));
 
 	if (!r)
 		die(EXIT_INTERNAL, "out of memory");
@@ -543,8 +548,13 @@ void record_finish(struct enroll *e, int code)
 		       "(private to you; remove it when done)",
 		       r->spool.path);
 	}
-	if (fd >= 0)
+	if (fd >= 0) {
+		/* The ledger of journals recorded here (trust.h): replay takes
+		 * this one as ours without asking. */
+		if (stored[0] || path[0])
+			trust_note_fd(fd, path, stored);
 		close(fd);
+	}
 	if (r->cut_streams)
 		warnx_("journal: %" PRIu64 " stream%s ended mid-record (a thread was killed while "
 		       "writing); cut %" PRIu64 " torn byte%s",

@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "enroll.h"
 #include "record.h"
+#include "trust.h"
 #include "scope.h"
 
 struct sdir {
@@ -206,6 +207,21 @@ static int fill_one(struct hm_journal_writer *w, void *userdata)
 	return o->fill(w, o->e, o->dir);
 }
 
+/* The ledger of journals recorded here (trust.h): replay takes it as ours. */
+static void note_ours(const char *dir, const char *name)
+{
+	char path[PATH_MAX + 256];
+	_cleanup_close_ int fd = -1;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		warnx_("Failed to reopen journal '%s': %s; replaying it will ask first", path,
+		       strerror(errno));
+	else
+		trust_note_fd(fd, path, "");
+}
+
 int record_scope_journals(struct enroll *e, record_fill_scope_fn fill)
 {
 	_cleanup_close_ int spool =
@@ -243,6 +259,7 @@ int record_scope_journals(struct enroll *e, record_fill_scope_fn fill)
 			continue;
 		}
 		kept++;
+		note_ours(dir, name);
 		if ((k = record_index_update(e, name, v[i].sname)) < 0)
 			warnx_("Failed to update '%s/index.json': %s", dir, strerror(-k));
 		warnx_("journal of failing %s: %s/%s (replay with 'hermetic replay %s/%s --scope '%s'')",

@@ -22,6 +22,8 @@
 #include "enroll.h"
 #include "record.h"
 #include "tmpdir.h"
+#include "trust.h"
+#include "replay.h"
 #include "scope.h"
 
 extern char **environ;
@@ -32,6 +34,9 @@ extern char **environ;
 struct replay {
 	const char *source; /* the file or store id as given */
 	struct hm_journal *j;
+	unsigned char *bytes; /* the journal's file as parsed (its digest says whose it is) */
+	size_t len;
+	struct replay_policy pol;
 	bool strict;
 	const char *scope; /* --scope NAME */
 	int32_t chosen; /* its occurrence in the journal (j->scopes), -1 none */
@@ -44,7 +49,9 @@ struct replay {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: hermetic replay JOURNAL [--no-strict] [--scope NAME] [-- CMD [ARGS...]]\n"
+		"Usage: hermetic replay JOURNAL [--no-strict] [--scope NAME] [--yes]\n"
+		"                       [--network block|audit|off] [--allow HOST[:PORT]]...\n"
+		"                       [--no-daemon] [--journal-policy] [-- CMD [ARGS...]]\n"
 		"\n"
 		"Run a recorded command again on the values its journal holds: the same\n"
 		"clock readings and random bytes, process by process (lineage key) and\n"
@@ -52,24 +59,42 @@ static void usage(FILE *f)
 		"a journal in hermeticd's store ('hermetic journals list').\n"
 		"\n"
 		"The run is enrolled under the journal's configuration (seed, clock, rng,\n"
-		"network, filesystem and environment options); it wins over local ones.\n"
-		"CMD defaults to the recorded command. Before CMD starts, stderr names\n"
-		"what makes the replay less than faithful: another kernel, libc, TZ,\n"
-		"locale, PYTHONHASHSEED or architecture, threads, lost events, processes\n"
-		"that ran without the shim.\n"
+		"filesystem and environment options); it wins over local ones. Not the\n"
+		"network: it is blocked unless this command line opens it; the journal's\n"
+		"--no-loopback and --no-unix are kept. CMD defaults to the recorded\n"
+		"command. Before CMD starts, stderr names what makes the replay less than\n"
+		"faithful: another kernel, libc, TZ, locale, PYTHONHASHSEED or\n"
+		"architecture, threads, lost events, processes that ran without the shim.\n"
 		"\n"
-		"  --no-strict   when a process asks for more or other values than were\n"
-		"                recorded, continue on live values and say how many\n"
-		"  --scope NAME  replay one scope (a test: pytest's node id) of the journal:\n"
-		"                its values are fed back wherever a process enters a scope\n"
-		"                of that name; everything outside it runs on live values.\n"
-		"                Of several, the first one left failed (else the first)\n"
-		"  -h, --help    show this help\n"
+		"A journal you did not record on this machine (its SHA-256 is not in\n"
+		"$XDG_STATE_HOME/hermetic/recorded, default ~/.local/state/hermetic/recorded,\n"
+		"where enroll --record notes every journal it keeps) is shown first: its\n"
+		"command, network and options; it runs after 'y' on a terminal, or with\n"
+		"--yes.\n"
+		"\n"
+		"  --no-strict         when a process asks for more or other values than\n"
+		"                      were recorded, continue on live values and say how many\n"
+		"  --scope NAME        replay one scope (a test: pytest's node id) of the\n"
+		"                      journal: its values are fed back wherever a process\n"
+		"                      enters a scope of that name; everything outside it runs\n"
+		"                      on live values. Of several, the first one left failed\n"
+		"                      (else the first)\n"
+		"  --yes, -y           run a journal you did not record without asking\n"
+		"  --network block|audit|off\n"
+		"                      the replay's network, as enroll's (default block,\n"
+		"                      whatever the journal says)\n"
+		"  --allow HOST[:PORT] open this destination (repeatable), as enroll's\n"
+		"  --no-daemon         shim only, as enroll's: NO kernel network refusal\n"
+		"  --journal-policy    take the journal's --network off or audit, --allow\n"
+		"                      and --no-daemon as recorded\n"
+		"  -h, --help          show this help\n"
 		"\n"
 		"Exit status: CMD's own; 87 when a process asked for a value the journal\n"
 		"does not hold (strict, the default: the mismatch is named on stderr);\n"
-		"65 a malformed, truncated or too new journal; 66 a journal that cannot be\n"
-		"read or fetched; and enroll's own (2, 69, 70, 77, 126, 127).\n");
+		"79 a journal you did not record, not run (no terminal to ask on and no\n"
+		"--yes, or the answer was not 'y'); 65 a malformed, truncated or too new\n"
+		"journal; 66 a journal that cannot be read or fetched; and enroll's own\n"
+		"(2, 68, 69, 70, 77, 126, 127).\n");
 }
 
 static void __attribute__((noreturn)) bad_usage(const char *what)
@@ -91,7 +116,8 @@ static bool all_digits(const char *s)
 }
 
 /* A journal from hermeticd's store: it hands its owner a read-only fd. */
-static struct hm_journal *fetch(const char *id_s, char *err, size_t errlen, int *ret)
+static struct hm_journal *fetch(struct replay *rp, const char *id_s, char *err, size_t errlen,
+				int *ret)
 {
 	struct hm_journal_ref ref = {};
 	struct hm_journal_info info;
@@ -128,10 +154,13 @@ static struct hm_journal *fetch(const char *id_s, char *err, size_t errlen, int 
 	}
 	close(fd);
 	*ret = hm_journal_read(buf, got, 0, &j, err, errlen);
+	rp->bytes = buf;
+	rp->len = got;
+	buf = NULL;
 	return j;
 }
 
-static struct hm_journal *load(const char *src)
+static struct hm_journal *load(struct replay *rp, const char *src)
 {
 	struct hm_journal *j = NULL;
 	char err[256] = "";
@@ -139,9 +168,12 @@ static struct hm_journal *load(const char *src)
 	int r;
 
 	if (stat(src, &st) == 0 || !all_digits(src)) {
-		r = hm_journal_read_file(src, 0, &j, err, sizeof(err));
+		/* The very bytes parsed are the ones whose digest is checked. */
+		r = trust_read_file(src, HM_JOURNAL_MAX_SIZE, &rp->bytes, &rp->len, err, sizeof(err));
+		if (r == 0)
+			r = hm_journal_read(rp->bytes, rp->len, 0, &j, err, sizeof(err));
 	} else {
-		j = fetch(src, err, sizeof(err), &r);
+		j = fetch(rp, src, err, sizeof(err), &r);
 	}
 	if (r == -EBADMSG || r == -EFBIG || r == -EPROTONOSUPPORT)
 		die(EXIT_DATAERR, "Failed to read journal '%s': %s", src, err);
@@ -473,10 +505,23 @@ static int read_report(struct replay *rp, int code)
 		warnx_("replay failed: a process stopped at a replay mismatch (see above)");
 		return EXIT_REPLAY;
 	}
-	if (code)
-		warnx_("command exited with status %d; replay again with:\n  hermetic replay %s%s%s%s%s",
+	if (code) {
+		char net[2048] = "";
+		size_t used = 0;
+
+		/* The network as this replay had it (the journal's is not taken). */
+		if (rp->pol.network)
+			used += snprintf(net + used, sizeof(net) - used, " --network=%s", rp->pol.network);
+		for (size_t i = 0; i < rp->pol.n_allow && used < sizeof(net); i++)
+			used += snprintf(net + used, sizeof(net) - used, " --allow=%s", rp->pol.allow[i]);
+		if (rp->pol.no_daemon && used < sizeof(net))
+			used += snprintf(net + used, sizeof(net) - used, " --no-daemon");
+		if (rp->pol.journal_policy && used < sizeof(net))
+			snprintf(net + used, sizeof(net) - used, " --journal-policy");
+		warnx_("command exited with status %d; replay again with:\n  hermetic replay %s%s%s%s%s%s",
 		       code, rp->strict ? "" : "--no-strict ", rp->source, rp->scope ? " --scope '" : "",
-		       rp->scope ? rp->scope : "", rp->scope ? "'" : "");
+		       rp->scope ? rp->scope : "", rp->scope ? "'" : "", net);
+	}
 	if (!rp->strict) {
 		if (live)
 			warnx_("replay: %" PRIu64 " value%s %s live (not in the journal), in %" PRIu64
@@ -532,6 +577,7 @@ int cmd_replay(int argc, char **argv)
 	static struct enroll e;
 	static char *args[MAX_ARGS];
 	const struct hm_journal_config *c;
+	struct hm_config net;
 	char **cmd = NULL, t[64];
 	size_t n = 0;
 	int code;
@@ -551,12 +597,15 @@ int cmd_replay(int argc, char **argv)
 			rp.scope = argv[i][7] == '=' ? argv[i] + 8 : i + 1 < argc ? argv[++i] : NULL;
 			if (!rp.scope || !rp.scope[0])
 				bad_usage("--scope needs the name of a scope (a test's node id)");
+		} else if (replay_policy_option(&rp.pol, argc, argv, &i)) {
+			continue;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "hermetic replay: unknown option '%s'\n", argv[i]);
-			bad_usage("options of the run come from the journal; CMD follows '--'");
+			bad_usage("options of the run come from the journal (the network from this "
+				  "command line); CMD follows '--'");
 		} else if (rp.source) {
 			bad_usage("one journal only; put a command after '--'");
 		} else {
@@ -565,7 +614,7 @@ int cmd_replay(int argc, char **argv)
 	}
 	if (!rp.source)
 		bad_usage("no journal given");
-	rp.j = load(rp.source);
+	rp.j = load(&rp, rp.source);
 	c = &rp.j->config;
 	if (rp.scope)
 		choose_scope(&rp);
@@ -576,20 +625,18 @@ int cmd_replay(int argc, char **argv)
 	push(args, &n, "replay");
 	push(args, &n, xasprintf("--seed=%" PRIu64, c->cfg.seed));
 	push(args, &n, xasprintf("--now=%s", hm_format_time(c->cfg.now_ns, t, sizeof(t))));
-	push(args, &n, c->cfg.network == HM_NETWORK_OFF     ? "--network=off"
-		       : c->cfg.network == HM_NETWORK_AUDIT ? "--network=audit"
-							    : "--network=block");
-	if (!c->cfg.loopback)
-		push(args, &n, "--no-loopback");
-	if (!c->cfg.unix_sockets)
-		push(args, &n, "--no-unix");
+	replay_policy_push(&rp.pol, c, args, &n, MAX_ARGS);
 	for (size_t i = 0; i < c->n_opts; i++) {
-		if (!strcmp(c->opts[i].key, "daemon_restart"))
-			continue; /* a note of what happened to the recorded run */
+		if (!strcmp(c->opts[i].key, "daemon_restart") || replay_policy_key(c->opts[i].key))
+			continue; /* a note of the recorded run; the network (replay_policy_push) */
 		if (!run_option(c->opts[i].key)) {
+			const char *k = c->opts[i].key;
+
+			/* A name from the journal reaches the terminal only if plain. */
 			warnx_("replay: ignoring option --%s of the journal (not one this hermetic "
 			       "replays)",
-			       c->opts[i].key);
+			       k[strspn(k, "abcdefghijklmnopqrstuvwxyz0123456789-_")] ? "(unprintable)"
+										 : k);
 			continue;
 		}
 		push(args, &n,
@@ -601,7 +648,15 @@ int cmd_replay(int argc, char **argv)
 		push(args, &n, *a);
 	args[n] = NULL;
 	enroll_parse(&e, (int)n, args, "hermetic replay");
+	net = e.cfg;
 	e.cfg = c->cfg; /* exactly as recorded, now and tick included */
+	e.cfg.network = net.network; /* ... but the network as replay_policy_push says */
+	e.cfg.loopback = net.loopback;
+	e.cfg.unix_sockets = net.unix_sockets;
+	/* Nothing has run yet: a journal not ours is shown and confirmed. */
+	replay_policy_confirm(&rp.pol, rp.source, rp.j, rp.bytes, rp.len, &e);
+	free(rp.bytes);
+	rp.bytes = NULL;
 	e.fs_start_ns = c->started_ns; /* file times as the recorded run saw them */
 	e.quiet_seed = true;
 

@@ -15,6 +15,9 @@ export PATH="$B:$PATH"
 
 T=$(mktemp -d /tmp/hmtest.XXXXXX)
 chmod 755 "$T"
+# The ledger of the journals "you" recorded (hermetic replay asks before a
+# journal not in it) is the test's own, not the invoking user's.
+export XDG_STATE_HOME=$T/state
 _cleanups=()
 at_exit() { _cleanups+=("$*"); }
 _run_cleanups() {

@@ -26,6 +26,7 @@ import pytest
 import hermetic
 
 MARK = "hermetic"
+NOT_ENROLLED = "not enrolled"
 FIXTURE = "hermetic_sandbox"
 REEXEC = "HERMETIC_PYTEST_REEXEC"
 REPLAY_SEED = "HERMETIC_PYTEST_REPLAY_SEED"
@@ -44,6 +45,9 @@ def pytest_addoption(parser):
                 help="keep a journal of every failing test in DIR (DIR/index.json names them)")
     g.addoption("--hermetic-replay", metavar="FILE", default=None,
                 help="run the test a journal recorded, on the values it recorded")
+    g.addoption("--hermetic-yes", action="store_true", default=False,
+                help="with --hermetic-replay: replay a journal you did not record without asking "
+                     "(hermetic replay --yes)")
 
 
 def _used(config):
@@ -63,6 +67,27 @@ def _hermetic_bin():
 
 def _cmdline():
     return " ".join(shlex.quote(a) for a in ["pytest"] + sys.argv[1:])
+
+
+# Options whose value is a path. pytest picks its rootdir (and with it every
+# node id, so every test's seed) before it knows a plugin's options: in
+# '--hermetic-record /abs/dir' it takes /abs/dir for a test path. Written
+# '--hermetic-record=/abs/dir' it is an option to it, as meant.
+_PATH_OPTS = ("--hermetic-record", "--hermetic-replay")
+JOINED = "HERMETIC_PYTEST_JOINED"
+
+
+def _joined(args):
+    """args with '--opt V' of _PATH_OPTS written '--opt=V'."""
+    out, i = [], 0
+    while i < len(args):
+        if args[i] in _PATH_OPTS and i + 1 < len(args):
+            out.append(args[i] + "=" + args[i + 1])
+            i += 2
+        else:
+            out.append(args[i])
+            i += 1
+    return out
 
 
 def _strip(args, opt):
@@ -99,6 +124,7 @@ def _reexec(config):
     if os.environ.get(REEXEC):
         raise pytest.UsageError("hermetic: re-executed under hermetic but still not enrolled "
                                 "(is the shim installed where hermetic expects it?)")
+    args = _joined(args)
     hbin = _hermetic_bin()
     py = [sys.executable, "-m", "pytest"]
     if o.hermetic_replay:
@@ -112,8 +138,9 @@ def _reexec(config):
         # the recorded test's own seed and start, whatever the options say now
         os.environ[REPLAY_SEED] = str(failed[0]["seed"])
         os.environ[REPLAY_NOW] = failed[0]["now"]
-        rest = _strip(args, "--hermetic-replay")
-        cmd = [hbin, "replay", o.hermetic_replay, "--scope", node, "--"] + py + rest + [node]
+        rest = [a for a in _strip(args, "--hermetic-replay") if a != "--hermetic-yes"]
+        yes = ["--yes"] if o.hermetic_yes else []
+        cmd = [hbin, "replay", o.hermetic_replay, "--scope", node] + yes + ["--"] + py + rest + [node]
     else:
         cmd = [hbin, "enroll"]
         if o.hermetic_seed is not None:
@@ -132,19 +159,48 @@ def _reexec(config):
         raise pytest.UsageError("hermetic: cannot run %s: %s" % (cmd[0], e))
 
 
+def _rejoin(config):
+    """Enrolled, started with '--hermetic-record DIR' (space form): pytest took
+    DIR for a test path and chose its rootdir by it. Start again, in the same
+    run, with the '=' form, so that node ids (and seeds) are the ones CI and
+    the printed repro lines use."""
+    args = list(config.invocation_params.args)
+    if args != sys.argv[1:] or _joined(args) == args or os.environ.get(JOINED):
+        return
+    os.environ[JOINED] = "1"
+    cmd = [sys.executable, "-m", "pytest"] + _joined(args)
+    sys.stderr.write("hermetic: re-running with the path options joined to their values (pytest "
+                     "would take them for test paths): %s\n" % " ".join(shlex.quote(c) for c in cmd))
+    sys.stderr.flush()
+    try:
+        os.execv(cmd[0], cmd)
+    except OSError as e:
+        raise pytest.UsageError("hermetic: cannot run %s: %s" % (cmd[0], e))
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config):
     if not _used(config) or hermetic.current() is not None:
+        replaying = bool(os.environ.get("HERMETIC_REPLAY"))
         if hermetic.current() is not None and config.option.hermetic_replay:
             raise pytest.UsageError(
                 "hermetic: --hermetic-replay starts 'hermetic replay' itself: run "
                 "'pytest --hermetic-replay FILE' outside 'hermetic enroll'")
-        if hermetic.current() is not None and config.option.hermetic_record and \
+        if hermetic.current() is not None and config.option.hermetic_record and replaying:
+            # 'hermetic replay JOURNAL --scope NODEID' runs the recorded
+            # command, --hermetic-record included: a replay records nothing.
+            sys.stderr.write("hermetic: replaying: --hermetic-record is ignored (a replay keeps "
+                             "no journal)\n")
+        elif hermetic.current() is not None and config.option.hermetic_record and \
                 not os.environ.get("HERMETIC_RECORD"):
             raise pytest.UsageError(
                 "hermetic: --hermetic-record needs a recorded run: run 'pytest --hermetic-record DIR' "
                 "outside 'hermetic enroll' (it enrolls itself), or 'hermetic enroll --record=DIR "
                 "--journal-per-scope -- pytest ...'")
+        # (not under replay: the recorded run's node ids are what it replays)
+        if hermetic.current() is not None and _used(config) and not replaying and \
+                not hasattr(config, "workerinput"):
+            _rejoin(config)
         return None
     if hasattr(config, "workerinput"):
         return None  # an xdist worker: its master is enrolled, so is it
@@ -177,10 +233,8 @@ class _State:
             raise pytest.UsageError("@pytest.mark.hermetic: unknown argument%s %s (seed=, now=, off=)"
                                     % ("s" if len(unknown) > 1 else "", ", ".join(sorted(unknown))))
         if self.handle is None:
-            raise pytest.UsageError(
-                "hermetic: %s asks for a hermetic scope but pytest is not enrolled; run "
-                "'pytest --hermetic-all ...' (it enrolls itself) or 'hermetic enroll -- pytest ...'"
-                % item.nodeid)
+            # This test fails (in its setup), not the session: the others run.
+            return NOT_ENROLLED
         seed = kw.get("seed")
         if item.nodeid == self.replay_node and os.environ.get(REPLAY_SEED):
             return int(os.environ[REPLAY_SEED]), os.environ.get(REPLAY_NOW), True
@@ -276,6 +330,9 @@ def pytest_collection_modifyitems(session, config, items):
 def pytest_runtest_protocol(item, nextitem):
     st = item.config._hermetic
     spec = st.spec(item)
+    if spec is NOT_ENROLLED:
+        item._hermetic_unenrolled = True
+        spec = None
     if spec is None:
         yield
         return
@@ -289,8 +346,12 @@ def pytest_runtest_protocol(item, nextitem):
         hermetic.leave_scope(info["token"], info["status"])
 
 
-@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
+    if getattr(item, "_hermetic_unenrolled", False):
+        pytest.fail("hermetic: %s asks for a hermetic scope but pytest is not enrolled; run "
+                    "'pytest --hermetic-all ...' (it enrolls itself) or 'hermetic enroll -- "
+                    "pytest ...'" % item.nodeid, pytrace=False)
     # A rerun plugin (pytest-rerunfailures) runs setup, call and teardown
     # again inside one protocol: each attempt gets a scope of its own, left
     # with its own status, so a failing attempt keeps its journal.
@@ -301,7 +362,6 @@ def pytest_runtest_setup(item):
         info["token"] = hermetic.enter_scope(item.nodeid, seed=info["seed"], now=info["now"])
     if info is not None:
         info["ran"] = True
-    yield
 
 
 @pytest.hookimpl(hookwrapper=True)

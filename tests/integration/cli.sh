@@ -22,7 +22,7 @@ bad "bad --clock" "--clock frozen: expected 'virtual' or 'off'" --clock frozen
 bad "bad --rng" "--rng some: expected 'all' or 'off'" --rng some
 bad "bad --spin-limit" "--spin-limit many" --spin-limit many
 bad "bad --aslr" "--aslr maybe" --aslr maybe
-bad "bad --network" "--network open: expected 'block' or 'off'" --network open
+bad "bad --network" "--network open: expected 'block', 'audit' or 'off'" --network open
 bad "bad --grace" "--grace soon" --grace soon
 bad "bad --allow port" "--allow 127.0.0.1:99999: port must be 1-65535" --allow 127.0.0.1:99999
 bad "bad --allow bracket" "--allow \[::1: expected \[IPV6\]:PORT" --allow '[::1'

@@ -52,7 +52,7 @@ expect() {
 expect "completion offers the commands" \
 	"$("$HERMETIC" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z]*\).*/\1/p' | tr '\n' ' ')" hermetic ''
 expect "completion offers the journals commands" "list show fetch rm gc " hermetic journals ''
-expect "completion offers --network's values" "block off " hermetic enroll --network ''
+expect "completion offers --network's values" "block audit off " hermetic enroll --network ''
 expect "completion offers --stragglers=VALUE" "kill keep " hermetic enroll --stragglers = k
 mkdir -p "$T/jdir" && touch "$T/jfile"
 expect "completion offers directories for --record=DIR" "$T/jdir " hermetic enroll --record = "$T/jd"

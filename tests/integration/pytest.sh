@@ -90,10 +90,17 @@ import pytest
 @pytest.mark.hermetic
 def test_marked():
     pass
+def test_plain():
+    pass
 PYEOF
 m=$(timeout 300 "$VPY" -m pytest -p no:cacheprovider -q test_marked.py 2>&1)
+rc=$?
 grep -q "asks for a hermetic scope but pytest is not enrolled; run 'pytest --hermetic-all" <<<"$m" &&
 	pass "a marked test in a pytest that is not enrolled says what to do" || fail "marker without enrollment" "$m"
+# ... and only that test fails: the session goes on (not exit 4, "no tests ran")
+[ $rc = 1 ] && grep -q "1 passed, 1 error" <<<"$m" && grep -q "^ERROR test_marked.py::test_marked" <<<"$m" &&
+	pass "a marked test in a pytest that is not enrolled fails alone; the other tests run (exit 1)" ||
+	fail "a marked test without enrollment fails alone" "rc=$rc $(tail -4 <<<"$m" | tr '\n' '|')"
 # hermetic.sandbox() outside a run
 s=$(timeout 60 "$VPY" -c 'import hermetic
 with hermetic.sandbox("x"): pass' 2>&1)
@@ -126,6 +133,68 @@ fi
 grep -q "^hermetic: replaying $jf" <<<"$rp" && pass "--hermetic-replay goes through hermetic replay (its configuration, its warnings)" ||
 	fail "--hermetic-replay through hermetic replay" "$(head -3 <<<"$rp")"
 
+# After that failing run, 'journals list' does not say "nothing": the
+# plugin's journals are in the directory only, and it says where.
+jl=$("$HERMETIC" journals list 2>&1)
+grep -q "^  $J  (hermetic journals list --dir $J)$" <<<"$jl" &&
+	pass "journals list, after pytest --hermetic-record DIR, names DIR (its journals are not in the store)" ||
+	fail "journals list names the plugin's directory" "$(tr '\n' '|' <<<"$jl")"
+
+# The replay hint the recording printed works as printed (the recorded
+# command carries --hermetic-record: ignored under replay).
+hint=$(sed -n "s/^hermetic: journal of failing .*(replay with '\(.*\)')\$/\1/p" <<<"$rec" | head -1)
+h=$(eval "timeout 300 $hint" 2>&1)
+rc=$?
+if [[ "$hint" == "hermetic replay $jf --scope 'test_values.py::test_fails'" ]] && [ $rc = 1 ] &&
+	grep -q "1 failed" <<<"$h" && [ "$(val fails "$h")" = "$(val fails "$rec")" ] && [ "$(grep -c 'VALUES ' <<<"$h")" = 1 ]; then
+	pass "the printed replay hint (hermetic replay FILE --scope NODEID), run as printed, reproduces the test"
+else
+	fail "the printed replay hint reproduces" "hint=[$hint] rc=$rc $(grep -E 'hermetic|passed|failed|rror' <<<"$h" | tr '\n' '|')"
+fi
+
+# --hermetic-record DIR outside the project, space form and = form: the same
+# rootdir, node ids and seeds; the printed repro works from where CI ran it.
+mkdir -p "$T/proj" "$T/ci-out"
+cp "$TOP/tests/integration/pytest/test_values.py" "$T/proj/"
+recin() { (cd "$T/proj" && timeout 300 "$VPY" -m pytest -p no:cacheprovider -p no:rerunfailures -s -q \
+	--hermetic-all --hermetic-seed 7 "$@" test_values.py 2>&1); }
+sp=$(recin --hermetic-record "$T/ci-out/space")
+eq=$(recin --hermetic-record="$T/ci-out/eq")
+scopes() { $PY -c 'import json,sys; print(" ".join(e.get("scope","-") for e in json.load(open(sys.argv[1]))))' "$1/index.json" 2>&1; }
+seeds() { grep -o '^reproduce (its seed [0-9]*)' <<<"$1" | tr '\n' ' '; }
+if [ "$(scopes "$T/ci-out/space")" = "test_values.py::test_fails" ] &&
+	[ "$(scopes "$T/ci-out/eq")" = "test_values.py::test_fails" ] && [ -n "$(seeds "$sp")" ] &&
+	[ "$(seeds "$sp")" = "$(seeds "$eq")" ] && [ "$(val fails "$sp")" = "$(val fails "$eq")" ]; then
+	pass "--hermetic-record /abs/dir (space form) gives the node ids and seeds of the = form"
+else
+	fail "--hermetic-record space form and = form agree" "$(scopes "$T/ci-out/space") / $(scopes "$T/ci-out/eq") $(seeds "$sp") / $(seeds "$eq") $(grep -E '^hermetic|rootdir' <<<"$sp" | tr '\n' '|')"
+fi
+# ... the same when pytest is started enrolled (it re-runs itself joined, in the run)
+en=$(cd "$T/proj" && run --seed 42 --record="$T/ci-out/en" --journal-per-scope -- "$VPY" -m pytest -p no:cacheprovider \
+	-p no:rerunfailures -q --hermetic-all --hermetic-record "$T/ci-out/en" test_values.py)
+[ "$(scopes "$T/ci-out/en")" = "test_values.py::test_fails" ] &&
+	pass "... and started as 'hermetic enroll --record=DIR --journal-per-scope -- pytest --hermetic-record DIR'" ||
+	fail "enrolled, space form: node ids" "$(scopes "$T/ci-out/en") $(grep -E '^hermetic' <<<"$en" | tr '\n' '|')"
+repro=$(grep -A1 '^reproduce' <<<"$sp" | tail -1 | sed 's/^ *//')
+r=$(cd "$T/proj" && eval "timeout 300 $VPY -m $repro -p no:cacheprovider -s -q" 2>&1)
+grep -q "1 failed" <<<"$r" && [ "$(val fails "$r")" = "$(val fails "$sp")" ] &&
+	pass "... and its printed repro reproduces the test from where it ran" ||
+	fail "the space form's repro reproduces" "[$repro] $(grep -E 'hermetic|passed|failed|rror' <<<"$r" | tr '\n' '|')"
+
+# --hermetic-replay of a journal you did not record (another ledger: another
+# user's, another machine's): refused without a terminal, run with --hermetic-yes
+fr=$(XDG_STATE_HOME=$T/elsewhere timeout 300 "$VPY" -m pytest -p no:cacheprovider -p no:rerunfailures -s -q \
+	--hermetic-replay "$jf" test_values.py 2>&1 </dev/null)
+rc=$?
+fy=$(XDG_STATE_HOME=$T/elsewhere timeout 300 "$VPY" -m pytest -p no:cacheprovider -p no:rerunfailures -s -q \
+	--hermetic-replay "$jf" --hermetic-yes test_values.py 2>&1 </dev/null)
+if [ $rc = 79 ] && ! grep -q "VALUES " <<<"$fr" && grep -q "pytest: --hermetic-yes" <<<"$fr" &&
+	[ "$(val fails "$fy")" = "$(val fails "$rec")" ] && [ -n "$(val fails "$fy")" ]; then
+	pass "--hermetic-replay of a journal you did not record: refused without a terminal (79), run with --hermetic-yes"
+else
+	fail "--hermetic-replay of a foreign journal" "rc=$rc $(grep -E 'hermetic|passed|failed' <<<"$fr$fy" | tr '\n' '|')"
+fi
+
 # a rerun plugin's passing attempt does not drop the failing attempt's journal
 if $PY -c 'import pytest_rerunfailures' 2>/dev/null; then
 	J2=$T/journals2
@@ -150,6 +219,12 @@ one=$(timeout 300 "$HERMETIC" replay "$wj" --scope test_values.py::test_second -
 [ -n "$(val second "$one")" ] && [ "$(val second "$one")" = "$(val second "$(cat "$T/whole.out")")" ] && grep -q "1 passed" <<<"$one" &&
 	pass "hermetic replay --scope replays one test of a whole-suite journal" ||
 	fail "hermetic replay --scope" "$(val second "$one") $(grep -E 'hermetic|passed|failed' <<<"$one" | tr '\n' '|')"
+# list --json: the run's id is "run_id", as in index.json and list --dir
+lj=$("$HERMETIC" journals list --json | $PY -c 'import json,sys; a=json.load(sys.stdin); print(len(a), all(str(e["run_id"]) == str(e["id"]) for e in a))' 2>&1)
+ld=$("$HERMETIC" journals list --dir "$W" --json | $PY -c 'import json,sys; a=json.load(sys.stdin); print(len(a), all("run_id" in e for e in a))' 2>&1)
+[[ "$lj" == [1-9]*" True" ]] && [[ "$ld" == [1-9]*" True" ]] &&
+	pass "journals list --json names the run id 'run_id', as list --dir --json does ('id' kept, deprecated)" ||
+	fail "list --json says run_id" "store: $lj dir: $ld"
 nos=$("$HERMETIC" replay "$wj" --scope nosuch -- true 2>&1)
 grep -q "has no scope named 'nosuch'; its scopes: 'test_values.py::test_first'" <<<"$nos" &&
 	pass "replay --scope of a name the journal lacks lists its scopes" || fail "replay --scope unknown name" "$nos"
