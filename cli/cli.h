@@ -52,6 +52,11 @@ extern bool cli_soft_errors;
 ssize_t cli_call(int sock, uint16_t type, const void *req, uint32_t len, int send_fd,
 		 uint16_t expect, void *rep, size_t rep_size, bool exact, int *ret_fd,
 		 const char **ret_msg);
+/* The same, keeping up to HM_MSG_MAX_FDS received descriptors in ret_fds
+ * (-1 where none came; all closed when ret_fds is NULL). */
+ssize_t cli_call_fds(int sock, uint16_t type, const void *req, uint32_t len, int send_fd,
+		     uint16_t expect, void *rep, size_t rep_size, bool exact,
+		     int ret_fds[HM_MSG_MAX_FDS], const char **ret_msg);
 
 /* Store a journal (read from fd, whole) for req's run: JOURNAL_UPLOAD,
  * copy, JOURNAL_STORE. 0, or -errno with *ret_msg set when the daemon

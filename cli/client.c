@@ -183,11 +183,36 @@ ssize_t cli_call(int sock, uint16_t type, const void *req, uint32_t len, int sen
 		 uint16_t expect, void *rep, size_t rep_size, bool exact, int *ret_fd,
 		 const char **ret_msg)
 {
+	int fds[HM_MSG_MAX_FDS];
+	ssize_t n = cli_call_fds(sock, type, req, len, send_fd, expect, rep, rep_size, exact,
+				 ret_fd ? fds : NULL, ret_msg);
+
+	if (ret_fd)
+		*ret_fd = n >= 0 ? fds[0] : -1;
+	for (int i = 1; ret_fd && n >= 0 && i < HM_MSG_MAX_FDS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return n;
+}
+
+static void close_fds(int *fds)
+{
+	for (int i = 0; i < HM_MSG_MAX_FDS; i++)
+		if (fds[i] >= 0) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+}
+
+ssize_t cli_call_fds(int sock, uint16_t type, const void *req, uint32_t len, int send_fd,
+		     uint16_t expect, void *rep, size_t rep_size, bool exact,
+		     int ret_fds[HM_MSG_MAX_FDS], const char **ret_msg)
+{
 	static char buf[HM_MSG_MAX];
 	static struct hm_error e;
 	static uint32_t seq;
 	struct hm_hdr *h;
-	int fd = -1, r;
+	int fds[HM_MSG_MAX_FDS], r;
 	ssize_t n;
 
 	if (sock < 0 && cli_soft_errors) {
@@ -200,7 +225,7 @@ ssize_t cli_call(int sock, uint16_t type, const void *req, uint32_t len, int sen
 	 * closed it: that answer counts, not the failed send. */
 	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
 		die(EXIT_INTERNAL, "Failed to send request to hermeticd: %s", strerror(-r));
-	n = hm_recv(sock, buf, sizeof(buf), &h, &fd);
+	n = hm_recv_fds(sock, buf, sizeof(buf), &h, fds, HM_MSG_MAX_FDS);
 	if (cli_soft_errors && r < 0 && !(n >= 0 && h->type == HM_REP_ERROR))
 		n = -ECONNRESET;
 	if (r < 0 && !(n >= 0 && h->type == HM_REP_ERROR))
@@ -216,8 +241,7 @@ ssize_t cli_call(int sock, uint16_t type, const void *req, uint32_t len, int sen
 	if (n < 0)
 		die(EXIT_INTERNAL, "Failed to read reply from hermeticd: %s", strerror(-n));
 	if (h->type == HM_REP_ERROR && (size_t)n == sizeof(e)) {
-		if (fd >= 0)
-			close(fd);
+		close_fds(fds);
 		memcpy(&e, buf + sizeof(*h), sizeof(e));
 		e.msg[sizeof(e.msg) - 1] = 0;
 		if (ret_msg)
@@ -229,10 +253,11 @@ ssize_t cli_call(int sock, uint16_t type, const void *req, uint32_t len, int sen
 		die(EXIT_INTERNAL, "unexpected reply from hermeticd (type %u, %zd bytes)", h->type, n);
 	if (rep)
 		memcpy(rep, buf + sizeof(*h), n);
-	if (ret_fd)
-		*ret_fd = fd;
-	else if (fd >= 0)
-		close(fd);
+	for (int i = 0; i < HM_MSG_MAX_FDS; i++)
+		if (ret_fds)
+			ret_fds[i] = fds[i];
+		else if (fds[i] >= 0)
+			close(fds[i]);
 	return n;
 }
 

@@ -44,7 +44,10 @@
  *    namespace, so that the run's cgroup is the root of what it sees: no
  *    cgroup.procs outside the run can be named;
  *  - the daemon's bpffs mounts are not in that namespace (its pinned
- *    programs and maps must not be unlinked from inside), and /sys,
+ *    programs and maps must not be unlinked from inside), nor is the
+ *    daemon's directory of clock pages (an empty read-only tmpfs covers
+ *    it: root opens any file, and another run's page, which its
+ *    /proc/PID/maps names, holds that run's clock and seed), and /sys,
  *    /proc/sys and /proc/sysrq-trigger are read-only there (core_pattern,
  *    uevent_helper and the like start programs outside every run);
  *  - a bounding set without the capabilities that leave, or reach past,
@@ -385,6 +388,11 @@ static int root_namespaces(const struct confine *c, const char **ret_what)
 		if (mount("cgroup2", c->cgroup2[i].path, "cgroup2", fl, NULL) < 0)
 			FAIL("mount the run's cgroup2");
 	}
+	/* The run's own page comes as a descriptor: it needs no path. A
+	 * directory this view lacks (a chroot) is out of reach already. */
+	if (c->hide[0] && mount("hermetic", c->hide, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				"size=4k,nr_inodes=1,mode=0") < 0 && errno != ENOENT)
+		FAIL("hide hermeticd's clock pages");
 	/* In a chroot without /proc there is no /proc/sys to protect; a bind
 	 * there must hang off a /proc we could make a slave. */
 	if (c->ns == CONFINE_NS_FULL || c->proc_mount) {

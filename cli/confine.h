@@ -59,6 +59,10 @@ struct confine {
 	int n_bpf;
 	struct confine_mount ro[CONFINE_MAX_MOUNTS]; /* /sys and below: read-only */
 	int n_ro;
+	/* root only: hermeticd's directory of clock pages, hidden under an
+	 * empty read-only tmpfs (root's runs could open other runs' pages by
+	 * the path their /proc/PID/maps show), or "" */
+	char hide[256];
 };
 
 /* In the parent, before the fork: build the seccomp filter, probe Landlock

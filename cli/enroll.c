@@ -61,7 +61,9 @@ static void export_env(struct enroll *e)
 	const char *old;
 	int r;
 
-	r = hm_config_export(&e->cfg);
+	/* The seed is in the clock page (vclock.c), which /proc/PID/environ
+	 * does not show to other processes of the user. */
+	r = hm_config_export(&e->cfg, !e->vc);
 	if (r < 0)
 		die(EXIT_INTERNAL, "Failed to set the environment: %s", strerror(-r));
 	/* The run's real start, and the file-time shift that follows from it
@@ -87,10 +89,10 @@ static void export_env(struct enroll *e)
 		setenv(HM_ENV_HOME, old, 1);
 	else
 		unsetenv(HM_ENV_HOME);
-	if (e->clock_path[0])
-		setenv(HM_ENV_CLOCK_PAGE, e->clock_path, 1);
+	if (e->vc)
+		setenv(HM_ENV_CLOCK_FD, e->page_env, 1);
 	else
-		unsetenv(HM_ENV_CLOCK_PAGE);
+		unsetenv(HM_ENV_CLOCK_FD);
 	if (e->dns_allow[0])
 		setenv(HM_ENV_DNS_ALLOW, e->dns_allow, 1);
 	else
@@ -133,6 +135,7 @@ static void create_run(struct enroll *e)
 		struct hm_allow a[HM_RUN_MAX_ALLOW];
 	} req = {};
 	const char *msg = NULL;
+	int fds[HM_MSG_MAX_FDS];
 	ssize_t n;
 
 	req.c.flags = 0;
@@ -154,15 +157,17 @@ static void create_run(struct enroll *e)
 	memcpy(req.a, e->allow, e->n_allow * sizeof(struct hm_allow));
 	snprintf(req.c.label, sizeof(req.c.label), "%s", e->argv[0]);
 	e->sock = cli_connect();
-	n = cli_call(e->sock, HM_REQ_RUN_CREATE, &req,
-		     sizeof(req.c) + e->n_allow * sizeof(struct hm_allow), -1, HM_REP_RUN, &e->run,
-		     sizeof(e->run), true, &e->cgroup_fd, &msg);
+	n = cli_call_fds(e->sock, HM_REQ_RUN_CREATE, &req,
+			 sizeof(req.c) + e->n_allow * sizeof(struct hm_allow), -1, HM_REP_RUN, &e->run,
+			 sizeof(e->run), true, fds, &msg);
 	if (n == -EPERM)
 		die(EXIT_NESTED, "cannot enroll: %s", msg);
 	e->fail_reason = "refused";
 	if (n < 0)
 		die(EXIT_INTERNAL, "hermeticd refused the run: %s", msg);
 	e->fail_reason = NULL;
+	e->cgroup_fd = fds[0];
+	e->page_fd = fds[1]; /* HM_RUN_CLOCK: the clock page (vclock.c) */
 	if (e->cgroup_fd < 0)
 		die(EXIT_INTERNAL, "hermeticd sent no cgroup descriptor");
 	e->run.cgroup_path[sizeof(e->run.cgroup_path) - 1] = 0;
@@ -326,7 +331,7 @@ int enroll_run(struct enroll *e)
 		    "cannot enroll: this process is already inside hermetic run %s (one run's\n"
 		    "  processes belong to one policy; run the command directly)",
 		    inside);
-	e->sock = e->cgroup_fd = e->events_fd = -1;
+	e->sock = e->cgroup_fd = e->events_fd = e->page_fd = -1;
 	enroll_json_open(e);
 	if (e->record)
 		record_setup(e);

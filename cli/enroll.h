@@ -94,9 +94,10 @@ struct enroll {
 	/* the journal kept, if any (record.c) */
 	char journal_id[32];
 	char journal_file[4352];
-	/* the run's clock page (vclock.c) */
-	char clock_path[256];
-	bool clock_owned; /* --no-daemon: ours to remove */
+	/* the run's clock page (vclock.c): hermeticd's, or (--no-daemon,
+	 * --clock off) a memfd of ours; CMD inherits page_fd */
+	int page_fd;
+	char page_env[64]; /* HERMETIC_CLOCK_FD's value */
 	struct hm_vclock *vc;
 	int64_t mono0; /* the run's monotonic clock at start */
 	/* waits the lag bound ended (vclock.c), for stderr and --report */

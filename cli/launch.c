@@ -95,6 +95,11 @@ static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_
 		report(err_fd, LAUNCH_CONFINE, -err, msg);
 		_exit(EXIT_INTERNAL);
 	}
+	/* The clock page is CMD's to inherit (HERMETIC_CLOCK_FD). */
+	if (e->page_fd >= 0 && fcntl(e->page_fd, F_SETFD, 0) < 0) {
+		report(err_fd, LAUNCH_EXEC, errno, NULL);
+		_exit(EXIT_INTERNAL);
+	}
 	/* ASLR off before the first exec, inherited by the whole tree:
 	 * programs mix addresses into their random state. */
 	if (!e->cfg.aslr)
@@ -103,6 +108,27 @@ static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_
 	err = errno;
 	report(err_fd, LAUNCH_EXEC, err, NULL);
 	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
+}
+
+/* Where hermeticd keeps the clock pages: the directory of our page's file,
+ * as this (outside) mount namespace names it. */
+static void hide_clock_dir(struct enroll *e)
+{
+	char link[64], path[sizeof(e->conf.hide)];
+	ssize_t n;
+	char *slash;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", e->page_fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0 || (size_t)n >= sizeof(path) - 1)
+		die(EXIT_INTERNAL, "cannot confine the run: where is its clock page? (%s)",
+		    n < 0 ? strerror(errno) : "path too long");
+	path[n] = 0;
+	slash = strrchr(path, '/');
+	if (path[0] != '/' || !slash || slash == path || strstr(path, " (deleted)"))
+		die(EXIT_INTERNAL, "cannot confine the run: its clock page is at '%s'", path);
+	*slash = 0;
+	snprintf(e->conf.hide, sizeof(e->conf.hide), "%s", path);
 }
 
 void enroll_launch(struct enroll *e, const sigset_t *oldmask)
@@ -118,6 +144,8 @@ void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 			e->cfg.network == HM_NETWORK_BLOCK);
 	if (e->conf.refuse[0])
 		die(EXIT_INTERNAL, "cannot confine the run: %s", e->conf.refuse);
+	if (e->conf.on && e->conf.root && !e->no_daemon && e->cfg.clock_virtual)
+		hide_clock_dir(e);
 	e->child = -1;
 	if (!e->no_daemon) {
 		/* Preferred: the child is born inside the run's cgroup. This needs

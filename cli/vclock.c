@@ -2,10 +2,16 @@
 /*
  * The run's clock page as the CLI sees it (include/hermetic/vclock.h).
  * With a daemon, hermeticd creates the page and its keeper moves the clock;
- * we only set where the wall clock starts, before CMD's first instruction.
- * With --no-daemon there is no keeper: we create the page ourselves and the
- * run's processes keep the clock between them (HM_VK_SELF, approximate:
- * the shim cannot see the scheduler; docs/virtual-time.md).
+ * it hands us the page as a descriptor. We set where the wall clock starts
+ * and the run's seed, before CMD's first instruction, and pass the
+ * descriptor on to CMD (HERMETIC_CLOCK_FD, lib/clockfd.h): no path of the
+ * page, and no seed, appears in CMD's environment or its maps.
+ *
+ * With --no-daemon, or --clock off, there is no daemon page: we make one
+ * of our own, a sealed memfd (no path at all), that carries the seed and,
+ * for --no-daemon, the clock, which the run's processes keep between them
+ * (HM_VK_SELF, approximate: the shim cannot see the scheduler;
+ * docs/virtual-time.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,45 +26,30 @@
 #include <linux/types.h>
 #include "cli.h"
 #include "enroll.h"
+#include "clockfd.h"
 #include "hermetic/vclock.h"
 #include "scope.h"
 
-static struct hm_vclock *map_page(const char *path)
-{
-	struct hm_vclock *vc;
-	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+/* The descriptor CMD inherits sits at or above this number, out of the way
+ * of the low numbers programs dup2 onto. */
+#define PAGE_FD_MIN 100
 
-	if (fd < 0)
-		die(EXIT_INTERNAL, "Failed to open the run's clock page '%s': %s", path,
-		    strerror(errno));
-	vc = mmap(NULL, HM_VCLOCK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (vc == MAP_FAILED)
-		die(EXIT_INTERNAL, "Failed to map the run's clock page '%s': %s", path,
-		    strerror(errno));
-	return vc;
-}
-
-/* A page of our own for --no-daemon, in $XDG_RUNTIME_DIR or /tmp. */
-static struct hm_vclock *create_page(char *path, size_t size)
+/* A page of our own: a memfd sealed at its size, so no process of the run
+ * can shrink it under another's mapping. */
+static int create_page(void)
 {
-	const char *dir = getenv("XDG_RUNTIME_DIR");
 	struct hm_vclock *vc;
 	struct timespec ts;
-	int fd;
+	int fd = memfd_create("hermetic-clock", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
-	if (!dir || !*dir || access(dir, W_OK) < 0)
-		dir = "/tmp";
-	snprintf(path, size, "%s/hermetic-clock-XXXXXX", dir);
-	fd = mkostemp(path, O_CLOEXEC);
 	if (fd < 0)
-		die(EXIT_INTERNAL, "Failed to create a clock page in '%s': %s", dir, strerror(errno));
-	if (ftruncate(fd, HM_VCLOCK_SIZE) < 0)
-		die(EXIT_INTERNAL, "Failed to size the clock page '%s': %s", path, strerror(errno));
+		die(EXIT_INTERNAL, "Failed to create a clock page: %s", strerror(errno));
+	if (ftruncate(fd, HM_VCLOCK_SIZE) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+		die(EXIT_INTERNAL, "Failed to size the clock page: %s", strerror(errno));
 	vc = mmap(NULL, HM_VCLOCK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
 	if (vc == MAP_FAILED)
-		die(EXIT_INTERNAL, "Failed to map the clock page '%s': %s", path, strerror(errno));
+		die(EXIT_INTERNAL, "Failed to map the clock page: %s", strerror(errno));
 	clock_gettime(CLOCK_REALTIME, &ts);
 	vc->size = HM_VCLOCK_SIZE;
 	vc->nslots = HM_VSLOTS;
@@ -67,27 +58,42 @@ static struct hm_vclock *create_page(char *path, size_t size)
 	vc->real_start = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 	vc->version = HM_VCLOCK_VERSION;
 	__atomic_store_n(&vc->magic, HM_VCLOCK_MAGIC, __ATOMIC_RELEASE);
-	return vc;
+	munmap(vc, HM_VCLOCK_SIZE);
+	return fd;
 }
 
 void cli_vclock_setup(struct enroll *e)
 {
+	struct hm_clockfd c;
+	int err, fd;
+
+	if (e->no_daemon || !e->cfg.clock_virtual) {
+		e->page_fd = create_page();
+	} else if (e->page_fd < 0) {
+		die(EXIT_INTERNAL, "hermeticd sent no clock page for the run "
+				   "(hermetic and hermeticd of different versions?)");
+	}
+	/* Out of the way of the numbers programs pick (the shim keeps it
+	 * where it is, or moves it, preload/fdkeep.c); still ours only until
+	 * CMD's exec (launch.c clears FD_CLOEXEC in the child). */
+	fd = fcntl(e->page_fd, F_DUPFD_CLOEXEC, PAGE_FD_MIN);
+	if (fd >= 0) {
+		close(e->page_fd);
+		e->page_fd = fd;
+	}
+	e->vc = hm_clockpage_map(e->page_fd, &err);
+	if (!e->vc)
+		die(EXIT_INTERNAL, "the run's clock page is not one this hermetic reads (%s; "
+				   "hermetic and hermeticd of different versions?)",
+		    strerror(-err));
+	if ((err = hm_clockfd_stat(e->page_fd, &c)) < 0)
+		die(EXIT_INTERNAL, "Failed to stat the run's clock page: %s", strerror(-err));
+	hm_clockfd_format(&c, e->page_env);
+	/* The seed lives in the page, not in CMD's environment. */
+	e->vc->seed = e->cfg.seed;
+	__atomic_store_n(&e->vc->has_seed, 1, __ATOMIC_RELEASE);
 	if (!e->cfg.clock_virtual)
 		return;
-	if (e->no_daemon) {
-		e->vc = create_page(e->clock_path, sizeof(e->clock_path));
-		e->clock_owned = true;
-	} else {
-		snprintf(e->clock_path, sizeof(e->clock_path), "%s", e->run.clock_path);
-		if (!e->clock_path[0])
-			die(EXIT_INTERNAL, "hermeticd sent no clock page for the run");
-		e->vc = map_page(e->clock_path);
-		if (e->vc->magic != HM_VCLOCK_MAGIC || e->vc->version != HM_VCLOCK_VERSION ||
-		    e->vc->size != HM_VCLOCK_SIZE)
-			die(EXIT_INTERNAL, "the run's clock page '%s' is not one this hermetic reads "
-					   "(hermetic and hermeticd of different versions?)",
-			    e->clock_path);
-	}
 	/* Monotonic time starts at a point within a second of HM_VMONO_BASE
 	 * that depends on the seed: programs that seed generators from it (the
 	 * JVM's Random, ThreadLocalRandom) repeat under one seed and change
@@ -115,20 +121,13 @@ void cli_vclock_lag(struct enroll *e)
 {
 	static struct hm_vclock h; /* (a page's header: 4 KiB) */
 	uint64_t logged;
-	int fd;
 
 	if (!e->vc)
 		return;
-	/* What the run wrote (pread: it may have truncated the file): its
-	 * own account of itself, shown as such. */
-	fd = open(e->clock_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
+	/* What the run wrote (pread: a process holding the page's descriptor
+	 * may have truncated it): its own account of itself, shown as such. */
+	if (pread(e->page_fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
 		return;
-	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h)) {
-		close(fd);
-		return;
-	}
-	close(fd);
 	logged = h.lag_logged < HM_VLAG_LOG ? h.lag_logged : HM_VLAG_LOG;
 	e->lag_fires = h.lag_fires > h.lag_logged ? h.lag_fires : h.lag_logged;
 	e->n_lag = 0;
@@ -172,34 +171,28 @@ void cli_vclock_lag(struct enroll *e)
 		       (unsigned long long)e->lag_fires - 5, HM_VLAG_LOG);
 }
 
+/* In the run, through the page descriptor it inherited (clockfd.h), and
+ * only while that number still holds the page. */
 void cli_vclock_mark_nested(void)
 {
-	const char *path = getenv(HM_ENV_CLOCK_PAGE);
+	const char *v = getenv(HM_ENV_CLOCK_FD);
+	struct hm_clockfd c;
 	__u64 one = 1;
-	int fd;
 
-	if (!path || !*path)
-		return;
-	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
+	if (!v || hm_clockfd_parse(v, &c) < 0 || hm_clockfd_check(&c) < 0)
 		return; /* best effort: the message says it all the same */
-	if (pwrite(fd, &one, sizeof(one), offsetof(struct hm_vclock, nested_refused)) < 0)
+	if (pwrite(c.fd, &one, sizeof(one), offsetof(struct hm_vclock, nested_refused)) < 0)
 		(void)0;
-	close(fd);
 }
 
 void cli_vclock_dns(struct enroll *e)
 {
-	struct hm_vclock h;
-	int fd;
+	static struct hm_vclock h;
 
 	if (!e->vc)
 		return;
-	/* pread: the run may have truncated the file under us. */
-	fd = open(e->clock_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return;
-	if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h)) {
+	/* pread: the run may have truncated the page under us. */
+	if (pread(e->page_fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h)) {
 		e->have_dns = true;
 		e->dns_refused = h.dns_refused;
 		e->nested_refused = h.nested_refused != 0;
@@ -208,7 +201,6 @@ void cli_vclock_dns(struct enroll *e)
 			e->dns_first[i][sizeof(e->dns_first[i]) - 1] = 0;
 		}
 	}
-	close(fd);
 	if (!e->dns_refused)
 		return;
 	{
@@ -232,20 +224,17 @@ void cli_vclock_finish(struct enroll *e)
 		return;
 	/* The keeper's counters (written by the run: what it says, not proof),
 	 * read with pread: the run may have truncated the file under us. */
-	if (d && strstr(d, "waits")) {
+	if (d && strstr(d, "waits") && e->cfg.clock_virtual) {
 		struct hm_vclock h;
-		int fd = open(e->clock_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
-		if (fd >= 0 && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h))
+		if (pread(e->page_fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h))
 			warnx_("clock: moved %llu times, woke %llu waiters; idle with nothing pending "
 			       "%llu times, waiting on the real world %llu times",
 			       (unsigned long long)h.advances, (unsigned long long)h.wakes,
 			       (unsigned long long)h.idle_nothing, (unsigned long long)h.external);
-		if (fd >= 0)
-			close(fd);
 	}
 	munmap(e->vc, HM_VCLOCK_SIZE);
 	e->vc = NULL;
-	if (e->clock_owned)
-		unlink(e->clock_path);
+	close(e->page_fd);
+	e->page_fd = -1;
 }

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * A run's clock page (include/hermetic/vclock.h): a file in
- * <runtime-dir>/clock/ that the run's processes open by path (from
- * HERMETIC_CLOCK_PAGE) and map, and that the daemon maps too.
+ * <runtime-dir>/clock/ that the daemon maps and hands to the run as a
+ * descriptor (RUN_CREATE's reply, RUN_CLOCK); the run's processes inherit
+ * it (lib/clockfd.h). The directory is 0700 and the file 0600, both root's:
+ * no process that is not root can open any page by its path, whatever name it
+ * learns, and the page also holds the run's seed. The path is kept so that
+ * a daemon after a restart finds the page again (hmd_clockpage_open).
  *
- * The file belongs to the run's user, so one of the run's processes can
- * truncate it under our mapping; touching the mapping then raises SIGBUS in
+ * The run's descriptor is O_RDWR, so one of the run's processes can
+ * truncate the file under our mapping; touching the mapping then raises SIGBUS in
  * the daemon. As compositors do with client memory, the SIGBUS handler looks
  * the faulting address up in the pages we mapped, puts anonymous zero pages
  * over that page's mapping (MAP_FIXED) and marks it broken; the faulting
@@ -56,10 +60,11 @@ int hmd_clockpage_init(const char *runtime_dir, char *ret_dir, size_t size)
 
 	if ((size_t)snprintf(ret_dir, size, "%s/clock", runtime_dir) >= size)
 		return -ENAMETOOLONG;
-	/* 0711: users open their own run's page by its exact name. */
-	if (mkdir(ret_dir, 0711) < 0 && errno != EEXIST)
+	/* 0700: nobody but us opens a page by path (a daemon before this
+	 * version made it 0711 and opened pages to their users by name). */
+	if (mkdir(ret_dir, 0700) < 0 && errno != EEXIST)
 		return -errno;
-	if (chmod(ret_dir, 0711) < 0)
+	if (chmod(ret_dir, 0700) < 0)
 		return -errno;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGBUS, &sa, NULL) < 0)
@@ -68,12 +73,11 @@ int hmd_clockpage_init(const char *runtime_dir, char *ret_dir, size_t size)
 }
 
 /*
- * Create the page file for a run of uid:gid and map it. now_wall is the
- * virtual CLOCK_REALTIME at the start. Returns the mapping in *ret and the
- * path in ret_path; 0 or -errno.
+ * Create the page file for a run and map it. Returns the mapping in *ret and
+ * the path in ret_path; 0 or -errno.
  */
-int hmd_clockpage_create(const char *dir, uint64_t run_id, uid_t uid, gid_t gid,
-			 struct hm_vclock **ret, char *ret_path, size_t path_size)
+int hmd_clockpage_create(const char *dir, uint64_t run_id, struct hm_vclock **ret, char *ret_path,
+			 size_t path_size)
 {
 	struct hm_vclock *vc;
 	struct timespec ts;
@@ -92,23 +96,10 @@ int hmd_clockpage_create(const char *dir, uint64_t run_id, uid_t uid, gid_t gid,
 	fd = open(ret_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	/* The run's processes open it as the user that enrolled. */
-	if (fchown(fd, uid, gid) < 0 || ftruncate(fd, HM_VCLOCK_SIZE) < 0) {
-		err = -errno;
-		goto fail;
-	}
-	/*
-	 * A run enrolled by root may hand work to other users (su, a server
-	 * that drops to nobody, Python's subprocess user=): those processes must
-	 * open the page too, or they leave the run's one clock. So root's pages
-	 * are 0666 and the name is the capability: 128 random bits, in a
-	 * directory only root can list (0711). Whoever learns the name (from
-	 * such a process's environment) can move that run's clock and nothing
-	 * else: the keeper signals only the run's own tasks, and a truncated
-	 * page is survived (on_sigbus). Other users' runs cannot change uid, so
-	 * their pages stay 0600.
-	 */
-	if (uid == 0 && fchmod(fd, 0666) < 0) {
+	/* Ours (root's), 0600: the run gets a descriptor, never the file.
+	 * A run enrolled by root that hands work to other users (su, setpriv,
+	 * a server that drops to nobody) hands them the descriptor too. */
+	if (ftruncate(fd, HM_VCLOCK_SIZE) < 0) {
 		err = -errno;
 		goto fail;
 	}
@@ -138,8 +129,8 @@ fail:
 }
 
 /* A page a daemon before us created (adoption after a restart). The
- * directory is root's (0711): the run's user can write the file, not
- * replace it; what it holds is checked as any page is. */
+ * directory and the file are root's: the run can write the page through
+ * its descriptor, not replace it; what it holds is checked as any page is. */
 int hmd_clockpage_open(const char *path, struct hm_vclock **ret)
 {
 	struct hm_vclock *vc;
@@ -173,6 +164,22 @@ int hmd_clockpage_open(const char *path, struct hm_vclock **ret)
 	}
 	*ret = vc;
 	return 0;
+}
+
+/* A new descriptor of the page at path, for the run (O_RDWR: its
+ * processes write their slots). -errno when it is not a regular file. */
+int hmd_clockpage_fd(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
 }
 
 bool hmd_clockpage_broken(const struct hm_vclock *vc)

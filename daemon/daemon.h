@@ -187,10 +187,12 @@ int hmd_sched_quiet_fd(struct hmd_sched *s);
 
 /* ---- clockpage.c: a run's clock page file ---- */
 int hmd_clockpage_init(const char *runtime_dir, char *ret_dir, size_t size);
-int hmd_clockpage_create(const char *dir, uint64_t run_id, uid_t uid, gid_t gid,
-			 struct hm_vclock **ret, char *ret_path, size_t path_size);
+int hmd_clockpage_create(const char *dir, uint64_t run_id, struct hm_vclock **ret, char *ret_path,
+			 size_t path_size);
 /* Map the page of a run adopted after a restart. */
 int hmd_clockpage_open(const char *path, struct hm_vclock **ret);
+/* A descriptor of the page for the run (O_RDWR, O_CLOEXEC), or -errno. */
+int hmd_clockpage_fd(const char *path);
 bool hmd_clockpage_broken(const struct hm_vclock *vc);
 /* path NULL: unmap only (the run outlives this daemon). */
 void hmd_clockpage_destroy(struct hm_vclock *vc, const char *path);
@@ -209,7 +211,7 @@ void hmd_keeper_stop(struct hmd_keeper *k, bool keep);
 /* Keep the clock of a run adopted after a restart (its page, its domain). */
 int hmd_keeper_adopt(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, uint32_t dom,
 		     const char *path);
-int hmd_keeper_add(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, uid_t uid, gid_t gid,
+int hmd_keeper_add(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid,
 		   uint32_t *ret_dom, char *ret_path, size_t path_size);
 void hmd_keeper_remove(struct hmd_keeper *k, uint32_t dom);
 /* Once the daemon has had no run for a while: detach what only runs need. */
@@ -287,6 +289,9 @@ struct hmd;
 int hmd_pidfd_in_run(struct hmd *d, int pidfd, struct hmd_proc *ret);
 struct hmd_run *hmd_runs_find(struct hmd *d, uint64_t id);
 struct hmd_run *hmd_runs_find_cgid(struct hmd *d, uint64_t cgid);
+/* The run whose cgroup is cgroup (as /proc/PID/cgroup's 0:: line names it)
+ * or an ancestor of it; NULL for none. */
+struct hmd_run *hmd_runs_find_cgroup(struct hmd *d, const char *cgroup);
 int hmd_runs_count_uid(struct hmd *d, uid_t uid);
 int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 		    const struct hm_run_create *req,
@@ -405,7 +410,7 @@ struct hmd_conn {
 	int n_runs;
 	uint32_t gen; /* changes whenever the slot is reused */
 	int upload_fd; /* JOURNAL_UPLOAD's memfd (the daemon's own), -1 */
-	bool adopt_only; /* over its uid's limit: may ask RUN_ADOPT, nothing else */
+	bool adopt_only; /* over its uid's limit: may ask RUN_ADOPT, RUN_CLOCK, nothing else */
 };
 struct hmd_req;
 int hmd_server_listen(struct hmd *d);
@@ -414,6 +419,8 @@ void hmd_server_handle(struct hmd *d, int conn_id);
 void hmd_server_store_done(struct hmd *d);
 void hmd_server_close_all(struct hmd *d);
 int hmd_reply(struct hmd_conn *c, uint16_t type, uint32_t seq, const void *p, uint32_t len, int fd);
+int hmd_reply_fds(struct hmd_conn *c, uint16_t type, uint32_t seq, const void *p, uint32_t len,
+		  const int *fds, int nfds);
 int hmd_reply_error(struct hmd_conn *c, uint32_t seq, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 

@@ -527,7 +527,7 @@ static void fill(struct kclock *c, uint64_t run_id, uint64_t cgid, struct hm_vcl
 	snprintf(c->path, sizeof(c->path), "%s", path);
 }
 
-int hmd_keeper_add(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, uid_t uid, gid_t gid,
+int hmd_keeper_add(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid,
 		   uint32_t *ret_dom, char *ret_path, size_t path_size)
 {
 	struct hm_vclock *vc;
@@ -539,7 +539,7 @@ int hmd_keeper_add(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, uid_t u
 	woken = calloc(HM_VSLOTS, sizeof(*woken));
 	if (!woken)
 		return -ENOMEM;
-	err = hmd_clockpage_create(k->dir, run_id, uid, gid, &vc, path, sizeof(path));
+	err = hmd_clockpage_create(k->dir, run_id, &vc, path, sizeof(path));
 	if (err < 0) {
 		free(woken);
 		return err;

@@ -36,7 +36,7 @@ static int fixed(const void *p, uint32_t len, void *dst, size_t need, const char
 }
 
 #define RUN_FLAGS (HM_RUN_NET_ENFORCE | HM_RUN_NET_LOOPBACK | HM_RUN_NET_UNIX | HM_RUN_RECORD | \
-		   HM_RUN_CLOCK | HM_RUN_UNCONFINED)
+		   HM_RUN_CLOCK | HM_RUN_UNCONFINED | HM_RUN_NET_AUDIT)
 
 static int decode_create(const void *p, uint32_t len, struct hmd_req *r, char *why, size_t ws)
 {
@@ -74,6 +74,11 @@ int hmd_req_decode(const void *buf, size_t n, struct hmd_req *r, char *why, size
 	case HM_REQ_HELLO:
 	case HM_REQ_STATUS:
 		/* Any payload is ignored: old clients sent none, and none is read. */
+		return 0;
+	case HM_REQ_RUN_CLOCK:
+		/* The run is the asker's own, as the kernel names it. */
+		if (h->len)
+			return bad(why, ws, EBADMSG, "RUN_CLOCK takes no payload");
 		return 0;
 	case HM_REQ_RUN_CREATE:
 		return decode_create(p, h->len, r, why, ws);

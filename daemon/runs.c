@@ -26,6 +26,21 @@ struct hmd_run *hmd_runs_find_cgid(struct hmd *d, uint64_t cgid)
 	return NULL;
 }
 
+struct hmd_run *hmd_runs_find_cgroup(struct hmd *d, const char *cgroup)
+{
+	size_t m = strlen(d->cg.mount);
+
+	for (struct hmd_run *r = d->runs; r; r = r->next) {
+		const char *rel = r->path + m; /* "/hermetic/run-N" */
+		size_t n = strlen(rel);
+
+		if (strlen(r->path) > m && !strncmp(r->path, d->cg.mount, m) &&
+		    !strncmp(cgroup, rel, n) && (cgroup[n] == '/' || cgroup[n] == 0))
+			return r;
+	}
+	return NULL;
+}
+
 int hmd_runs_count_uid(struct hmd *d, uid_t uid)
 {
 	int n = 0;
@@ -111,7 +126,7 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 		if (!d->keeper)
 			err = -EOPNOTSUPP;
 		else
-			err = hmd_keeper_add(d->keeper, r->id, r->cgid, uid, gid, &r->clock_dom,
+			err = hmd_keeper_add(d->keeper, r->id, r->cgid, &r->clock_dom,
 					     r->clock_path, sizeof(r->clock_path));
 		if (err < 0) {
 			hmd_bpf_clear_policy(d->bpf, r->cgid, r->allow, r->n_allow);

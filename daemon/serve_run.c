@@ -49,7 +49,7 @@ static void serve_create(struct hmd *d, int id, const struct hmd_req *req)
 	struct hm_run rep = {};
 	struct hmd_proc peer;
 	struct hmd_run *r;
-	int err, n;
+	int err, n, fds[2];
 
 	if (c->n_runs >= HMD_MAX_RUNS_PER_CONN)
 		return (void)hmd_reply_error(c, req->seq, EUSERS, "too many runs on one connection");
@@ -77,12 +77,65 @@ static void serve_create(struct hmd *d, int id, const struct hmd_req *req)
 	rep.run_id = r->id;
 	rep.cgroup_id = r->cgid;
 	snprintf(rep.cgroup_path, sizeof(rep.cgroup_path), "%s", r->path);
-	snprintf(rep.clock_path, sizeof(rep.clock_path), "%s", r->clock_path);
 	/* The directory fd lets a root client clone3(CLONE_INTO_CGROUP) and any
 	 * client read cgroup.events; writing cgroup.procs still needs the
-	 * permissions the kernel checks, which an unprivileged client lacks. */
-	if (hmd_reply(c, HM_REP_RUN, req->seq, &rep, sizeof(rep), r->fd) < 0)
+	 * permissions the kernel checks, which an unprivileged client lacks.
+	 * The clock page goes only as a descriptor: its file is root's, in a
+	 * root-only directory, so no other process of the user can open it. */
+	fds[0] = r->fd;
+	fds[1] = r->has_clock ? hmd_clockpage_fd(r->clock_path) : -1;
+	if (r->has_clock && fds[1] < 0) {
+		hmd_reply_error(c, req->seq, -fds[1], "cannot open the run's clock page: %s",
+				strerror(-fds[1]));
+		c->n_runs--;
 		hmd_runs_end(d, r, false);
+		return;
+	}
+	err = hmd_reply_fds(c, HM_REP_RUN, req->seq, &rep, sizeof(rep), fds, r->has_clock ? 2 : 1);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	if (err < 0)
+		hmd_runs_end(d, r, false);
+}
+
+/*
+ * A process of a run whose inherited page descriptor is gone (a program
+ * closed it with a raw syscall) asks for its run's page. Safe: the run is
+ * the one the kernel says the asker is in (its cgroup, read through the
+ * connection's pidfd, peer.c), whatever its uid (a root run's process that
+ * dropped to another user is still the run's); nothing in the request names
+ * a run. The page gives only what the asker's run already shares.
+ */
+static void serve_clock(struct hmd *d, struct hmd_conn *c, const struct hmd_req *req)
+{
+	struct hm_run_ref rep = {};
+	struct hmd_proc peer;
+	struct hmd_run *r;
+	int fd, k;
+
+	k = c->pidfd < 0 ? -ESRCH : hmd_pidfd_in_run(d, c->pidfd, &peer);
+	if (k < 0)
+		return (void)hmd_reply_error(c, req->seq, EPERM,
+					     "cannot tell which run the caller is in: the process "
+					     "that connected (pid %d) is gone",
+					     (int)c->pid);
+	r = k > 0 ? hmd_runs_find_cgroup(d, peer.cgroup) : NULL;
+	if (!r)
+		return (void)hmd_reply_error(c, req->seq, ENOENT,
+					     "the caller (pid %d) is in no hermetic run", (int)peer.pid);
+	if (!r->has_clock)
+		return (void)hmd_reply_error(c, req->seq, ENOENT,
+					     "run %" PRIu64 " has no virtual clock (--clock off)", r->id);
+	fd = hmd_clockpage_fd(r->clock_path);
+	if (fd < 0)
+		return (void)hmd_reply_error(c, req->seq, -fd, "cannot open the clock page of run %" PRIu64 ": %s",
+					     r->id, strerror(-fd));
+	rep.run_id = r->id;
+	if (hmd_reply(c, HM_REP_CLOCK, req->seq, &rep, sizeof(rep), fd) == 0)
+		hmd_log("run %" PRIu64 ": gave process %d its clock page again (its descriptor "
+			"was closed)",
+			r->id, (int)peer.pid);
+	close(fd);
 }
 
 /*
@@ -280,6 +333,10 @@ void hmd_serve_run(struct hmd *d, int id, const struct hmd_req *req)
 	case HM_REQ_RUN_RECLAIM:
 		/* Checked in serve_reclaim(). */
 		serve_reclaim(d, id, req);
+		break;
+	case HM_REQ_RUN_CLOCK:
+		/* Checked in serve_clock(): the asker's own run only. */
+		serve_clock(d, c, req);
 		break;
 	}
 }

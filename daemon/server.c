@@ -81,6 +81,12 @@ int hmd_reply(struct hmd_conn *c, uint16_t type, uint32_t seq, const void *p, ui
 	return hm_send(c->fd, type, seq, p, len, fd);
 }
 
+int hmd_reply_fds(struct hmd_conn *c, uint16_t type, uint32_t seq, const void *p, uint32_t len,
+		  const int *fds, int nfds)
+{
+	return hm_send_fds(c->fd, type, seq, p, len, fds, nfds);
+}
+
 static int send_error(int fd, uint32_t seq, int err, const char *fmt, va_list ap)
 {
 	struct hm_error e = { .err = err };
@@ -415,7 +421,9 @@ void hmd_server_handle(struct hmd *d, int id)
 		hmd_reply_error(c, req.seq, -err, "%s", why);
 		return;
 	}
-	if (c->adopt_only && req.type != HM_REQ_RUN_ADOPT) {
+	/* Past the limit a connection may still ask what a run's start needs:
+	 * its adoption, and a process's clock page (one answer each). */
+	if (c->adopt_only && req.type != HM_REQ_RUN_ADOPT && req.type != HM_REQ_RUN_CLOCK) {
 		int mine = 0;
 
 		for (int i = 0; i < HMD_MAX_CONNS; i++)
@@ -445,6 +453,7 @@ void hmd_server_handle(struct hmd *d, int id)
 	case HM_REQ_RUN_END:
 	case HM_REQ_RUN_KSTREAM:
 	case HM_REQ_RUN_RECLAIM:
+	case HM_REQ_RUN_CLOCK:
 		/* Each handler says why it is safe (serve_run.c). */
 		hmd_serve_run(d, id, &req);
 		break;

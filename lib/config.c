@@ -279,7 +279,7 @@ const char *hm_format_time(int64_t ns, char *buf, size_t size)
 	return buf;
 }
 
-int hm_config_export(const struct hm_config *c)
+int hm_config_export(const struct hm_config *c, bool with_seed)
 {
 	char v[32];
 
@@ -288,8 +288,12 @@ int hm_config_export(const struct hm_config *c)
 		if (setenv((k), (val), 1) < 0)                                                     \
 			return -errno;                                                             \
 	} while (0)
-	snprintf(v, sizeof(v), "%" PRIu64, c->seed);
-	SET(HM_ENV_SEED, v);
+	if (with_seed) {
+		snprintf(v, sizeof(v), "%" PRIu64, c->seed);
+		SET(HM_ENV_SEED, v);
+	} else {
+		unsetenv(HM_ENV_SEED);
+	}
 	snprintf(v, sizeof(v), "%" PRId64, c->now_ns);
 	SET(HM_ENV_NOW, v);
 	snprintf(v, sizeof(v), "%" PRIu64, c->tick_ns);

@@ -13,7 +13,7 @@
 
 /* Environment contract (values are plain ASCII, decimal numbers). */
 #define HM_ENV_RUN "HERMETIC_RUN" /* run id, or "none" under --no-daemon */
-#define HM_ENV_SEED "HERMETIC_SEED" /* u64 */
+#define HM_ENV_SEED "HERMETIC_SEED" /* u64; only where no clock page carries it (the shim alone) */
 #define HM_ENV_NOW "HERMETIC_NOW" /* virtual realtime at start, ns since epoch (i64) */
 #define HM_ENV_TICK "HERMETIC_TICK" /* monotonic advance per reading, ns */
 #define HM_ENV_CLOCK "HERMETIC_CLOCK" /* "virtual" | "off" */
@@ -38,8 +38,10 @@
 /* "<proc>:<parent>:<gen>:<runs>": process and parent image ids (16 hex
  * digits each), images of the process so far, "name=count,..." */
 #define HM_ENV_IMAGE "HERMETIC_IMAGE"
-/* The run's clock page (include/hermetic/vclock.h), a file every process maps. */
-#define HM_ENV_CLOCK_PAGE "HERMETIC_CLOCK_PAGE"
+/* The run's clock page (include/hermetic/vclock.h): an inherited descriptor,
+ * "<fd>:<st_dev>:<st_ino>" (lib/clockfd.h). It also carries the seed. */
+#define HM_ENV_CLOCK_FD "HERMETIC_CLOCK_FD"
+#define HM_ENV_SOCKET "HERMETIC_SOCKET" /* hermeticd's socket, when not the default */
 
 #define HM_DEFAULT_NOW_NS 1577836800000000000LL /* 2020-01-01T00:00:00Z */
 #define HM_DEFAULT_TICK_NS 1000ULL
@@ -99,7 +101,8 @@ const char *hm_format_time(int64_t ns, char *buf, size_t size);
 #define HM_FS_SLACK_S 86400
 int64_t hm_fs_shift_s(int64_t real_start_ns, int64_t now_ns);
 
-/* Export c as HM_ENV_* variables with setenv(3). Returns 0 or -errno. */
-int hm_config_export(const struct hm_config *c);
+/* Export c as HM_ENV_* variables with setenv(3); the seed only with
+ * with_seed (else it goes in the clock page). Returns 0 or -errno. */
+int hm_config_export(const struct hm_config *c, bool with_seed);
 
 #endif

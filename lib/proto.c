@@ -7,6 +7,12 @@
 
 int hm_send(int sock, uint16_t type, uint32_t seq, const void *payload, uint32_t len, int fd)
 {
+	return hm_send_fds(sock, type, seq, payload, len, &fd, fd >= 0 ? 1 : 0);
+}
+
+int hm_send_fds(int sock, uint16_t type, uint32_t seq, const void *payload, uint32_t len,
+		const int *fds, int nfds)
+{
 	struct hm_hdr hdr = {
 		.magic = HM_PROTO_MAGIC,
 		.version = HM_PROTO_VERSION,
@@ -19,7 +25,7 @@ int hm_send(int sock, uint16_t type, uint32_t seq, const void *payload, uint32_t
 		{ .iov_base = (void *)payload, .iov_len = len },
 	};
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int) * HM_MSG_MAX_FDS)];
 		struct cmsghdr align;
 	} ctl;
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
@@ -27,17 +33,19 @@ int hm_send(int sock, uint16_t type, uint32_t seq, const void *payload, uint32_t
 
 	if (sizeof(hdr) + (size_t)len > HM_MSG_MAX)
 		return -EMSGSIZE;
-	if (fd >= 0) {
+	if (nfds < 0 || nfds > HM_MSG_MAX_FDS)
+		return -EINVAL;
+	if (nfds > 0) {
 		struct cmsghdr *c;
 
 		memset(&ctl, 0, sizeof(ctl));
 		msg.msg_control = ctl.buf;
-		msg.msg_controllen = sizeof(ctl.buf);
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
 		c = CMSG_FIRSTHDR(&msg);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
 	}
 	do
 		r = sendmsg(sock, &msg, MSG_NOSIGNAL);
@@ -62,6 +70,12 @@ int hm_msg_parse(const void *buf, size_t n, const struct hm_hdr **ret_hdr)
 
 ssize_t hm_recv(int sock, void *buf, size_t size, struct hm_hdr **ret_hdr, int *ret_fd)
 {
+	return hm_recv_fds(sock, buf, size, ret_hdr, ret_fd, ret_fd ? 1 : 0);
+}
+
+ssize_t hm_recv_fds(int sock, void *buf, size_t size, struct hm_hdr **ret_hdr, int *ret_fds,
+		    int max_fds)
+{
 	struct iovec iov = { .iov_base = buf, .iov_len = size };
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * 4)];
@@ -74,12 +88,14 @@ ssize_t hm_recv(int sock, void *buf, size_t size, struct hm_hdr **ret_hdr, int *
 		.msg_controllen = sizeof(ctl.buf),
 	};
 	const struct hm_hdr *hdr;
-	int fd = -1, err, resets = 0;
+	int fds[HM_MSG_MAX_FDS], nfd = 0, err, resets = 0;
 	ssize_t r;
 
-	if (ret_fd)
-		*ret_fd = -1;
-	else
+	if (max_fds > HM_MSG_MAX_FDS)
+		max_fds = HM_MSG_MAX_FDS;
+	for (int i = 0; i < max_fds; i++)
+		ret_fds[i] = -1;
+	if (max_fds <= 0)
 		msg.msg_control = NULL, msg.msg_controllen = 0;
 	/* A peer that closed with our message unread leaves a pending
 	 * ECONNRESET that is reported before the messages it sent us first
@@ -90,7 +106,7 @@ ssize_t hm_recv(int sock, void *buf, size_t size, struct hm_hdr **ret_hdr, int *
 	if (r < 0)
 		return -errno;
 
-	/* Take every fd that arrived, keep at most one, close the rest: a
+	/* Take every fd that arrived, keep at most max_fds, close the rest: a
 	 * hostile peer must not be able to leak fds into the daemon. This
 	 * comes before any other check, so that no path returns with a
 	 * received descriptor left open (a zero-length packet can carry
@@ -103,8 +119,8 @@ ssize_t hm_recv(int sock, void *buf, size_t size, struct hm_hdr **ret_hdr, int *
 			int f;
 
 			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (fd < 0)
-				fd = f;
+			if (nfd < max_fds)
+				fds[nfd++] = f;
 			else
 				close(f);
 		}
@@ -115,19 +131,19 @@ ssize_t hm_recv(int sock, void *buf, size_t size, struct hm_hdr **ret_hdr, int *
 		return -ECONNRESET;
 	if (r == 0)
 		err = -EBADMSG;
-	else if (msg.msg_flags & MSG_TRUNC || (ret_fd && msg.msg_flags & MSG_CTRUNC) ||
+	else if (msg.msg_flags & MSG_TRUNC || (max_fds > 0 && msg.msg_flags & MSG_CTRUNC) ||
 		 size < HM_MSG_MAX)
 		err = -EMSGSIZE;
 	else
 		err = hm_msg_parse(buf, r, &hdr);
 	if (err < 0) {
-		if (fd >= 0)
-			close(fd);
+		for (int i = 0; i < nfd; i++)
+			close(fds[i]);
 		return err;
 	}
 	*ret_hdr = (struct hm_hdr *)hdr;
-	if (ret_fd)
-		*ret_fd = fd;
+	for (int i = 0; i < nfd; i++)
+		ret_fds[i] = fds[i];
 	return hdr->len;
 }
 

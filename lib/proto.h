@@ -24,8 +24,9 @@
 #include <sys/types.h>
 
 #define HM_PROTO_MAGIC 0x504d4548u /* "HEMP" little-endian */
-#define HM_PROTO_VERSION 2
+#define HM_PROTO_VERSION 3
 #define HM_MSG_MAX 65536 /* header + payload; larger packets are refused */
+#define HM_MSG_MAX_FDS 2 /* descriptors one message carries at most (RUN: cgroup, clock page) */
 #define HM_DEFAULT_SOCKET "/run/hermetic/hermeticd.sock"
 
 struct hm_hdr {
@@ -40,7 +41,7 @@ enum hm_msg_type {
 	/* requests */
 	HM_REQ_HELLO = 1, /* no payload -> HM_REP_HELLO */
 	HM_REQ_STATUS = 2, /* no payload -> HM_REP_STATUS (JSON) */
-	HM_REQ_RUN_CREATE = 3, /* hm_run_create + allow[] -> HM_REP_RUN (+ cgroup dir fd) */
+	HM_REQ_RUN_CREATE = 3, /* hm_run_create + allow[] -> HM_REP_RUN (+ cgroup dir fd, clock page fd) */
 	HM_REQ_RUN_ADOPT = 4, /* hm_run_ref, from the process to adopt -> HM_REP_OK */
 	HM_REQ_RUN_KILL = 5, /* hm_run_ref -> HM_REP_OK */
 	HM_REQ_RUN_REPORT = 6, /* hm_run_ref -> HM_REP_REPORT */
@@ -54,6 +55,7 @@ enum hm_msg_type {
 	HM_REQ_JOURNAL_GC = 14, /* hm_journal_gc -> HM_REP_COUNT */
 	HM_REQ_JOURNAL_UPLOAD = 15, /* hm_journal_upload -> HM_REP_UPLOAD (+ memfd) */
 	HM_REQ_RUN_RECLAIM = 16, /* hm_run_ref, after a daemon restart -> HM_REP_RECLAIM */
+	HM_REQ_RUN_CLOCK = 17, /* no payload, from a process of a run -> HM_REP_CLOCK (+ page fd) */
 	/* replies */
 	HM_REP_OK = 100,
 	HM_REP_ERROR = 101, /* hm_error */
@@ -68,6 +70,7 @@ enum hm_msg_type {
 	HM_REP_COUNT = 110, /* hm_journal_count */
 	HM_REP_UPLOAD = 111, /* hm_journal_upload, with a writable memfd of that size */
 	HM_REP_RECLAIM = 112, /* hm_run_reclaim */
+	HM_REP_CLOCK = 113, /* hm_run_ref (the asker's run), with its clock page fd */
 };
 
 struct hm_error {
@@ -89,10 +92,10 @@ struct hm_hello {
 #define HM_RUN_NET_ENFORCE 0x1u /* --network block (else off) */
 #define HM_RUN_NET_LOOPBACK 0x2u /* loopback allowed (not --no-loopback) */
 #define HM_RUN_NET_UNIX 0x4u /* unix sockets allowed (not --no-unix) */
-#define HM_RUN_NET_AUDIT 0x8u /* --network audit: with ENFORCE, report and let through */
 #define HM_RUN_RECORD 0x8u /* keep the run's kernel stream (HM_REQ_RUN_KSTREAM) */
 #define HM_RUN_CLOCK 0x10u /* a virtual clock page and keeper for the run */
 #define HM_RUN_UNCONFINED 0x20u /* enroll --confine off: for status, nothing enforced */
+#define HM_RUN_NET_AUDIT 0x40u /* --network audit: with ENFORCE, report and let through */
 
 /* One --allow destination, already resolved by the client. */
 struct hm_allow {
@@ -121,11 +124,13 @@ struct hm_run_end {
 	uint32_t pad;
 };
 
+/* With two descriptors: the run's cgroup directory (O_RDONLY) and, for
+ * HM_RUN_CLOCK, its clock page (O_RDWR; the file is root's, in a root-only
+ * directory, so the descriptor is the only way in). */
 struct hm_run {
 	uint64_t run_id;
 	uint64_t cgroup_id;
 	char cgroup_path[256]; /* absolute path of the run's cgroup directory */
-	char clock_path[256]; /* the run's clock page (HM_RUN_CLOCK), else "" */
 };
 
 /* HM_REQ_RUN_RECLAIM: the client of a run that a restarted daemon adopted
@@ -257,8 +262,10 @@ struct hm_journal_count {
 };
 
 /* Send one message (with an optional fd via SCM_RIGHTS, -1 for none).
- * Returns 0 or -errno. */
+ * Returns 0 or -errno. hm_send_fds sends nfds (at most HM_MSG_MAX_FDS). */
 int hm_send(int sock, uint16_t type, uint32_t seq, const void *payload, uint32_t len, int fd);
+int hm_send_fds(int sock, uint16_t type, uint32_t seq, const void *payload, uint32_t len,
+		const int *fds, int nfds);
 
 /* Receive one message into buf (at least HM_MSG_MAX bytes). On success
  * *ret_hdr points into buf, the payload follows it, and *ret_fd holds a
@@ -269,6 +276,9 @@ int hm_send(int sock, uint16_t type, uint32_t seq, const void *payload, uint32_t
  * packet that carried descriptors), -EMSGSIZE (oversized), -ECONNRESET
  * (peer closed) or -errno. */
 ssize_t hm_recv(int sock, void *buf, size_t size, struct hm_hdr **ret_hdr, int *ret_fd);
+/* The same, keeping up to max_fds descriptors in ret_fds (-1 where none came). */
+ssize_t hm_recv_fds(int sock, void *buf, size_t size, struct hm_hdr **ret_hdr, int *ret_fds,
+		    int max_fds);
 
 /* Check one packet of n bytes: magic, version, and hdr.len against n.
  * Returns 0 (*ret_hdr = buf), -EBADMSG or -EMSGSIZE. */

@@ -16,6 +16,13 @@ HM_EXPORT uint64_t hermetic_shim_seed(void)
 	return hermetic_shim_active() ? hm_scope_seed_now() : 0;
 }
 
+/* The run's own seed, in or out of scopes (it lives in the clock page, not
+ * in the environment: hermetic.Handle.base_seed). */
+HM_EXPORT uint64_t hermetic_shim_base_seed(void)
+{
+	return hermetic_shim_active() ? hm.seed : 0;
+}
+
 HM_EXPORT const char *hermetic_shim_lineage(void)
 {
 	return hermetic_shim_active() ? hm.lineage : "";

@@ -18,6 +18,7 @@
 struct shim_state hm = {
 	.environ_lock = PTHREAD_MUTEX_INITIALIZER,
 	.jr_lock = PTHREAD_MUTEX_INITIALIZER,
+	.page = { .fd = -1 },
 };
 __thread struct shim_thread hm_t __attribute__((tls_model("initial-exec")));
 
@@ -129,8 +130,30 @@ static void resolve(void)
 #undef X
 }
 
+/* The run's seed: in its clock page under enroll (so that no other process
+ * of the user reads it in /proc/PID/environ), HERMETIC_SEED when the shim
+ * is used alone. false: not enrolled. */
+static bool find_seed(struct hm_vclock *page, const char *why, uint64_t *ret)
+{
+	if (page && __atomic_load_n(&page->has_seed, __ATOMIC_ACQUIRE)) {
+		*ret = page->seed;
+		return true;
+	}
+	if (env_u64(HM_ENV_SEED, ret))
+		return true;
+	if (!getenv(HM_ENV_CLOCK_FD))
+		return false;
+	/* Enrolled, but the page is lost to this process (vclock.c says so). */
+	hm_warn("the run's seed is unknown to this process (", why ? why : "its page has none",
+		"): it uses seed 0");
+	*ret = 0;
+	return true;
+}
+
 static void init(void)
 {
+	struct hm_vclock *page = NULL;
+	const char *page_why = NULL;
 	uint64_t seed, v;
 	bool first;
 
@@ -138,7 +161,11 @@ static void init(void)
 	resolve();
 	hm.pid = hm_sys(SYS_getpid, 0, 0, 0);
 	hm.ppid = hm_sys(SYS_getppid, 0, 0, 0);
-	if (!env_u64(HM_ENV_SEED, &seed) || !hm.real.clock_gettime)
+	hm.page.fd = -1;
+	if (!hm.real.clock_gettime)
+		goto done;
+	page = hm_page_init(&page_why);
+	if (!find_seed(page, page_why, &seed))
 		goto done; /* not enrolled: inert */
 	hm.seed = seed;
 	/* HERMETIC_NOW is a signed i64; the CLI writes it in decimal. */
@@ -160,12 +187,16 @@ static void init(void)
 
 		hm.debug_waits = d && strstr(d, "waits");
 	}
-	/* The run's clock (replay keeps virtual time whatever the mode). */
+	/* The run's clock (replay keeps virtual time whatever the mode). The
+	 * page's descriptor stays open for children either way (fdkeep.c). */
 	if (hm.clock || getenv(HM_ENV_REPLAY))
-		hm_vc_init(getenv(HM_ENV_CLOCK_PAGE));
+		hm_vc_init(page, page_why);
+	else if (page)
+		hm_sys(SYS_munmap, page, HM_VCLOCK_SIZE, 0);
 	if (first)
 		hm_peers_note_stdio(); /* the run's first process */
 	snapshot_env();
+	hm_page_env_publish();
 	hm_fs_init_shift();
 	hm.jr_strict = !env_is(HM_ENV_REPLAY_STRICT, "0", false);
 	hm_jr_init();

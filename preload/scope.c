@@ -32,7 +32,9 @@
  * directory, "<dir>+<k>" or "cont.<lineage>-<gen>+<k>" outside scopes.
  *
  * Processes started inside inherit the scope through HERMETIC_SCOPE, which
- * this file keeps in the environment every exec re-injects (hm.env). Their
+ * this file keeps in the environment every exec re-injects (hm.env), its
+ * seed masked (env_mask: the environment is readable by other processes of
+ * the user, the run's seed is not). Their
  * key within the scope is their lineage key relative to the root's, the
  * root's children numbered from 1 again (lib/scope.c). Only the process that
  * entered a scope can leave it; scopes nest HM_SCOPE_DEPTH deep.
@@ -108,6 +110,19 @@ static bool entered_here(const struct level *l)
 
 /* ---- the environment children inherit ---- */
 
+/* A scope's seed is as secret as the run's (other processes of the user
+ * read /proc/PID/environ): HERMETIC_SCOPE carries it masked with a word
+ * derived from the run's seed, which only the run's processes know (it is
+ * in the clock page). */
+static uint64_t env_mask(void)
+{
+	struct hm_chain c;
+
+	hm_chain_init(&c, "hermetic scope env mask v1");
+	hm_chain_u64(&c, hm.seed, "seed");
+	return hm_chain_word(&c);
+}
+
 static void env_update(void)
 {
 	struct level *l = top();
@@ -127,8 +142,13 @@ static void env_update(void)
 	sc.env_cur ^= 1;
 	buf = sc.env[sc.env_cur];
 	memcpy(buf, HM_ENV_SCOPE "=", sizeof(HM_ENV_SCOPE "="));
-	n = hm_scope_format(&l->spec, buf + strlen(HM_ENV_SCOPE "="),
-			    sizeof(sc.env[0]) - strlen(HM_ENV_SCOPE "="));
+	{
+		struct hm_scope_spec masked = l->spec;
+
+		masked.seed ^= env_mask();
+		n = hm_scope_format(&masked, buf + strlen(HM_ENV_SCOPE "="),
+				    sizeof(sc.env[0]) - strlen(HM_ENV_SCOPE "="));
+	}
 	if (!n) {
 		hm_warn("scope too large to pass to child processes: ", l->spec.name, NULL);
 		return;
@@ -487,6 +507,7 @@ void hm_scope_init(void)
 		if (hm_scope_parse(v, &l->spec) < 0) {
 			hm_warn("malformed " HM_ENV_SCOPE ", not in a scope: ", v, NULL);
 		} else {
+			l->spec.seed ^= env_mask();
 			hm_scope_dirname(&l->spec, l->dir);
 			l->replay = replays(&l->spec);
 			sc.depth = 1;

@@ -41,6 +41,7 @@
 #include "chacha20.h"
 #include "jstream.h"
 #include "lineage.h"
+#include "clockfd.h"
 #include "fdtab.h"
 
 #define HM_EXPORT __attribute__((visibility("default")))
@@ -159,6 +160,8 @@
 	X(fread_unlocked, size_t, (void *, size_t, size_t, FILE *))                                \
 	X(dup2, int, (int, int))                                                                   \
 	X(dup3, int, (int, int, int))                                                              \
+	X(close_range, int, (unsigned, unsigned, int))                                             \
+	X(closefrom, void, (int))                                                                  \
 	X(syscall, long, (long, ...))                                                              \
 	X(execve, int, (const char *, char *const[], char *const[]))                               \
 	X(execvpe, int, (const char *, char *const[], char *const[]))                              \
@@ -249,7 +252,7 @@ struct hm_real {
 
 struct shim_state {
 	bool ready; /* initialisation done (active or not); release/acquire */
-	bool active; /* enrolled: HERMETIC_SEED was given */
+	bool active; /* enrolled: HERMETIC_CLOCK_FD (or, shim alone, HERMETIC_SEED) was given */
 	bool clock; /* virtual clock */
 	bool rng; /* seeded entropy */
 	bool net_block; /* DNS refusal */
@@ -286,6 +289,8 @@ struct shim_state {
 	_Atomic uint64_t children; /* children this image created so far */
 	_Atomic uint32_t threads; /* threads created so far (main thread is 0) */
 	struct hm_vclock *vc; /* the run's clock page (vclock.c); NULL: clock off */
+	/* The page's descriptor, kept open for children (fdkeep.c); fd -1: none. */
+	struct hm_clockfd page;
 	bool debug_waits; /* HERMETIC_DEBUG has "waits": print every timed wait */
 	/* The scope this process is in (scope.c); read on every clock reading. */
 	bool sc_on;
@@ -381,7 +386,24 @@ struct hm_vwait {
 	bool at_once; /* a poll whose descriptors were ready: not a wait (poll.c) */
 	bool self_lagged; /* no keeper: the lag bound ended it (vclock.c) */
 };
-void hm_vc_init(const char *path) HM_HIDDEN;
+/* page: the run's page (fdkeep.c), or NULL for a private one (why: a
+ * warning's text, NULL for none). */
+void hm_vc_init(struct hm_vclock *page, const char *why) HM_HIDDEN;
+/* fdkeep.c: the run's page from HERMETIC_CLOCK_FD (or asked of hermeticd),
+ * its descriptor kept in hm.page; NULL with a warning's text in *ret_why
+ * when the variable is set but no page can be had. */
+struct hm_vclock *hm_page_init(const char **ret_why) HM_HIDDEN;
+/* After snapshot_env: HERMETIC_CLOCK_FD in hm.env names hm.page. */
+void hm_page_env_publish(void) HM_HIDDEN;
+/* Wrapper hooks: is fd the kept page descriptor; make room at fd (move
+ * the page elsewhere) before a dup2/dup3 onto it. */
+static inline bool hm_page_fd_is(int fd)
+{
+	return fd >= 0 && fd == __atomic_load_n(&hm.page.fd, __ATOMIC_ACQUIRE);
+}
+void hm_page_fd_evict(int fd) HM_HIDDEN;
+/* close_range(2) that spares the page's descriptor; 0 or -errno. */
+int hm_page_close_range(unsigned first, unsigned last, int flags) HM_HIDDEN;
 bool hm_vc_cas_max(int64_t mono) HM_HIDDEN; /* move the clock to mono if later */
 void hm_vc_thread_exit(void) HM_HIDDEN;
 void hm_vc_process_exit(void) HM_HIDDEN; /* exit or exec: every slot of ours */
@@ -476,6 +498,7 @@ struct hm_stream_ident {
 void hm_stream_ident(uint32_t index, bool replay, struct hm_stream_ident *id) HM_HIDDEN;
 /* exports.c (also called from scope.c's /dev/hermetic/ operations) */
 HM_EXPORT uint64_t hermetic_shim_seed(void);
+HM_EXPORT uint64_t hermetic_shim_base_seed(void);
 HM_EXPORT int64_t hermetic_shim_now_ns(void);
 HM_EXPORT int hermetic_shim_advance_ns(int64_t ns);
 HM_EXPORT int hermetic_shim_set_now_ns(int64_t ns);
@@ -562,40 +585,7 @@ void hm_fs_init_shift(void) HM_HIDDEN;
 struct statx;
 void hm_fs_fix_statx(struct statx *stx) HM_HIDDEN; /* statx results, shifted */
 
-/* Raw syscalls: never through our own syscall() wrapper, usable before
- * the real symbols exist and in vfork children. Return -errno on error. */
-static inline long hm_sys6(long n, long a, long b, long c, long d, long e, long f)
-{
-#if defined(__x86_64__)
-	long ret;
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-#elif defined(__aarch64__)
-	register long x8 __asm__("x8") = n;
-	register long x0 __asm__("x0") = a;
-	register long x1 __asm__("x1") = b;
-	register long x2 __asm__("x2") = c;
-	register long x3 __asm__("x3") = d;
-	register long x4 __asm__("x4") = e;
-	register long x5 __asm__("x5") = f;
-
-	__asm__ volatile("svc 0"
-			 : "+r"(x0)
-			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
-			 : "memory");
-	return x0;
-#else
-#error "hm_sys6: unsupported architecture"
-#endif
-}
-#define hm_sys(n, a, b, c) hm_sys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#include "rawsys.h"
 
 /* errno-setting form, like syscall(2). */
 static inline long hm_sys_errno(long r)

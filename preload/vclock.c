@@ -91,28 +91,13 @@ static void private_page(const char *why, const char *what)
 	hm.vc->magic = HM_VCLOCK_MAGIC;
 }
 
-void hm_vc_init(const char *path)
+void hm_vc_init(struct hm_vclock *page, const char *why)
 {
-	long fd;
-	void *p;
-
 	/* (no page named: the shim used alone, without the CLI) */
-	if (!path || !*path)
-		return private_page(NULL, NULL);
-	fd = hm_sys6(SYS_openat, AT_FDCWD, (long)path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0, 0, 0);
-	if (fd < 0)
-		return private_page(path, "): this process keeps its own clock");
-	p = (void *)hm_sys6(SYS_mmap, 0, HM_VCLOCK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-			    0);
-	hm_sys(SYS_close, fd, 0, 0);
-	if ((unsigned long)p > -4096UL)
-		return private_page(path, "): this process keeps its own clock");
-	hm.vc = p;
-	if (LOAD(hm.vc->magic) != HM_VCLOCK_MAGIC || hm.vc->version != HM_VCLOCK_VERSION ||
-	    hm.vc->size != HM_VCLOCK_SIZE) {
-		hm_sys(SYS_munmap, p, HM_VCLOCK_SIZE, 0);
-		return private_page(path, " has another layout): this process keeps its own clock");
-	}
+	if (!page)
+		return private_page(why, "): this process keeps its own clock");
+	/* hm_clockpage_map checked its size and layout (lib/clockfd.c). */
+	hm.vc = page;
 }
 
 /* ---- slots ---- */

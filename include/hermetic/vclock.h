@@ -11,6 +11,10 @@
  *   slots     one per thread that has waited: its deadline while it waits,
  *             how the keeper wakes it, and a futex word for sleeps.
  *
+ * The page also holds what of the run is secret from other runs (its seed):
+ * nobody outside the run can open it. It reaches the run's processes only as
+ * a descriptor (HERMETIC_CLOCK_FD, lib/clockfd.h), never by a path.
+ *
  * Everything in the page is written by the run's own processes and so is
  * untrusted by the daemon: it reads each field once, bounds every index,
  * and a bad value only ever harms the run that wrote it.
@@ -20,7 +24,7 @@
 #define HERMETIC_VCLOCK_H
 
 #define HM_VCLOCK_MAGIC 0x4b4c4356u /* "VCLK" */
-#define HM_VCLOCK_VERSION 1
+#define HM_VCLOCK_VERSION 2 /* 2: the run's seed lives here (secret) */
 #define HM_VSLOTS 4096
 #define HM_VCLOCK_HDR 4096
 #define HM_VCLOCK_PORTS 65536
@@ -125,7 +129,12 @@ struct hm_vclock {
 	/* Set by a hermetic enroll inside the run that refused to start (a run
 	 * holds no other): the run's own enroll then offers no repro line. */
 	__u64 nested_refused;
-	__u64 pad[432 - HM_VLAG_LOG * 14];
+	/* The run's secrets, set by hermetic enroll before CMD starts (not in
+	 * the environment, which /proc/PID/environ shows to the same user). */
+	__u64 seed;
+	__u32 has_seed; /* 1: seed is set */
+	__u32 pad3;
+	__u64 pad[430 - HM_VLAG_LOG * 14];
 };
 /* Fields are carved from the padding: the header stays one page. */
 _Static_assert(sizeof(struct hm_vclock) == HM_VCLOCK_HDR, "the clock page's header is one page");

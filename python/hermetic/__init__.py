@@ -128,8 +128,9 @@ class Handle:
 
     @property
     def base_seed(self):
-        """The run's own seed, in or out of scopes."""
-        return int(os.environ.get("HERMETIC_SEED", "0"))
+        """The run's own seed, in or out of scopes (from the shim: the seed is
+        in the run's clock page, not in the environment)."""
+        return _need().hermetic_shim_base_seed()
 
     @property
     def lineage(self):

@@ -24,6 +24,7 @@ def lib():
         u64, i64 = ctypes.c_uint64, ctypes.c_int64
         sig = {
             "hermetic_shim_seed": (u64, []),
+            "hermetic_shim_base_seed": (u64, []),
             "hermetic_shim_lineage": (ctypes.c_char_p, []),
             "hermetic_shim_now_ns": (i64, []),
             "hermetic_shim_advance_ns": (ctypes.c_int, [i64]),

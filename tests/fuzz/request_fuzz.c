@@ -74,6 +74,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 	case HM_REQ_HELLO:
 	case HM_REQ_STATUS:
 		return 0;
+	case HM_REQ_RUN_CLOCK:
+		if (h->len) /* it takes no payload: the run is the asker's */
+			abort();
+		return 0;
 	case HM_REQ_RUN_CREATE:
 		if (r.create.c.n_allow > HM_RUN_MAX_ALLOW ||
 		    h->len != sizeof(r.create.c) + r.create.c.n_allow * sizeof(struct hm_allow) ||
@@ -153,6 +157,7 @@ int main(int argc, char **argv)
 	seed(argv[1], i++, HM_REQ_JOURNAL_GC, &id, sizeof(id));
 	seed(argv[1], i++, HM_REQ_JOURNAL_UPLOAD, &id, sizeof(id));
 	seed(argv[1], i++, HM_REQ_RUN_RECLAIM, &id, sizeof(id));
+	seed(argv[1], i++, HM_REQ_RUN_CLOCK, NULL, 0);
 	return 0;
 }
 #endif

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A run enrolled by root whose processes become another user (su, a server
 # dropping to nobody, Python's subprocess user=) keeps one clock: the
-# process that changed uid opens the run's clock page too, instead of
+# process that changed uid inherits the run's clock page descriptor, instead of
 # warning "the run's clock page is unusable" and keeping a private clock
 # that starts again at --now (found by CPython's test_subprocess in the
 # compatibility matrix, docs/compatibility.md).
@@ -28,11 +28,15 @@ else
 	fail "its sleeps move the run's clock" "got: $(tr '\n' '|' <<<"$out")"
 fi
 
-# The page that allows it: 0666, named by 128 random bits (the name is the
-# capability; the directory cannot be listed).
-page=$("$HERMETIC" enroll --seed 3 -- sh -c 'stat -c "%a %n" "$HERMETIC_CLOCK_PAGE"' 2>&1)
-if [[ "$page" =~ ^666\ .*/run-[0-9]+-[0-9a-f]{32}$ ]]; then
-	pass "root's run: the page is 0666, its name unguessable"
+# What allows it: the descriptor, not the file. The page is root's, 0600,
+# and the user a process became cannot open it by any path.
+page=$("$HERMETIC" enroll --seed 3 -- sh -c 'fd=${HERMETIC_CLOCK_FD%%:*}
+	stat -L -c "%a %u" /proc/self/fd/$fd
+	p=$(readlink /proc/self/fd/$fd)
+	'"${nobody[*]}"' sh -c "cat \"$p\" >/dev/null 2>&1 && echo opened || echo refused"' 2>&1)
+if [ "$page" = "$(printf '600 0\nrefused')" ]; then
+	pass "root's run: the page is root's 0600, a descriptor to the users it becomes"
 else
-	fail "root's run: the page is 0666, its name unguessable" "$page"
+	fail "root's run: the page is root's 0600, a descriptor to the users it becomes" \
+		"$(tr '\n' '|' <<<"$page")"
 fi

@@ -171,7 +171,7 @@ want=$(env | names | grep -E "$allow")
 got=$(printf '%s\n' "$OUT" | names)
 expect "--scrub-env: env inside is exactly the allowlist" '((RC == 0)) && [ "$got" = "$want" ] && [ -n "$want" ]'
 expect "--scrub-env: values kept as they were" '[[ $OUT == *"TZ=UTC"* && $OUT == *"LC_TIME=C"* && $OUT == *"PATH=$PATH"* ]]'
-expect "--scrub-env: the run's own HERMETIC_* survive" '[[ $OUT == *"HERMETIC_RUN="* && $OUT == *"HERMETIC_SEED="* ]]'
+expect "--scrub-env: the run's own HERMETIC_* survive" '[[ $OUT == *"HERMETIC_RUN="* && $OUT == *"HERMETIC_CLOCK_FD="* ]]'
 FOO_A=1 FOO_B=2 BAR=3 en --scrub-env --keep-env 'FOO_*' -- /usr/bin/env
 got=$(printf '%s\n' "$OUT" | names)
 expect "--keep-env FOO_*: kept, others still scrubbed" \
@@ -223,7 +223,7 @@ root = sys.argv[2]
 s = b["set"]
 assert b["root"] == root and b["cwd"] == root + "/work", b
 for k in ("HOME", "TMPDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
-          "XDG_RUNTIME_DIR", "X_SET", "HERMETIC_RUN", "LD_PRELOAD" if "LD_PRELOAD" in s else "HERMETIC_SEED"):
+          "XDG_RUNTIME_DIR", "X_SET", "HERMETIC_RUN", "LD_PRELOAD" if "LD_PRELOAD" in s else "HERMETIC_CLOCK_FD"):
     assert k in s, k
 assert s["HOME"] == root + "/home" and s["X_SET"] == "1"
 assert "BOUND_VAR" in b["unset"], b["unset"]

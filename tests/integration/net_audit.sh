@@ -58,6 +58,14 @@ if grep -q "hermetic: audit: --network block would have refused 4 connections: "
 else
 	fail "audit's summary line" "$(tr '\n' '|' <"$T/audit.out")"
 fi
+# No other run flag reads as audit: a recorded run (--record, the flag
+# audit's bit once collided with) still refuses.
+timeout 120 "$HERMETIC" enroll --clock off --record "$T/rec" -- sh -c "$(job "rec-$$")" >"$T/rec.out" 2>&1
+if [ "$(grep -c '^ERR ENETUNREACH' "$T/rec.out")" = 4 ] && ! grep -q "^rec-$$ from" "$NH_UDPLOG"; then
+	pass "--record with --network block still refuses: four refusals, nothing reaches the test host"
+else
+	fail "--record with --network block still refuses" "$(tr '\n' '|' <"$T/rec.out")"
+fi
 # status shows the run's mode while it runs.
 timeout 120 "$HERMETIC" enroll --clock off --network audit -- sh -c "touch $T/in; while [ ! -e $T/done ]; do sleep 0.05; done" >/dev/null 2>&1 &
 EP=$!

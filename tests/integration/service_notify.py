@@ -143,7 +143,7 @@ if ok:
 c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 c.settimeout(LONG)
 c.connect(real)
-c.send(HDR.pack(MAGIC, 2, REQ_HELLO, 0, 7))  # protocol version 2
+c.send(HDR.pack(MAGIC, 3, REQ_HELLO, 0, 7))  # protocol version 3
 r = c.recv(65536)
 c.close()
 result(HDR.unpack_from(r)[2] == REP_HELLO, "serves a client through the socket it was passed")

@@ -21,7 +21,7 @@ cat >"$T/lin.c" <<'CEOF'
 
 extern char **environ;
 static char *show[] = { "/bin/sh", "-c",
-			"echo \"$0 key=$HERMETIC_LINEAGE seed=$HERMETIC_SEED "
+			"echo \"$0 key=$HERMETIC_LINEAGE clock=$HERMETIC_CLOCK "
 			"preload=${LD_PRELOAD##*/} rnd=$(od -An -tx1 -N4 /dev/urandom | tr -d ' ') "
 			"t=$(date +%s)\"",
 			NULL, NULL };
@@ -103,16 +103,16 @@ out=$DET_OUT
 expect() {
 	if grep -q "$2" <<<"$out"; then pass "$1"; else fail "$1" "$(tr '\n' '|' <<<"$out")"; fi
 }
-expect "fork child key" "^fork key=1.1 seed=42 preload=libhermetic-preload.so"
-expect "vfork child with bare envp keeps the shim" "^vfork-bare-env key=1.2 seed=42 preload=libhermetic-preload.so"
-expect "posix_spawn child with bare envp" "^posix_spawn-bare-env key=1.3 seed=42 preload=libhermetic-preload.so"
+expect "fork child key" "^fork key=1.1 clock=virtual preload=libhermetic-preload.so"
+expect "vfork child with bare envp keeps the shim" "^vfork-bare-env key=1.2 clock=virtual preload=libhermetic-preload.so"
+expect "posix_spawn child with bare envp" "^posix_spawn-bare-env key=1.3 clock=virtual preload=libhermetic-preload.so"
 expect "system child key" "^system key=1.4$"
 expect "popen child key" "^popen key=1.5$"
 expect "grandchild key and sleep" "^grandchild key=1.6.1 .* t=1577836900$"
 expect "one clock: a parent after its child's sleep sees that time" "^child-after-grandchild t=1577836900$"
 expect "grandparent too" "^parent-after-child t=1577836900$"
 expect "one clock: after pthread_join, the thread's sleep has passed" "^after-join t=1577836950$"
-expect "exec keeps the key" "^execle-bare-env key=1 seed=42 preload=libhermetic-preload.so"
+expect "exec keeps the key" "^execle-bare-env key=1 clock=virtual preload=libhermetic-preload.so"
 t1=$(grep "^thread 1 " <<<"$out") t2=$(grep "^thread 2 " <<<"$out")
 [ -n "$t1" ] && [ -n "$t2" ] && [ "${t1#thread 1 }" != "${t2#thread 2 }" ] &&
 	pass "threads have their own streams" || fail "threads have their own streams" "$t1 / $t2"

@@ -17,7 +17,7 @@ import sys
 import time
 
 MAGIC = 0x504D4548
-VERSION = 2
+VERSION = 3
 HDR = struct.Struct("<IHHII")  # magic, version, type, len, seq
 REQ_HELLO, REQ_STATUS, REQ_RUN_CREATE, REQ_RUN_ADOPT, REQ_RUN_KILL, REQ_RUN_REPORT, REQ_RUN_END = range(1, 8)
 REQ_JOURNAL_STORE, REQ_JOURNAL_UPLOAD = 10, 15
@@ -28,7 +28,7 @@ MSG_MAX = 65536
 RUN_NET_ENFORCE, RUN_NET_LOOPBACK, RUN_NET_UNIX = 1, 2, 4
 CREATE = struct.Struct("<II64s")  # flags, n_allow, label
 ALLOW = struct.Struct("<16sH6x")
-RUN = struct.Struct("<QQ256s256s")  # run_id, cgroup_id, cgroup_path, clock_path
+RUN = struct.Struct("<QQ256s")  # run_id, cgroup_id, cgroup_path (the clock page comes as a descriptor)
 ERROR = struct.Struct("<i200s")
 
 sock_path = sys.argv[1]
@@ -118,7 +118,7 @@ def create_run(s, seq=11):
     if isinstance(rep, str) or rep[0] != REP_RUN:
         close_fds(rep)
         done(False, "RUN_CREATE failed: " + describe(rep))
-    run_id, cgid, path, _clock = RUN.unpack(rep[2])
+    run_id, cgid, path = RUN.unpack(rep[2])
     close_fds(rep)
     return run_id, path.split(b"\0")[0].decode()
 
