@@ -50,17 +50,19 @@ static int find_cgroup2(char *ret, size_t size)
  * processes to kill (KillMode=process in hermeticd.service). */
 static int delegate(struct hmd_cgroup *cg)
 {
-	char own[1024], *p, path[1536];
-	ssize_t n = hm_read_file_at(AT_FDCWD, "/proc/self/cgroup", own, sizeof(own));
+	char buf[8192], own[1024], *p, path[1536];
+	ssize_t n = hm_read_file_at(AT_FDCWD, "/proc/self/cgroup", buf, sizeof(buf));
 	int r;
 
 	if (n < 0)
 		return n;
-	p = strstr(own, "0::/");
-	if (!p || (p != own && p[-1] != '\n'))
-		return -ENOENT;
-	p += 4;
-	p[strcspn(p, "\n")] = 0;
+	if ((size_t)n >= sizeof(buf) - 1)
+		return -EFBIG;
+	/* Only the line that starts with "0::" (a v1 path may hold "0::"). */
+	r = hm_cgroup_v2_path(buf, own, sizeof(own));
+	if (r < 0)
+		return r;
+	p = own + 1;
 	/* Already in our leaf (started twice in one unit, or by hand): the
 	 * delegated cgroup is the leaf's parent. */
 	{

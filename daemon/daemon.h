@@ -120,13 +120,17 @@ struct hmd_proc {
 	char cgroup[512]; /* relative to the cgroup2 root */
 };
 /* Facts about the pidfd's process, checked to be its own (see peer.c):
- * 0, -EBADF (not a pidfd) or -ESRCH (it has exited). */
+ * 0, -EBADF (not a pidfd), -ESRCH (it has exited), or -EBADMSG /
+ * -ENAMETOOLONG (its /proc/PID/cgroup has no single whole cgroup v2 line
+ * that fits: where it runs cannot be told). */
 int hmd_pidfd_proc(int pidfd, struct hmd_proc *ret);
 /* 0 while the process is not reaped, -ESRCH after. */
 int hmd_pidfd_alive(int pidfd);
 /* The connected peer of sock as a pidfd (SO_PEERPIDFD, or the checked
- * fallback); -errno when it cannot be had. */
-int hmd_peer_pidfd(int sock, pid_t pid, bool use_peerpidfd);
+ * fallback); -errno when it cannot be had: -ESRCH (gone, or not the
+ * connector), -ENOPROTOOPT (the fallback's check cannot be made here; why
+ * says what is missing and what to do). */
+int hmd_peer_pidfd(int sock, pid_t pid, bool use_peerpidfd, char *why, size_t why_size);
 
 /* ---- bpf.c ---- */
 #define HMD_ATTACH_MAX 16
@@ -396,6 +400,7 @@ struct hmd_conn {
 	gid_t gid;
 	pid_t pid; /* as SO_PEERCRED said at connect time: for messages only */
 	int pidfd; /* the connecting process; -1 when it could not be identified */
+	char peer_why[256]; /* pidfd -1 because the check cannot be made here: why */
 	int n_runs;
 	uint32_t gen; /* changes whenever the slot is reused */
 	int upload_fd; /* JOURNAL_UPLOAD's memfd (the daemon's own), -1 */
