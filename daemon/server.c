@@ -128,8 +128,10 @@ static void conn_close(struct hmd *d, int id)
 	close(c->fd);
 	if (c->pidfd >= 0)
 		close(c->pidfd);
-	if (c->upload_fd >= 0)
+	if (c->upload_fd >= 0) {
 		close(c->upload_fd);
+		hmd_upload_release(d, c->uid, c->upload_size); /* abandoned */
+	}
 	c->fd = c->pidfd = c->upload_fd = -1;
 	c->n_runs = 0;
 	c->gen++;

@@ -10,7 +10,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 T=$(mktemp -d /tmp/hermetic-demo.XXXXXX)
 export HERMETIC_SOCKET=$T/hermeticd.sock
-"$B/hermeticd" --socket "$HERMETIC_SOCKET" --subtree "hermetic-demo-$$" --store "$T/store" 2>"$T/daemon.log" &
+"$B/hermeticd" --socket "$HERMETIC_SOCKET" --subtree "hermetic-demo-$$" --store "$T/store" \
+	--runtime-dir "$T/run" 2>"$T/daemon.log" &
 DPID=$!
 trap 'kill $DPID 2>/dev/null; wait $DPID 2>/dev/null; rm -rf "$T"' EXIT
 for _ in $(seq 100); do [ -S "$HERMETIC_SOCKET" ] && break; sleep 0.05; done
