@@ -544,10 +544,11 @@ elif case == "upload-cap":
         os.close(fd)
         replaced += 1
     c.close()
-    s = connect()
-    run_id, _ = create_run(s)
     stored, last = 0, ""
     for i in range(2 * n_held + 2):
+        # One journal per run: a run (and a connection) for each.
+        s = connect()
+        run_id, _ = create_run(s)
         fd, what = upload(s)
         if fd is None:
             last = what
@@ -557,6 +558,7 @@ elif case == "upload-cap":
         s.send(msg(REQ_JOURNAL_STORE, STORE.pack(run_id, 1, 0, 1, 0, b"cap"), seq=41))
         rep = recv(s, 60)
         close_fds(rep)
+        s.close()
         if isinstance(rep, str) or rep[0] != REP_OK:
             last = "STORE -> " + describe(rep)
             break
@@ -564,6 +566,36 @@ elif case == "upload-cap":
     print("held %d; then %s; after closing them: %s; replaced %d/%d; stored %d/%d %s" % (
         n_held, refused, after_close.split(" ")[0], replaced, 2 * n_held + 2, stored, 2 * n_held + 2, last), flush=True)
     sys.exit(0)
+elif case == "hold-uploads":
+    # Hold MIB-sized uploads, one per connection, until one is refused;
+    # print what was held and why the next was refused; hold them until
+    # the file STOP exists (120 s at most).
+    mib, stop = int(sys.argv[3]), sys.argv[4]
+    held, refused = [], ""
+    for i in range(64):
+        c = connect()
+        c.send(msg(REQ_JOURNAL_UPLOAD, struct.pack("<Q", mib << 20), seq=42))
+        rep = recv(c, 10)
+        if isinstance(rep, str) or rep[0] != REP_UPLOAD:
+            refused = describe(rep)
+            close_fds(rep)
+            c.close()
+            break
+        held.append((c, rep[3]))
+    print("held %d; then %s" % (len(held), refused), flush=True)
+    deadline = time.monotonic() + 120
+    while not os.path.exists(stop) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    sys.exit(0)
+elif case == "create-open":
+    # RUN_CREATE with the network not enforced, from wherever this runs.
+    s = connect()
+    s.send(msg(REQ_RUN_CREATE, create_payload(flags=0, label=b"open"), seq=50))
+    rep = recv(s)
+    refused = not isinstance(rep, str) and rep[0] == REP_ERROR
+    what = describe(rep)
+    close_fds(rep)
+    done(refused, "RUN_CREATE with the network off -> " + what)
 elif case == "reclaim":
     # RUN_RECLAIM of run ID by a process that did not create it: refused.
     s = connect()
