@@ -17,10 +17,12 @@ static int store_unavailable(struct hmd *d, struct hmd_conn *c, uint32_t seq)
 	return hmd_reply_error(c, seq, ENOSYS, "the journal store is unavailable: %s", d->store.why);
 }
 
-/* "12.0 MiB", "512 KiB": for messages. */
+/* "1.0 GiB", "12.0 MiB", "512 KiB": for messages. */
 static const char *size_str(uint64_t v, char *buf, size_t size)
 {
-	if (v >= (1ULL << 20))
+	if (v >= (1ULL << 30))
+		snprintf(buf, size, "%.1f GiB", v / 1073741824.0);
+	else if (v >= (1ULL << 20))
 		snprintf(buf, size, "%.1f MiB", v / 1048576.0);
 	else
 		snprintf(buf, size, "%" PRIu64 " KiB", (v + 1023) / 1024);
