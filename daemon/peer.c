@@ -153,7 +153,15 @@ static int peer_inode(int sock, uint32_t *ret)
 		struct unix_diag_msg *m = NLMSG_DATA(nh);
 		int len = nh->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
 
-		if (nh->nlmsg_type == NLMSG_ERROR || nh->nlmsg_type == NLMSG_DONE || len < 0)
+		if (nh->nlmsg_type == NLMSG_ERROR) {
+			/* -ENOENT: no sock_diag handler for AF_UNIX (unix_diag not
+			 * loaded and not loadable), or no such socket. */
+			const struct nlmsgerr *e = NLMSG_DATA(nh);
+
+			return nh->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error < 0 ? e->error
+											 : -EPROTO;
+		}
+		if (nh->nlmsg_type == NLMSG_DONE || len < 0)
 			return -ENOENT;
 		for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, len); a = RTA_NEXT(a, len))
 			if (a->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(a) >= (int)sizeof(uint32_t)) {
@@ -218,10 +226,10 @@ int hmd_peer_pidfd(int sock, pid_t pid, bool use_peerpidfd, char *why, size_t wh
 		return -errno;
 	err = peer_inode(sock, &ino);
 	if (err < 0) {
-		snprintf(why, why_size,
-			 "no SO_PEERPIDFD (Linux 6.5) and no sock_diag (%s); allow AF_NETLINK to "
-			 "hermeticd (RestrictAddressFamilies=)",
-			 strerror(-err));
+		snprintf(why, why_size, "no SO_PEERPIDFD (Linux 6.5) and no sock_diag (%s); %s",
+			 strerror(-err),
+			 err == -ENOENT ? "load unix_diag (modprobe unix_diag)"
+					: "allow AF_NETLINK to hermeticd (RestrictAddressFamilies=)");
 		close(pidfd);
 		return -ENOPROTOOPT;
 	}
