@@ -360,7 +360,7 @@ int main(int argc, char **argv)
 			hmd_err("Failed to lock cgroup subtree '%s' (%s): %s%s", d.cg.subtree,
 				lock_path[0] ? lock_path : HMD_SUBTREE_LOCK_DIR, strerror(-lock_fd),
 				lock_fd == -EPERM ? " (" HMD_SUBTREE_LOCK_DIR
-						    " must be a directory of root's, 0700)"
+						    " must be a directory of root's that only root can write)"
 						  : "");
 			goto out;
 		}
