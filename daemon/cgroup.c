@@ -44,23 +44,26 @@ static int find_cgroup2(char *ret, size_t size)
 
 /* Delegate=yes: systemd hands us the unit's cgroup, and its rules (and the
  * kernel's, once a controller is enabled) allow processes only in leaves.
- * Move the daemon into <own>/daemon and put the subtree beside it. A
+ * The daemon goes into <own>/daemon and the subtree beside it. A
  * restarted daemon starts in <own> again (systemd puts it there) and moves
  * into the same leaf; the runs in <own>/<subtree> were never the unit's
- * processes to kill (KillMode=process in hermeticd.service). */
-static int delegate(struct hmd_cgroup *cg)
+ * processes to kill (KillMode=process in hermeticd.service). This part
+ * only finds <own>; hmd_cgroup_setup() moves. */
+static int delegated_parent(struct hmd_cgroup *cg)
 {
-	char own[1024], *p, path[1536];
-	ssize_t n = hm_read_file_at(AT_FDCWD, "/proc/self/cgroup", own, sizeof(own));
+	char buf[8192], own[1024], *p;
+	ssize_t n = hm_read_file_at(AT_FDCWD, "/proc/self/cgroup", buf, sizeof(buf));
 	int r;
 
 	if (n < 0)
 		return n;
-	p = strstr(own, "0::/");
-	if (!p || (p != own && p[-1] != '\n'))
-		return -ENOENT;
-	p += 4;
-	p[strcspn(p, "\n")] = 0;
+	if ((size_t)n >= sizeof(buf) - 1)
+		return -EFBIG;
+	/* Only the line that starts with "0::" (a v1 path may hold "0::"). */
+	r = hm_cgroup_v2_path(buf, own, sizeof(own));
+	if (r < 0)
+		return r;
+	p = own + 1;
 	/* Already in our leaf (started twice in one unit, or by hand): the
 	 * delegated cgroup is the leaf's parent. */
 	{
@@ -76,20 +79,24 @@ static int delegate(struct hmd_cgroup *cg)
 	}
 	if (strlen(p) >= sizeof(cg->parent))
 		return -ENAMETOOLONG;
-	snprintf(path, sizeof(path), "%s/%s/daemon", cg->mount, p);
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	/* "0": this process, with all its threads (there are none yet). */
-	snprintf(path, sizeof(path), "%s/%s/daemon/cgroup.procs", cg->mount, p);
-	r = hm_write_file_at(AT_FDCWD, path, "0");
-	if (r < 0)
-		return r;
 	snprintf(cg->parent, sizeof(cg->parent), "%s", p);
 	return 0;
 }
 
-int hmd_cgroup_setup(struct hmd_cgroup *cg, const char *name, const char *runtime_dir,
-		     bool delegated)
+static int delegate(struct hmd_cgroup *cg)
+{
+	char path[1536];
+
+	snprintf(path, sizeof(path), "%s/%s/daemon", cg->mount, cg->parent);
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	/* "0": this process, with all its threads (there are none yet). */
+	snprintf(path, sizeof(path), "%s/%s/daemon/cgroup.procs", cg->mount, cg->parent);
+	return hm_write_file_at(AT_FDCWD, path, "0");
+}
+
+int hmd_cgroup_locate(struct hmd_cgroup *cg, const char *name, const char *runtime_dir,
+		      bool delegated)
 {
 	int r;
 
@@ -112,13 +119,25 @@ int hmd_cgroup_setup(struct hmd_cgroup *cg, const char *name, const char *runtim
 	    !strcmp(name, "daemon") || !*name)
 		return -EINVAL;
 	if (delegated) {
-		r = delegate(cg);
+		r = delegated_parent(cg);
 		if (r < 0)
 			return r;
 	}
 	if ((size_t)snprintf(cg->subtree, sizeof(cg->subtree), "%s%s%s/%s", cg->mount,
 			     *cg->parent ? "/" : "", cg->parent, name) >= sizeof(cg->subtree))
 		return -ENAMETOOLONG;
+	return 0;
+}
+
+int hmd_cgroup_setup(struct hmd_cgroup *cg)
+{
+	int r;
+
+	if (cg->parent[0]) {
+		r = delegate(cg);
+		if (r < 0)
+			return r;
+	}
 	if (mkdir(cg->subtree, 0755) < 0 && errno != EEXIST)
 		return -errno;
 	cg->subtree_fd = open(cg->subtree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

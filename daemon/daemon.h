@@ -36,6 +36,9 @@
 #define HMD_STORE_DEFAULT "/var/lib/hermetic/journals"
 #define HMD_STORE_MAX_JOURNALS_DEFAULT 100
 #define HMD_STORE_MAX_BYTES_DEFAULT (1ULL << 30)
+/* Upload buffers one uid may hold at once: four journals of the largest
+ * size the store takes (HM_JOURNAL_STORE_MAX, 256 MiB). */
+#define HMD_MAX_UPLOAD_PER_USER_DEFAULT (1ULL << 30)
 
 /* Log one line with a syslog priority (service.c: "<N>" prefixes for the
  * journal, "hermeticd: " by hand). */
@@ -67,12 +70,15 @@ struct hmd_cgroup {
 	bool mounted_by_us;
 };
 
-/* Find (or mount under runtime_dir) cgroup v2 and create the subtree: at
+/* Find (or mount under runtime_dir) cgroup v2 and the subtree's path: at
  * the cgroup2 root, or with delegated inside hermeticd's own cgroup (a
- * systemd unit with Delegate=yes), after moving the daemon into the leaf
- * <own cgroup>/daemon so that no process lives in an inner cgroup. */
-int hmd_cgroup_setup(struct hmd_cgroup *cg, const char *name, const char *runtime_dir,
-		     bool delegated);
+ * systemd unit with Delegate=yes). Touches no cgroup. */
+int hmd_cgroup_locate(struct hmd_cgroup *cg, const char *name, const char *runtime_dir,
+		      bool delegated);
+/* Then, with the subtree's lock held (subtree_lock.c): create the subtree,
+ * after moving the daemon into the leaf <own cgroup>/daemon when delegated,
+ * so that no process lives in an inner cgroup. */
+int hmd_cgroup_setup(struct hmd_cgroup *cg);
 void hmd_cgroup_teardown(struct hmd_cgroup *cg);
 /* Create <subtree>/run-<id>; returns a directory fd, its id and path. */
 int hmd_cgroup_create_run(struct hmd_cgroup *cg, uint64_t run_id, int *ret_fd, uint64_t *ret_cgid,
@@ -87,6 +93,17 @@ int hmd_cgroup_move(int run_fd, pid_t pid);
 bool hmd_cgroup_in_subtree(struct hmd_cgroup *cg, const char *path);
 
 int hmd_cgroup_remove_name(struct hmd_cgroup *cg, const char *name);
+
+/* ---- subtree_lock.c: one daemon per subtree ---- */
+#define HMD_SUBTREE_LOCK_DIR "/run/hermetic-subtrees"
+/* flock the subtree's lock file (named after the cgroup2 hierarchy and
+ * the subtree's path in it, never after --runtime-dir) and write our pid
+ * and socket into it; waits a few seconds for a daemon that is stopping.
+ * Returns the fd (held for life; path gets the file's path) or -EBUSY
+ * with holder saying who has it, or another -errno. */
+int hmd_subtree_lock(const struct hmd_cgroup *cg, const char *socket_path, char *path,
+		     size_t path_size, char *holder, size_t holder_size);
+void hmd_subtree_unlock(int fd, const char *path);
 /* How many run-* cgroups the subtree holds. */
 int hmd_cgroup_count_runs(struct hmd_cgroup *cg);
 
@@ -120,13 +137,17 @@ struct hmd_proc {
 	char cgroup[512]; /* relative to the cgroup2 root */
 };
 /* Facts about the pidfd's process, checked to be its own (see peer.c):
- * 0, -EBADF (not a pidfd) or -ESRCH (it has exited). */
+ * 0, -EBADF (not a pidfd), -ESRCH (it has exited), or -EBADMSG /
+ * -ENAMETOOLONG (its /proc/PID/cgroup has no single whole cgroup v2 line
+ * that fits: where it runs cannot be told). */
 int hmd_pidfd_proc(int pidfd, struct hmd_proc *ret);
 /* 0 while the process is not reaped, -ESRCH after. */
 int hmd_pidfd_alive(int pidfd);
 /* The connected peer of sock as a pidfd (SO_PEERPIDFD, or the checked
- * fallback); -errno when it cannot be had. */
-int hmd_peer_pidfd(int sock, pid_t pid, bool use_peerpidfd);
+ * fallback); -errno when it cannot be had: -ESRCH (gone, or not the
+ * connector), -ENOPROTOOPT (the fallback's check cannot be made here; why
+ * says what is missing and what to do). */
+int hmd_peer_pidfd(int sock, pid_t pid, bool use_peerpidfd, char *why, size_t why_size);
 
 /* ---- bpf.c ---- */
 #define HMD_ATTACH_MAX 16
@@ -366,6 +387,7 @@ struct hmd_store_job {
 	struct hm_journal_store req;
 	int fd; /* the sealed upload buffer; the worker closes it */
 	uint64_t size;
+	uint64_t charged; /* against uid's upload bytes, released when done */
 	int conn_id;
 	uint32_t conn_gen; /* the reply goes only to the connection that asked */
 	uint32_t seq;
@@ -407,9 +429,11 @@ struct hmd_conn {
 	gid_t gid;
 	pid_t pid; /* as SO_PEERCRED said at connect time: for messages only */
 	int pidfd; /* the connecting process; -1 when it could not be identified */
+	char peer_why[256]; /* pidfd -1 because the check cannot be made here: why */
 	int n_runs;
 	uint32_t gen; /* changes whenever the slot is reused */
 	int upload_fd; /* JOURNAL_UPLOAD's memfd (the daemon's own), -1 */
+	uint64_t upload_size; /* its size, charged to uid (upload_quota.c) */
 	bool adopt_only; /* over its uid's limit: may ask RUN_ADOPT, RUN_CLOCK, nothing else */
 };
 struct hmd_req;
@@ -475,7 +499,21 @@ struct hmd {
 	} ended[HMD_ENDED_MAX];
 	uint32_t ended_next;
 	struct hmd_store store;
+	/* Upload buffers held per uid (upload_quota.c): one slot per uid
+	 * with any; there are never more buffers than connections plus jobs. */
+	struct hmd_upload_use {
+		uid_t uid;
+		uint64_t bytes; /* 0: a free slot */
+	} upload_use[HMD_MAX_CONNS + HMD_STORE_QUEUE_MAX + 1];
+	uint64_t max_upload_per_user;
 };
+
+/* ---- upload_quota.c: upload buffer bytes per uid ---- */
+/* Charge size bytes to uid, released bytes of its being freed at the same
+ * time (a buffer replaced); -EDQUOT past d->max_upload_per_user. */
+int hmd_upload_charge(struct hmd *d, uid_t uid, uint64_t size, uint64_t released);
+void hmd_upload_release(struct hmd *d, uid_t uid, uint64_t size);
+uint64_t hmd_upload_held(struct hmd *d, uid_t uid);
 
 /* epoll data tags: high 32 bits say what, low 32 bits which. */
 #define HMD_EP_LISTEN 1ULL

@@ -54,6 +54,9 @@ static void usage(FILE *f)
 		"      --store-max-journals N  journals kept per user, oldest removed first\n"
 		"                          (default %d)\n"
 		"      --store-max-bytes SIZE  bytes kept per user (default 1G)\n"
+		"      --max-upload-bytes-per-user SIZE  journal upload buffers one uid\n"
+		"                          may hold at once, root included (default 1G:\n"
+		"                          four of the largest journal the store takes)\n"
 		"      --ringbuf-size SIZE the kernel's event ring buffer, a power of two\n"
 		"                          (default 8M)\n"
 		"      --kstream-max SIZE  memory for one recorded run's kernel stream\n"
@@ -101,33 +104,6 @@ static int parse_size(const char *s, uint64_t *ret)
 	return 0;
 }
 
-/* flock a per-subtree file in the runtime directory, waiting a few seconds
- * for a daemon that is shutting down. Returns the fd (held for life).
- * The holder unlinks the file when it exits; so a lock counts only if the
- * path still names the very file locked (else the holder just removed it:
- * take the new one). */
-static int take_lock(const char *path)
-{
-	for (int i = 0; i < 100; i++) {
-		struct stat a, b;
-		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-
-		if (fd < 0)
-			return -errno;
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino &&
-			    a.st_dev == b.st_dev)
-				return fd;
-		} else if (errno != EWOULDBLOCK) {
-			close(fd);
-			return -errno;
-		}
-		close(fd);
-		usleep(50000);
-	}
-	return -EBUSY;
-}
-
 /* How deep the subtree lies below the cgroup2 root (the root is level 0). */
 static int cgroup_level(const struct hmd_cgroup *cg)
 {
@@ -160,6 +136,7 @@ int main(int argc, char **argv)
 		{ "max-conns-per-user", required_argument, NULL, 'C' },
 		{ "max-runs-per-user", required_argument, NULL, 'N' },
 		{ "no-peerpidfd", no_argument, NULL, 'P' },
+		{ "max-upload-bytes-per-user", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{},
@@ -182,6 +159,7 @@ int main(int argc, char **argv)
 	d.max_conns_per_user = HMD_MAX_CONNS_PER_USER_DEFAULT;
 	d.max_runs_per_user = HMD_MAX_RUNS_PER_USER_DEFAULT;
 	d.use_peerpidfd = true;
+	d.max_upload_per_user = HMD_MAX_UPLOAD_PER_USER_DEFAULT;
 	d.spare_fd = -1;
 	d.store.path = HMD_STORE_DEFAULT;
 	d.store.fd = -1;
@@ -245,6 +223,7 @@ int main(int argc, char **argv)
 			d.store.max_journals = v;
 			break;
 		case 'B':
+		case 'u':
 		case 'R':
 		case 'K':
 		case 'T':
@@ -255,6 +234,8 @@ int main(int argc, char **argv)
 			}
 			if (c == 'B')
 				d.store.max_bytes = v;
+			else if (c == 'u')
+				d.max_upload_per_user = v;
 			else if (c == 'K')
 				d.kstream_max = v;
 			else if (c == 'T')
@@ -352,21 +333,40 @@ int main(int argc, char **argv)
 		hmd_err("Failed to create '%s': %s", runtime_dir, strerror(errno));
 		return 1;
 	}
-	/* One daemon per subtree: a second one (or one started while the last
-	 * is still shutting down) would remove what the other uses. */
 	if (strchr(subtree, '/') || !*subtree) {
 		hmd_err("--subtree must be a single name, not '%s'", subtree);
 		goto out;
 	}
-	snprintf(lock_path, sizeof(lock_path), "%s/%s.lock", runtime_dir, subtree);
-	lock_fd = take_lock(lock_path);
-	if (lock_fd < 0) {
-		hmd_err("another hermeticd is using cgroup subtree '%s' (lock in %s)", subtree,
-			runtime_dir);
+	hmd_service_status(&d, "Setting up cgroup subtree %s", subtree);
+	r = hmd_cgroup_locate(&d.cg, subtree, runtime_dir, delegated);
+	if (r < 0) {
+		hmd_err("Failed to find the place of cgroup subtree '%s': %s", subtree, strerror(-r));
 		goto out;
 	}
-	hmd_service_status(&d, "Setting up cgroup subtree %s", subtree);
-	r = hmd_cgroup_setup(&d.cg, subtree, runtime_dir, delegated);
+	/* One daemon per subtree, whatever its --runtime-dir: a second one (or
+	 * one started while the last is still shutting down) would remove
+	 * what the other uses. Taken before the subtree is touched. */
+	{
+		char holder[640];
+
+		lock_fd = hmd_subtree_lock(&d.cg, socket_path, lock_path, sizeof(lock_path), holder,
+					   sizeof(holder));
+		if (lock_fd == -EBUSY) {
+			hmd_err("another hermeticd holds cgroup subtree '%s' (%s; lock %s): stop it "
+				"first, or give this one another --subtree",
+				d.cg.subtree, holder[0] ? holder : "pid unknown", lock_path);
+			goto out;
+		}
+		if (lock_fd < 0) {
+			hmd_err("Failed to lock cgroup subtree '%s' (%s): %s%s", d.cg.subtree,
+				lock_path[0] ? lock_path : HMD_SUBTREE_LOCK_DIR, strerror(-lock_fd),
+				lock_fd == -EPERM ? " (" HMD_SUBTREE_LOCK_DIR
+						    " must be a directory of root's that only root can write)"
+						  : "");
+			goto out;
+		}
+	}
+	r = hmd_cgroup_setup(&d.cg);
 	if (r < 0) {
 		hmd_err("Failed to set up cgroup subtree '%s': %s", subtree, strerror(-r));
 		goto out;
@@ -612,10 +612,6 @@ out:
 		close(tfd);
 	if (d.epfd >= 0)
 		close(d.epfd);
-	if (lock_fd >= 0) {
-		/* Still holding the lock: a waiter re-checks the path (take_lock). */
-		unlink(lock_path);
-		close(lock_fd);
-	}
+	hmd_subtree_unlock(lock_fd, lock_path);
 	return rc;
 }

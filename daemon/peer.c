@@ -12,13 +12,15 @@
  *
  * The peer of a connection is a pidfd from SO_PEERPIDFD (Linux 6.5). On
  * older kernels, pidfd_open() of SO_PEERCRED's pid as soon as the
- * connection is accepted, and, where the kernel can say so (sock_diag for
- * unix sockets, and /proc/<pid>/fd readable: not for a non-dumpable
- * process without CAP_SYS_PTRACE), the process must hold the other end of
- * this very socket. What remains on such kernels: a connector that exits
- * and whose pid is reused between its connect() and the daemon's accept()
- * (milliseconds; the whole pid space must be cycled in that time) could
- * be taken for the process that got its pid.
+ * connection is accepted, and the process must hold the other end of this
+ * very socket (sock_diag for unix sockets, and /proc/<pid>/fd, which needs
+ * CAP_SYS_PTRACE for a non-dumpable process or another user's, and
+ * CAP_DAC_READ_SEARCH for a dumpable one of another user). Where either
+ * cannot be asked, the peer is not identified: requests that need to know
+ * where it runs are refused with the reason (fails closed). What remains on
+ * such kernels: a connector that exits and whose pid is reused, by a
+ * process that then gets a descriptor of the same connection, between its
+ * connect() and the daemon's accept().
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -66,9 +68,10 @@ static int pidfd_pid(int pidfd, pid_t *ret)
 
 int hmd_pidfd_proc(int pidfd, struct hmd_proc *ret)
 {
-	char path[64], buf[2048], *s, *p;
+	char path[64], buf[2048], cgbuf[8192], *s;
 	struct hmd_proc pr = {};
 	int ppid, uid, err;
+	ssize_t n;
 
 	if ((err = pidfd_pid(pidfd, &pr.pid)) < 0)
 		return err;
@@ -79,12 +82,21 @@ int hmd_pidfd_proc(int pidfd, struct hmd_proc *ret)
 		return -ESRCH;
 	pr.ppid = ppid;
 	pr.uid = uid;
+	/* Line by line: only the line that starts with "0::" is the cgroup v2
+	 * path. On a hybrid host a v1 line ("9:name=systemd:/x0::y") may hold
+	 * "0::" in a directory name; a search anywhere in the text would take
+	 * its tail for the v2 path and a run's process for an outside one. A
+	 * file that does not fit, or without exactly one such line, is a
+	 * "cannot tell" (-EBADMSG), never an outside answer. */
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pr.pid);
-	if (hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0 || !(p = strstr(buf, "0::")))
+	n = hm_read_file_at(AT_FDCWD, path, cgbuf, sizeof(cgbuf));
+	if (n < 0)
 		return -ESRCH;
-	p += 3;
-	p[strcspn(p, "\n")] = 0;
-	snprintf(pr.cgroup, sizeof(pr.cgroup), "%s", p);
+	if ((size_t)n >= sizeof(cgbuf) - 1)
+		return -EBADMSG; /* perhaps cut off: the v2 line may be the part missing */
+	err = hm_cgroup_v2_path(cgbuf, pr.cgroup, sizeof(pr.cgroup));
+	if (err < 0)
+		return err == -ENOENT ? -EBADMSG : err;
 	/* Only now: the process was not reaped after the reads, so they were
 	 * about it and not about a process that took its pid. */
 	if ((err = hmd_pidfd_alive(pidfd)) < 0)
@@ -141,7 +153,15 @@ static int peer_inode(int sock, uint32_t *ret)
 		struct unix_diag_msg *m = NLMSG_DATA(nh);
 		int len = nh->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
 
-		if (nh->nlmsg_type == NLMSG_ERROR || nh->nlmsg_type == NLMSG_DONE || len < 0)
+		if (nh->nlmsg_type == NLMSG_ERROR) {
+			/* -ENOENT: no sock_diag handler for AF_UNIX (unix_diag not
+			 * loaded and not loadable), or no such socket. */
+			const struct nlmsgerr *e = NLMSG_DATA(nh);
+
+			return nh->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error < 0 ? e->error
+											 : -EPROTO;
+		}
+		if (nh->nlmsg_type == NLMSG_DONE || len < 0)
 			return -ENOENT;
 		for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, len); a = RTA_NEXT(a, len))
 			if (a->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(a) >= (int)sizeof(uint32_t)) {
@@ -159,6 +179,7 @@ static int holds_socket(pid_t pid, uint32_t ino)
 	char path[64], want[48], link[64];
 	struct dirent *de;
 	bool found = false;
+	int denied = 0;
 	DIR *dir;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
@@ -172,28 +193,55 @@ static int holds_socket(pid_t pid, uint32_t ino)
 		if (n > 0) {
 			link[n] = 0;
 			found = !strcmp(link, want);
+		} else if (n < 0 && (errno == EACCES || errno == EPERM)) {
+			denied = -errno; /* the links are there but not ours to read */
 		}
 	}
 	closedir(dir);
-	return found;
+	return found ? 1 : denied ? denied : 0;
 }
 
-int hmd_peer_pidfd(int sock, pid_t pid, bool use_peerpidfd)
+int hmd_peer_pidfd(int sock, pid_t pid, bool use_peerpidfd, char *why, size_t why_size)
 {
-	int pidfd = -1, k;
+	int pidfd = -1, k, err;
 	socklen_t len = sizeof(pidfd);
 	uint32_t ino;
 
+	why[0] = 0;
 	if (use_peerpidfd && getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 &&
 	    pidfd >= 0) {
 		fcntl(pidfd, F_SETFD, FD_CLOEXEC);
 		return pidfd;
 	}
-	/* The checked fallback (kernels before 6.5, or --no-peerpidfd). */
+	/* The checked fallback (kernels before 6.5, or --no-peerpidfd). The
+	 * pid is SO_PEERCRED's, from connect() time: only the check that the
+	 * process now holding it holds this very connection makes it the
+	 * connector. Where that check cannot be made (no sock_diag: a unit
+	 * without AF_NETLINK in RestrictAddressFamilies=, no unix_diag; or
+	 * /proc/PID/fd unreadable: no CAP_SYS_PTRACE), the peer is not
+	 * identified at all, and every request that needs to know where it
+	 * runs refuses with why: fails closed, never "outside a run". */
 	pidfd = syscall(SYS_pidfd_open, pid, 0);
 	if (pidfd < 0)
 		return -errno;
-	k = peer_inode(sock, &ino) < 0 ? -ENOENT : holds_socket(pid, ino);
+	err = peer_inode(sock, &ino);
+	if (err < 0) {
+		snprintf(why, why_size, "no SO_PEERPIDFD (Linux 6.5) and no sock_diag (%s); %s",
+			 strerror(-err),
+			 err == -ENOENT ? "load unix_diag (modprobe unix_diag)"
+					: "allow AF_NETLINK to hermeticd (RestrictAddressFamilies=)");
+		close(pidfd);
+		return -ENOPROTOOPT;
+	}
+	k = holds_socket(pid, ino);
+	if (k < 0) {
+		snprintf(why, why_size,
+			 "no SO_PEERPIDFD (Linux 6.5) and /proc/%d/fd unreadable (%s); hermeticd "
+			 "needs CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH",
+			 (int)pid, strerror(-k));
+		close(pidfd);
+		return -ENOPROTOOPT;
+	}
 	if (k == 0 || hmd_pidfd_alive(pidfd) < 0) {
 		close(pidfd);
 		return -ESRCH;

@@ -17,25 +17,55 @@ static int store_unavailable(struct hmd *d, struct hmd_conn *c, uint32_t seq)
 	return hmd_reply_error(c, seq, ENOSYS, "the journal store is unavailable: %s", d->store.why);
 }
 
+/* "1.0 GiB", "12.0 MiB", "512 KiB": for messages. */
+static const char *size_str(uint64_t v, char *buf, size_t size)
+{
+	if (v >= (1ULL << 30))
+		snprintf(buf, size, "%.1f GiB", v / 1073741824.0);
+	else if (v >= (1ULL << 20))
+		snprintf(buf, size, "%.1f MiB", v / 1048576.0);
+	else
+		snprintf(buf, size, "%" PRIu64 " KiB", (v + 1023) / 1024);
+	return buf;
+}
+
 static void serve_upload(struct hmd *d, struct hmd_conn *c, const struct hmd_req *req)
 {
 	struct hm_journal_upload rep = { .size = req->upload.size };
+	char a[32], b[32], m[32];
+	uint64_t old = c->upload_fd >= 0 ? c->upload_size : 0;
 	int fd;
 
 	if (d->store.fd < 0)
 		return (void)store_unavailable(d, c, req->seq);
+	if (req->upload.size >= 4 && req->upload.size <= hmd_store_max_journal(&d->store) &&
+	    hmd_upload_charge(d, c->uid, req->upload.size, old) < 0)
+		/* Checked before the buffer is made: refusing costs nothing. */
+		return (void)hmd_reply_error(
+			c, req->seq, EDQUOT,
+			"uid %u holds %s of upload buffers; %s more passes the limit, %s "
+			"(hermeticd --max-upload-bytes-per-user): store or close other uploads",
+			(unsigned)c->uid, size_str(hmd_upload_held(d, c->uid), a, sizeof(a)),
+			size_str(req->upload.size, b, sizeof(b)),
+			size_str(d->max_upload_per_user, m, sizeof(m)));
 	fd = hmd_store_upload_buffer(&d->store, req->upload.size);
 	if (fd == -EFBIG)
 		return (void)hmd_reply_error(c, req->seq, EFBIG,
 					     "the journal has %" PRIu64 " bytes; the store takes 4 to %" PRIu64
 					     " (hermeticd --store-max-bytes, at most 256 MiB)",
 					     req->upload.size, hmd_store_max_journal(&d->store));
-	if (fd < 0)
+	if (fd < 0) {
+		/* Back to what was charged before: the old buffer stays. */
+		hmd_upload_release(d, c->uid, req->upload.size);
+		if (old)
+			hmd_upload_charge(d, c->uid, old, 0);
 		return (void)hmd_reply_error(c, req->seq, -fd, "cannot make an upload buffer: %s",
 					     strerror(-fd));
+	}
 	if (c->upload_fd >= 0)
-		close(c->upload_fd);
+		close(c->upload_fd); /* its bytes were released by the charge above */
 	c->upload_fd = fd;
+	c->upload_size = req->upload.size;
 	hmd_reply(c, HM_REP_UPLOAD, req->seq, &rep, sizeof(rep), fd);
 }
 
@@ -64,6 +94,7 @@ static void serve_store(struct hmd *d, int id, const struct hmd_req *req)
 	if (err < 0) {
 		close(c->upload_fd);
 		c->upload_fd = -1;
+		hmd_upload_release(d, c->uid, c->upload_size);
 		return (void)hmd_reply_error(c, req->seq, -err, "%s", why);
 	}
 	job = calloc(1, sizeof(*job));
@@ -73,6 +104,7 @@ static void serve_store(struct hmd *d, int id, const struct hmd_req *req)
 				       .req = req->store,
 				       .fd = c->upload_fd,
 				       .size = size,
+				       .charged = c->upload_size,
 				       .conn_id = id,
 				       .conn_gen = c->gen,
 				       .seq = req->seq };
@@ -95,6 +127,9 @@ void hmd_server_store_done(struct hmd *d)
 
 	while ((job = hmd_store_worker_done(&d->store))) {
 		struct hmd_conn *c = &d->conns[job->conn_id];
+
+		/* The worker has closed the buffer: its bytes are free again. */
+		hmd_upload_release(d, job->uid, job->charged);
 
 		if (c->fd >= 0 && c->gen == job->conn_gen) {
 			if (job->err < 0)

@@ -23,18 +23,32 @@ static struct hmd_run *owned_run(struct hmd *d, struct hmd_conn *c, uint32_t seq
 
 /* The peer must be a live process outside every run. Fails closed: a
  * peer whose process cannot be seen any more is refused, never assumed
- * to be outside (a run's process could connect, fork and exit). Replies
- * with the error itself; returns 0 when the peer may go on. */
+ * to be outside (a run's process could connect, fork and exit); so is one
+ * the daemon could not identify (c->peer_why) or whose cgroup cannot be
+ * read exactly. Replies with the error itself; returns 0 when the peer
+ * may go on. */
 static int peer_outside(struct hmd *d, struct hmd_conn *c, uint32_t seq, struct hmd_proc *ret)
 {
 	int k = c->pidfd < 0 ? -ESRCH : hmd_pidfd_in_run(d, c->pidfd, ret);
 
-	if (k < 0)
+	/* EACCES, not EPERM: not "you are in a run" (the client's nested
+	 * refusal) but "this daemon cannot check here": its set-up is at fault. */
+	if (k < 0 && c->pidfd < 0 && c->peer_why[0])
+		return hmd_reply_error(c, seq, EACCES, "cannot identify the caller: %s",
+				       c->peer_why),
+		       -EPERM;
+	if (k == -ESRCH || k == -EBADF)
 		return hmd_reply_error(c, seq, EPERM,
 				       "cannot tell whether the caller is inside a hermetic run: the "
 				       "process that connected (pid %d) is gone; connect from the "
 				       "process that asks",
 				       (int)c->pid),
+		       -EPERM;
+	if (k < 0)
+		return hmd_reply_error(c, seq, EPERM,
+				       "cannot tell whether the caller is inside a hermetic run: "
+				       "/proc/%d/cgroup has no single whole cgroup v2 line (%s)",
+				       (int)c->pid, strerror(-k)),
 		       -EPERM;
 	if (k > 0)
 		return hmd_reply_error(c, seq, EPERM,
@@ -167,8 +181,11 @@ static void serve_adopt(struct hmd *d, int id, const struct hmd_req *req)
 					     r->id);
 	if (c->pidfd < 0 || (err = hmd_pidfd_proc(c->pidfd, &ch)) < 0)
 		return (void)hmd_reply_error(c, req->seq, EPERM,
-					     "cannot identify the process to adopt: RUN_ADOPT must "
-					     "come from that process, on its own connection");
+					     "cannot identify the process to adopt: %s",
+					     c->pidfd < 0 && c->peer_why[0]
+						     ? c->peer_why
+						     : "RUN_ADOPT must come from that process, on "
+						       "its own connection");
 	owner = r->conn_id >= 0 ? &d->conns[r->conn_id] : NULL;
 	/* After the asker's facts: the parent alive now held its pid then. */
 	if (!owner || owner->pidfd < 0 || hmd_pidfd_proc(owner->pidfd, &parent) < 0)

@@ -134,8 +134,10 @@ static void conn_close(struct hmd *d, int id)
 	close(c->fd);
 	if (c->pidfd >= 0)
 		close(c->pidfd);
-	if (c->upload_fd >= 0)
+	if (c->upload_fd >= 0) {
 		close(c->upload_fd);
+		hmd_upload_release(d, c->uid, c->upload_size); /* abandoned */
+	}
 	c->fd = c->pidfd = c->upload_fd = -1;
 	c->n_runs = 0;
 	c->gen++;
@@ -214,7 +216,9 @@ void hmd_server_accept(struct hmd *d)
 		/* The process that connected, pinned by a pidfd. A peer that
 		 * cannot be identified may still ask harmless questions; every
 		 * request that needs to know where it runs refuses. */
-		int pidfd = hmd_peer_pidfd(fd, cred.pid, d->use_peerpidfd);
+		char why[sizeof(d->conns[id].peer_why)];
+		int pidfd = hmd_peer_pidfd(fd, cred.pid, d->use_peerpidfd, why, sizeof(why));
+
 		d->conns[id] = (struct hmd_conn){ .fd = fd,
 						  .uid = cred.uid,
 						  .gid = cred.gid,
@@ -223,6 +227,7 @@ void hmd_server_accept(struct hmd *d)
 						  .upload_fd = -1,
 						  .adopt_only = adopt_only,
 						  .gen = d->conns[id].gen + 1 };
+		memcpy(d->conns[id].peer_why, why, sizeof(why));
 	}
 }
 

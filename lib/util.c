@@ -30,6 +30,35 @@ ssize_t hm_read_file_at(int dirfd, const char *path, char *buf, size_t max)
 	return n;
 }
 
+int hm_cgroup_v2_path(const char *buf, char *ret, size_t size)
+{
+	const char *line = buf, *found = NULL;
+	size_t len = 0;
+
+	while (*line) {
+		const char *nl = strchr(line, '\n');
+
+		if (!nl)
+			return -EBADMSG; /* a last line cut off (a short read) */
+		if (!strncmp(line, "0::", 3)) {
+			if (found)
+				return -EBADMSG;
+			found = line + 3;
+			len = nl - found;
+		}
+		line = nl + 1;
+	}
+	if (!found)
+		return -ENOENT;
+	if (len == 0 || *found != '/')
+		return -EBADMSG;
+	if (len >= size)
+		return -ENAMETOOLONG;
+	memcpy(ret, found, len);
+	ret[len] = 0;
+	return 0;
+}
+
 int hm_write_file_at(int dirfd, const char *path, const char *s)
 {
 	_cleanup_close_ int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC);

@@ -62,6 +62,16 @@ ssize_t hm_read_file_at(int dirfd, const char *path, char *buf, size_t max);
 /* Write a string to a file (e.g. a cgroup control file). Returns 0 or -errno. */
 int hm_write_file_at(int dirfd, const char *path, const char *s);
 
+/* The cgroup v2 path in the text of /proc/PID/cgroup (buf, NUL-terminated):
+ * the one line that starts with "0::", whole (ending in a newline) and
+ * starting with '/'. A cgroup-v1 line ("N:controllers:/path") may hold "0::"
+ * anywhere in its path, so only a line's start counts. Cgroup names cannot
+ * hold a newline (the kernel refuses them at mkdir), so one line is one
+ * hierarchy. Returns 0; -ENOENT without such a line; -EBADMSG with two, a
+ * cut-off one or one not starting with '/'; -ENAMETOOLONG when it does not
+ * fit in size bytes. */
+int hm_cgroup_v2_path(const char *buf, char *ret, size_t size);
+
 /* write(2) all n bytes, retrying short writes and EINTR. Returns 0 or -errno
  * (-EIO if the fd takes nothing). */
 int hm_write_all(int fd, const void *p, size_t n);

@@ -103,7 +103,7 @@ start_daemon() {
 	export HERMETIC_SOCKET=$T/d.sock
 	# Its own journal store too, unless the test names one.
 	case " $* " in *" --store "*) ;; *) store=(--store "$T/store") ;; esac
-	# ... and its own runtime directory (its lock file lives there).
+	# ... and its own runtime directory (pins, run records, clock pages).
 	case " $* " in *" --runtime-dir "*) ;; *) store+=(--runtime-dir "$T/run") ;; esac
 	case " $* " in *" --socket-group "*) ;; *) [ -n "${HM_GROUP:-}" ] && store+=(--socket-group "$HM_GROUP") ;; esac
 	HMD_NAME=$name
@@ -155,6 +155,9 @@ _wait_daemon() {
 _daemon_leftovers() {
 	local name=$1 pins=/sys/fs/bpf/hermetic/$1 cg2 d
 	[[ $name == hmtest-* ]] || return 0
+	# The subtree's lock file, which a daemon killed with SIGKILL leaves
+	# (its lock went with it).
+	rm -f /run/hermetic-subtrees/"$name".*.lock
 	if [ -d "$pins" ]; then
 		find "$pins" -mindepth 1 -maxdepth 1 -type f -delete
 		rmdir "$pins" "$(dirname "$pins")" 2>/dev/null

@@ -495,6 +495,107 @@ elif case == "big-store":
     rep = recv(s, 120)
     close_fds(rep)
     done(not isinstance(rep, str), "STORE of %d MiB -> %s" % (mib, describe(rep)))
+elif case == "upload-cap":
+    # Per-uid upload buffers: hold MIB-sized uploads, one per connection,
+    # until one is refused; then let them go and upload again; replace one
+    # buffer many times on one connection; store MIB-sized journals one
+    # after another. One line: what each step got.
+    mib = int(sys.argv[3])
+    up = msg(REQ_JOURNAL_UPLOAD, struct.pack("<Q", mib << 20), seq=40)
+
+    def upload(c):
+        c.send(up)
+        rep = recv(c, 10)
+        ok = not isinstance(rep, str) and rep[0] == REP_UPLOAD and len(rep[3]) == 1
+        fd = rep[3][0] if ok else None
+        if not ok:
+            close_fds(rep)
+        return fd, describe(rep)
+
+    held, refused = [], ""
+    for i in range(64):
+        c = connect()
+        fd, what = upload(c)
+        if fd is None:
+            refused = what
+            c.close()
+            break
+        held.append((c, fd))
+    n_held = len(held)
+    for c, fd in held:
+        os.close(fd)
+        c.close()
+    # The daemon handles those closes and this request in an order of its
+    # own: poll (20 s) until the upload is taken.
+    c = connect()
+    deadline = time.monotonic() + 20
+    while True:
+        fd, after_close = upload(c)
+        if fd is not None or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    if fd is not None:
+        os.close(fd)
+    replaced = 0
+    for i in range(2 * n_held + 2):
+        fd, what = upload(c)
+        if fd is None:
+            break
+        os.close(fd)
+        replaced += 1
+    c.close()
+    stored, last = 0, ""
+    for i in range(2 * n_held + 2):
+        # One journal per run: a run (and a connection) for each.
+        s = connect()
+        run_id, _ = create_run(s)
+        fd, what = upload(s)
+        if fd is None:
+            last = what
+            break
+        os.pwrite(fd, b"\x28\xb5\x2f\xfd", 0)
+        os.close(fd)
+        s.send(msg(REQ_JOURNAL_STORE, STORE.pack(run_id, 1, 0, 1, 0, b"cap"), seq=41))
+        rep = recv(s, 60)
+        close_fds(rep)
+        s.close()
+        if isinstance(rep, str) or rep[0] != REP_OK:
+            last = "STORE -> " + describe(rep)
+            break
+        stored += 1
+    print("held %d; then %s; after closing them: %s; replaced %d/%d; stored %d/%d %s" % (
+        n_held, refused, after_close.split(" ")[0], replaced, 2 * n_held + 2, stored, 2 * n_held + 2, last), flush=True)
+    sys.exit(0)
+elif case == "hold-uploads":
+    # Hold MIB-sized uploads, one per connection, until one is refused;
+    # print what was held and why the next was refused; hold them until
+    # the file STOP exists (120 s at most).
+    mib, stop = int(sys.argv[3]), sys.argv[4]
+    held, refused = [], ""
+    for i in range(64):
+        c = connect()
+        c.send(msg(REQ_JOURNAL_UPLOAD, struct.pack("<Q", mib << 20), seq=42))
+        rep = recv(c, 10)
+        if isinstance(rep, str) or rep[0] != REP_UPLOAD:
+            refused = describe(rep)
+            close_fds(rep)
+            c.close()
+            break
+        held.append((c, rep[3]))
+    print("held %d; then %s" % (len(held), refused), flush=True)
+    deadline = time.monotonic() + 120
+    while not os.path.exists(stop) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    sys.exit(0)
+elif case == "create-open":
+    # RUN_CREATE with the network not enforced, from wherever this runs.
+    s = connect()
+    s.send(msg(REQ_RUN_CREATE, create_payload(flags=0, label=b"open"), seq=50))
+    rep = recv(s)
+    refused = not isinstance(rep, str) and rep[0] == REP_ERROR
+    what = describe(rep)
+    close_fds(rep)
+    done(refused, "RUN_CREATE with the network off -> " + what)
 elif case == "reclaim":
     # RUN_RECLAIM of run ID by a process that did not create it: refused.
     s = connect()

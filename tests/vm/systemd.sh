@@ -11,7 +11,8 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 KERNEL=${HERMETIC_VM_KERNEL:-$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -n 1)}
 KVER=${KERNEL#/boot/vmlinuz-}
 INITRD=/boot/initrd.img-$KVER
-for f in "$KERNEL" "$INITRD" "/lib/modules/$KVER/kernel/drivers/net/veth.ko"; do
+for f in "$KERNEL" "$INITRD" "/lib/modules/$KVER/kernel/drivers/net/veth.ko" \
+	"/lib/modules/$KVER/kernel/net/unix/unix_diag.ko"; do
 	[ -r "$f" ] || { echo "FAIL vm-systemd: $f is missing (linux-image-amd64, initramfs-tools)"; exit 1; }
 done
 for t in qemu-system-x86_64 mke2fs; do
@@ -32,6 +33,11 @@ R=$W/root
 mkdir "$R" && tar -xf "$tar" -C "$R"
 cp "$TOP"/build/hermetic_*_amd64.deb "$R/root/hermetic.deb"
 cp "/lib/modules/$KVER/kernel/drivers/net/veth.ko" "$R/root/veth.ko"
+# unix_diag where a Debian system has it, for the kernel to load on the
+# daemon's first sock_diag request (its peer check before Linux 6.5).
+mkdir -p "$R/lib/modules/$KVER/kernel/net/unix"
+cp "/lib/modules/$KVER/kernel/net/unix/unix_diag.ko" "$R/lib/modules/$KVER/kernel/net/unix/"
+depmod -b "$R" "$KVER" 2>/dev/null || { echo "FAIL vm-systemd: depmod -b for unix_diag"; exit 1; }
 echo hmvm >"$R/etc/hostname"
 : >"$R/etc/fstab"
 # Nothing asks for a login; the test unit runs once the system is up.

@@ -99,6 +99,33 @@ else
 	fail "a recorded run's journal is kept in the store" "$(printf '%s' "$out" | tr '\n' '|')"
 fi
 
+# The peer check under the unit, as it was (RestrictAddressFamilies=AF_UNIX):
+# before Linux 6.5 (no SO_PEERPIDFD) it needs sock_diag, so without
+# AF_NETLINK a client is refused with the reason, never run as outside a
+# run; from 6.5 on SO_PEERPIDFD needs no netlink and enroll works.
+D=/run/systemd/system/hermeticd.service.d
+mkdir -p $D && printf '[Service]\nRestrictAddressFamilies=\nRestrictAddressFamilies=AF_UNIX\n' >$D/af.conf
+systemctl daemon-reload && systemctl restart hermeticd.service
+out=$(as_ci hermetic enroll --clock off -- bash -c "$probe" 2>&1)
+rc=$?
+kmaj=$(uname -r | cut -d. -f1) kmin=$(uname -r | cut -d. -f2)
+if [ "$kmaj" -lt 6 ] || { [ "$kmaj" = 6 ] && [ "$kmin" -lt 5 ]; }; then
+	case "$rc $out" in
+	"70 "*"cannot identify the caller: no SO_PEERPIDFD (Linux 6.5) and no sock_diag"*"allow AF_NETLINK"*)
+		[[ $out == *CONNECTED* ]] && fail "without AF_NETLINK the pre-6.5 peer check fails closed" "$out" ||
+			pass "without AF_NETLINK (the unit as it was) the pre-6.5 peer check fails closed: enroll refused with the reason, exit 70" ;;
+	*) fail "without AF_NETLINK the pre-6.5 peer check fails closed" "$rc $(printf '%s' "$out" | tr '\n' '|')" ;;
+	esac
+else
+	case "$rc $out" in
+	"0 "*REFUSED*) pass "without AF_NETLINK, SO_PEERPIDFD (kernel $(uname -r)) still identifies the client" ;;
+	*) fail "without AF_NETLINK, SO_PEERPIDFD still identifies the client" "$rc $(printf '%s' "$out" | tr '\n' '|')" ;;
+	esac
+fi
+rm -f $D/af.conf
+systemctl daemon-reload && systemctl restart hermeticd.service
+check "with the unit's AF_NETLINK again, enroll works" sh -c "runuser -u ci -- hermetic enroll --clock off -- true"
+
 # WatchdogSec=30s: the event loop's pings reach systemd (every 15 s).
 for _ in $(seq 600); do
 	[ "$(systemctl show -p WatchdogTimestampMonotonic --value hermeticd.service)" -gt 0 ] 2>/dev/null && break
