@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The exec stop of a supervised image (supervise.h, docs/static.md): the
+ * process is at PTRACE_EVENT_EXEC, its new image loaded, not one of its
+ * instructions run. We
+ *   1. step it to the end of execve (its syscall-exit stop), a clean place
+ *      to make it run syscalls of ours;
+ *   2. find its auxiliary vector on its stack (argc, argv, envp, auxv);
+ *   3. with the clock virtual and an AT_SYSINFO_EHDR to replace: map a
+ *      region for the synthetic vDSO (include/hermetic/vdso.h), write the
+ *      image and its data page into it, map the run's clock page over its
+ *      end (the process opens it by path: it is a file of the run), make
+ *      the image read-only and executable, and point AT_SYSINFO_EHDR at it;
+ *   4. announce it to the kernel's view as the shim does (the audit then
+ *      counts it as covered), and key its entropy stream as the shim would
+ *      key its main thread's: (seed, image id, thread 0), the image id
+ *      from HERMETIC_IMAGE in its environment and the binary it runs;
+ *   5. put back its registers and the two bytes of code we borrowed, and
+ *      detach. From then on it runs untraced.
+ * Every syscall of ours runs as the process itself, through a syscall
+ * instruction written over its entry point. If any step fails the process
+ * is detached as it was, and a warning names it.
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include "util.h"
+#include "cli.h"
+#include "config.h"
+#include "lineage.h"
+#include "supervise.h"
+#include "hermetic/trace.h"
+#include "hermetic/vclock.h"
+#include "hermetic/vdso.h"
+
+#define REGION (HM_VDSO_PAGE_OFF + HM_VCLOCK_SIZE)
+
+struct tracee {
+	int pid;
+	int memfd; /* /proc/PID/mem */
+	int sig; /* a signal that arrived meanwhile, delivered at detach */
+	struct user_regs_struct regs; /* at the end of execve */
+	uint64_t code; /* the 8 bytes at regs.rip */
+	bool code_saved;
+};
+
+/* Wait for the next ptrace stop of t that is a syscall stop; signals that
+ * arrive meanwhile are kept for the detach. */
+static int wait_syscall_stop(struct tracee *t)
+{
+	for (;;) {
+		int st;
+
+		if (waitpid(t->pid, &st, __WALL) < 0)
+			return -errno;
+		if (!WIFSTOPPED(st))
+			return -ESRCH; /* it died */
+		if (WSTOPSIG(st) == (SIGTRAP | 0x80))
+			return 0;
+		if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP)
+			t->sig = WSTOPSIG(st);
+		if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) < 0)
+			return -errno;
+	}
+}
+
+/* One syscall made by the tracee; its result (-errno on failure). */
+static long inject(struct tracee *t, long nr, long a, long b, long c, long d, long e, long f)
+{
+	struct user_regs_struct r = t->regs;
+	long ret;
+
+	r.rax = nr;
+	r.orig_rax = -1;
+	r.rdi = a;
+	r.rsi = b;
+	r.rdx = c;
+	r.r10 = d;
+	r.r8 = e;
+	r.r9 = f;
+	if (ptrace(PTRACE_SETREGS, t->pid, 0, &r) < 0 || ptrace(PTRACE_SYSCALL, t->pid, 0, 0) < 0)
+		return -errno;
+	if ((ret = wait_syscall_stop(t)) < 0) /* entry */
+		return ret;
+	if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) < 0)
+		return -errno;
+	if ((ret = wait_syscall_stop(t)) < 0) /* exit */
+		return ret;
+	if (ptrace(PTRACE_GETREGS, t->pid, 0, &r) < 0)
+		return -errno;
+	return (long)r.rax;
+}
+
+static int peek(struct tracee *t, uint64_t addr, void *buf, size_t len)
+{
+	return pread(t->memfd, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+static int poke(struct tracee *t, uint64_t addr, const void *buf, size_t len)
+{
+	return pwrite(t->memfd, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/* The address of the AT_SYSINFO_EHDR entry's value on the initial stack,
+ * and that value; -ENOENT if the vector has none. */
+static int find_sysinfo(struct tracee *t, uint64_t *ret_addr, uint64_t *ret_val)
+{
+	uint64_t sp = t->regs.rsp, argc, w;
+	int n = 0;
+
+	if (peek(t, sp, &argc, 8) < 0 || argc > 1 << 20)
+		return -EFAULT;
+	sp += 8 * (argc + 2); /* argv and its NULL */
+	do { /* envp, up to its NULL */
+		if (peek(t, sp, &w, 8) < 0 || ++n > 1 << 20)
+			return -EFAULT;
+		sp += 8;
+	} while (w);
+	for (n = 0; n < 512; n++, sp += 16) {
+		uint64_t kv[2];
+
+		if (peek(t, sp, kv, 16) < 0)
+			return -EFAULT;
+		if (kv[0] == AT_NULL)
+			return -ENOENT;
+		if (kv[0] == AT_SYSINFO_EHDR) {
+			*ret_addr = sp + 8;
+			*ret_val = kv[1];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* The process's environment as exec gave it: the value of name, in buf. */
+static bool env_get(int pid, const char *name, char *buf, size_t size)
+{
+	char path[64];
+	_cleanup_free_ char *env = malloc(65536);
+	size_t nlen = strlen(name);
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	if (!env || (n = hm_read_file_at(AT_FDCWD, path, env, 65536)) <= 0)
+		return false;
+	for (char *p = env; p < env + n; p += strlen(p) + 1)
+		if (!strncmp(p, name, nlen) && p[nlen] == '=' && strlen(p + nlen + 1) < size) {
+			memcpy(buf, p + nlen + 1, strlen(p + nlen + 1) + 1);
+			return true;
+		}
+	return false;
+}
+
+static const char *parse_hex16(const char *s, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 16; i++, s++) {
+		int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+
+		if (d < 0)
+			return NULL;
+		v = v << 4 | d;
+	}
+	*ret = v;
+	return s;
+}
+
+/* The image id the shim would compute in this process (preload/spawn.c,
+ * hm_lineage_init): its process id and runs from HERMETIC_IMAGE (none: the
+ * run's first process), the binary from /proc/PID/exe. */
+static uint64_t image_of(int pid)
+{
+	char img[512], exe_path[4096], exe[HM_EXE_MAX], path[64];
+	uint64_t proc = 0;
+	const char *runs = "", *s;
+	ssize_t n;
+
+	if (env_get(pid, HM_ENV_IMAGE, img, sizeof(img)) && (s = parse_hex16(img, &proc)) &&
+	    *s == ':' && (s = strchr(s + 1, ':')) && (s = strchr(s + 1, ':')))
+		runs = s + 1;
+	if (!proc) {
+		proc = hm_proc_root();
+		runs = "";
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe_path, sizeof(exe_path) - 1);
+	exe_path[n > 0 ? n : 0] = 0;
+	hm_exe_name(exe_path, exe);
+	return hm_image_id(proc, exe, hm_runs_get(runs, exe) + 1);
+}
+
+/* Steps 3: the synthetic vDSO. 0, or -errno (the process is as it was). */
+static int map_vdso(struct supervise *s, struct tracee *t, uint64_t auxv_at, uint64_t real_base)
+{
+	struct hm_vdso_data d = { .magic = HM_VDSO_DATA_MAGIC, .flags = HM_VDSO_WALL };
+	__u64 *real[4] = { &d.real_clock_gettime, &d.real_gettimeofday, &d.real_time,
+			      &d.real_getcpu };
+	long base, fd, r;
+
+	for (int i = 0; i < 4; i++)
+		*real[i] = real_base && s->real_off[i] ? real_base + s->real_off[i] : 0;
+	base = inject(t, SYS_mmap, 0, REGION, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		      -1, 0);
+	if (base < 0 && base > -4096)
+		return (int)base;
+	if (poke(t, base, s->image, s->image_len) < 0 ||
+	    poke(t, base + HM_VDSO_DATA_OFF, &d, sizeof(d)) < 0 ||
+	    poke(t, base + HM_VDSO_PAGE_OFF, s->clock_path, strlen(s->clock_path) + 1) < 0) {
+		r = -EFAULT;
+		goto fail;
+	}
+	fd = inject(t, SYS_openat, AT_FDCWD, base + HM_VDSO_PAGE_OFF, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0) {
+		r = fd;
+		goto fail;
+	}
+	r = inject(t, SYS_mmap, base + HM_VDSO_PAGE_OFF, HM_VCLOCK_SIZE, PROT_READ,
+		   MAP_SHARED | MAP_FIXED, fd, 0);
+	inject(t, SYS_close, fd, 0, 0, 0, 0, 0);
+	if (r != base + HM_VDSO_PAGE_OFF) {
+		r = r < 0 ? r : -EINVAL;
+		goto fail;
+	}
+	r = inject(t, SYS_mprotect, base, HM_VDSO_PAGE_OFF, PROT_READ | PROT_EXEC, 0, 0, 0);
+	if (r < 0)
+		goto fail;
+	r = poke(t, auxv_at, &base, 8);
+	if (r < 0)
+		goto fail;
+	return 0;
+fail:
+	inject(t, SYS_munmap, base, REGION, 0, 0, 0, 0);
+	return (int)r;
+}
+
+static bool env_off(int pid, const char *name, const char *on)
+{
+	char v[32];
+
+	return env_get(pid, name, v, sizeof(v)) && strcmp(v, on);
+}
+
+/* Steps 1 to 4 on a stopped tracee; false: it was left as it was. */
+static bool set_up(struct supervise *s, struct tracee *t)
+{
+	uint64_t auxv_at = 0, real_base = 0;
+	static const uint16_t syscall_insn = 0x050f;
+	bool clock = s->clock && !env_off(t->pid, HM_ENV_CLOCK, "virtual");
+	bool rng = s->rng && !env_off(t->pid, HM_ENV_RNG, "all");
+	struct sv_proc *p;
+	int r = 0;
+
+	if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) < 0 || wait_syscall_stop(t) < 0 ||
+	    ptrace(PTRACE_GETREGS, t->pid, 0, &t->regs) < 0)
+		return false;
+	if (peek(t, t->regs.rip, &t->code, 8) < 0 || poke(t, t->regs.rip, &syscall_insn, 2) < 0) {
+		sv_warn_pid(t->pid, "cannot write to its memory", errno);
+		return false;
+	}
+	t->code_saved = true;
+	if (clock && (r = find_sysinfo(t, &auxv_at, &real_base)) < 0)
+		sv_warn_pid(t->pid,
+			    r == -ENOENT ? "no vDSO to replace (its clock stays real)"
+					 : "cannot read its auxiliary vector",
+			    0);
+	else if (clock && (r = map_vdso(s, t, auxv_at, real_base)) < 0)
+		sv_warn_pid(t->pid, "cannot map the synthetic vDSO (its clock stays real)", -r);
+	if (rng && (p = sv_proc_new(s, t->pid))) {
+		uint8_t key[HM_CHACHA_KEY_SIZE];
+		char seed_s[32];
+		uint64_t seed = s->seed;
+		const char *end;
+
+		/* the seed the shim would read: this process's HERMETIC_SEED */
+		if (env_get(t->pid, HM_ENV_SEED, seed_s, sizeof(seed_s)) &&
+		    (end = hm_parse_dec_u64(seed_s, &seed)) && *end)
+			seed = s->seed;
+		hm_stream_key(seed, image_of(t->pid), 0, key);
+		hm_chacha_stream_init(&p->rng, key);
+		p->rng_on = true;
+	} else if (rng) {
+		sv_warn_pid(t->pid, "too many supervised processes at once (its entropy is real)", 0);
+		rng = false;
+	}
+	/* The kernel's view: covered, if both routes it needs are in place. */
+	if ((!clock || r == 0) && (rng || !s->rng))
+		inject(t, SYS_getrandom, 0, 0, HM_SHIM_HELLO_FLAGS, 0, 0, 0);
+	return true;
+}
+
+void sv_exec_stop(struct supervise *s, int pid)
+{
+	struct tracee t = { .pid = pid, .memfd = -1 };
+	char path[64];
+	int fd;
+	enum sv_kind k = SV_NOT_ELF;
+
+	/* The image the kernel loaded decides (the path seen at the exec's
+	 * start may have changed since). */
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		k = sv_classify(fd);
+		close(fd);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	if (k == SV_STATIC || k == SV_GO_DYNAMIC)
+		t.memfd = open(path, O_RDWR | O_CLOEXEC);
+	if (t.memfd >= 0 && set_up(s, &t))
+		s->supervised++;
+	if (t.code_saved) {
+		poke(&t, t.regs.rip, &t.code, 8);
+		ptrace(PTRACE_SETREGS, pid, 0, &t.regs);
+	}
+	if (t.memfd >= 0)
+		close(t.memfd);
+	ptrace(PTRACE_DETACH, pid, 0, t.sig);
+}
