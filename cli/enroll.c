@@ -259,6 +259,8 @@ static void wait_events(struct enroll *e, int sfd, int timeout_ms)
 		die(EXIT_INTERNAL, "poll: %s", strerror(errno));
 	if (pfd[3].revents & POLLIN)
 		supervise_notify(&e->sv);
+	else if (pfd[3].revents)
+		supervise_gone(&e->sv); /* no process has the filter any more */
 	if (pfd[1].revents)
 		events_populated(e, buf, sizeof(buf)); /* acknowledge the change */
 	/* The daemon went away (or is back): the run goes on either way. */

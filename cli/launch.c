@@ -159,6 +159,8 @@ static ssize_t wait_exec(struct enroll *e, int fd, struct launch_err *le)
 			supervise_recv_listener(&e->sv);
 		if (p[2].revents & POLLIN)
 			supervise_notify(&e->sv);
+		else if (p[2].revents)
+			supervise_gone(&e->sv);
 		if (p[0].revents)
 			return read(fd, le, sizeof(*le));
 	}

@@ -55,6 +55,10 @@
 #define NR_GETRANDOM 318
 #define X32_BIT 0x40000000u
 #define GRND_ALL 0x7u /* NONBLOCK | RANDOM | INSECURE */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS /* Linux 6.6; Debian 12's headers are older */
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP 1UL
+#endif
 
 /* ---- the filter ---- */
 
@@ -277,6 +281,9 @@ void supervise_recv_listener(struct supervise *s)
 	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
 		memcpy(&s->listener, CMSG_DATA(c), sizeof(int));
 		s->on = true;
+		/* The caller waits for our answer: switch to us on its CPU rather
+		 * than wake us wherever (Linux 6.6; older kernels wake as usual). */
+		ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 	} else if (n == sizeof(err) && err) {
 		snprintf(s->off_why, sizeof(s->off_why), "seccomp user notification: %s",
 			 strerror(err));
@@ -285,6 +292,14 @@ void supervise_recv_listener(struct supervise *s)
 	}
 	close(s->sock[0]);
 	s->sock[0] = -1;
+}
+
+void supervise_gone(struct supervise *s)
+{
+	if (s->listener >= 0)
+		close(s->listener);
+	s->listener = -1;
+	s->on = false;
 }
 
 void supervise_finish(struct supervise *s)
@@ -358,10 +373,18 @@ struct sv_proc *sv_proc_new(struct supervise *s, int pid)
 	}
 	if (!p)
 		return NULL;
+	if (!p->pid)
+		s->n_procs++;
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->start = sv_start_time(pid);
 	return p;
+}
+
+void sv_warn_path(int pid, const char *exe, const char *what, int err)
+{
+	warnx_("process %d (%s) runs without the run's clock and entropy: %s%s%s", pid, exe, what,
+	       err ? ": " : "", err ? strerror(err) : "");
 }
 
 void sv_warn_pid(int pid, const char *what, int err)
@@ -373,8 +396,7 @@ void sv_warn_pid(int pid, const char *what, int err)
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 1] = 0;
-	warnx_("process %d (%s) runs without the run's clock and entropy: %s%s%s", pid, exe, what,
-	       err ? ": " : "", err ? strerror(err) : "");
+	sv_warn_path(pid, exe, what, err);
 }
 
 /* ---- exec ---- */
@@ -447,14 +469,14 @@ static int read_str(int pid, uint64_t addr, char *buf, size_t size)
 }
 
 /* What an execve or execveat of the notification would load, opened. */
-static int open_target(const struct seccomp_notif *req)
+static int open_target(const struct seccomp_notif *req, char *path, size_t size)
 {
 	const struct seccomp_data *d = &req->data;
-	char path[4096], full[4200];
+	char full[4200];
 	uint64_t addr = d->nr == NR_EXECVEAT ? d->args[1] : d->args[0];
 	int dirfd = d->nr == NR_EXECVEAT ? (int)d->args[0] : AT_FDCWD;
 
-	if (read_str(req->pid, addr, path, sizeof(path)) < 0)
+	if (read_str(req->pid, addr, path, size) < 0)
 		return -EFAULT;
 	if (path[0] == '/')
 		snprintf(full, sizeof(full), "/proc/%u/root%s", req->pid, path);
@@ -471,13 +493,16 @@ static void on_exec(struct supervise *s, const struct seccomp_notif *req)
 {
 	struct sv_proc *p;
 	enum sv_kind k;
-	int fd, tgid = tgid_of(req->pid);
+	char path[4096];
+	int fd, tgid;
 
 	s->execs++;
 	/* A new image: what the old one was given ends here. */
-	if (tgid && (p = find(s, tgid)))
+	if (s->n_procs && (tgid = tgid_of(req->pid)) && (p = find(s, tgid))) {
 		p->pid = 0;
-	fd = open_target(req);
+		s->n_procs--;
+	}
+	fd = open_target(req, path, sizeof(path));
 	if (fd < 0)
 		return; /* the exec will fail, or we cannot see it: nothing to do */
 	k = sv_classify(fd);
@@ -496,7 +521,7 @@ static void on_exec(struct supervise *s, const struct seccomp_notif *req)
 		   PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD) < 0) {
 		if (errno != ESRCH) {
 			s->refused++;
-			sv_warn_pid(req->pid, "cannot trace it at its exec", errno);
+			sv_warn_path(req->pid, path, "cannot trace it at its exec", errno);
 		}
 		return;
 	}
@@ -510,7 +535,7 @@ static void on_getrandom(struct supervise *s, const struct seccomp_notif *req,
 	const struct seccomp_data *d = &req->data;
 	uint64_t len = d->args[1], done = 0;
 	uint8_t buf[16384];
-	int tgid = tgid_of(req->pid);
+	int tgid = s->n_procs ? tgid_of(req->pid) : 0; /* none of ours: no need to look */
 	struct sv_proc *p = tgid ? find(s, tgid) : NULL;
 
 	if (!p || !p->rng_on || p->start != sv_start_time(tgid)) {

@@ -51,6 +51,7 @@ struct supervise {
 	struct seccomp_notif_resp *resp;
 	size_t req_size, resp_size;
 	struct sv_proc procs[SV_MAX_PROCS];
+	int n_procs; /* entries in use (dead ones included, until reused) */
 	/* what happened, for the summary */
 	uint64_t execs, supervised, refused, entropy_calls;
 	char off_why[160]; /* why not on, when wanted */
@@ -78,6 +79,10 @@ void supervise_notify(struct supervise *s);
  * a tracee of ours (the stop is consumed). */
 bool supervise_stopped(struct supervise *s, int pid, int st);
 
+/* The listener hung up: no process has the filter any more (so none ever
+ * will): stop polling it. */
+void supervise_gone(struct supervise *s);
+
 /* The run is over: close the listener. */
 void supervise_finish(struct supervise *s);
 
@@ -89,5 +94,6 @@ uint64_t sv_start_time(int pid);
 enum sv_kind { SV_NOT_ELF, SV_SHIM, SV_STATIC, SV_GO_DYNAMIC };
 enum sv_kind sv_classify(int fd);
 void sv_warn_pid(int pid, const char *what, int err);
+void sv_warn_path(int pid, const char *exe, const char *what, int err);
 
 #endif

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The supervisor's cost (docs/static.md), printed, never asserted:
+#  1. a static Go program: ns per time.Now() and per 16-byte crypto/rand
+#     read, bare vs enrolled (target: time.Now within 2x of bare: the
+#     synthetic vDSO reads the clock page without a syscall; getrandom is a
+#     round trip to the supervisor);
+#  2. enroll's wall time for `true`, for python3 -c pass and for a shell
+#     that execs /bin/true 100 times, with and without the supervisor
+#     (--supervise on|off; target: no measurable difference for the shim's
+#     programs: forks never stop, each exec costs one seccomp round trip).
+# Medians of RUNS runs, alternating.
+source "$(dirname "$0")/../lib.sh"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "static-bench: needs root (a private hermeticd)" >&2
+	exit 1
+fi
+start_daemon || exit 1
+RUNS=${BENCH_STATIC_RUNS:-11}
+N=${N:-2000000}
+
+wall_ms() {
+	local t
+	t=$({ TIMEFORMAT='%3R'; time "$@" >/dev/null 2>&1; } 2>&1)
+	awk -v t="$t" 'BEGIN { printf "%.1f\n", t * 1000 }'
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
+
+mkdir -p "$T/go"
+cp "$TOP/tests/bench/static_bench.go" "$T/go/main.go"
+if ! go_static "$T/go" "$T/gobench"; then
+	echo "static-bench: cannot build the Go program: $(tail -n 3 "$T/go.log")" >&2
+	exit 1
+fi
+"$T/gobench" "$N" >"$T/bare"
+"$HERMETIC" enroll --seed 1 -- "$T/gobench" "$N" >"$T/enrolled" 2>/dev/null
+get() { sed -n "s/^$2 //p" "$T/$1"; }
+printf '%-28s %10s %10s\n' "static Go, ns/call" bare enrolled
+for k in time_now crypto_rand_16; do
+	printf '%-28s %10s %10s\n' "$k" "$(get bare $k)" "$(get enrolled $k)"
+done
+
+printf '%-28s %10s %10s\n' "enroll wall, ms (median)" "--supervise off" "on"
+for what in true "python3 -c pass" "100 execs of /bin/true"; do
+	case $what in
+	true) cmd=(true) ;;
+	python3*) cmd=(python3 -c pass) ;;
+	*) cmd=(sh -c 'i=0; while [ $i -lt 100 ]; do /bin/true; i=$((i+1)); done') ;;
+	esac
+	: >"$T/off" && : >"$T/on"
+	for _ in $(seq "$RUNS"); do
+		wall_ms "$HERMETIC" enroll --seed 1 --supervise off -- "${cmd[@]}" >>"$T/off"
+		wall_ms "$HERMETIC" enroll --seed 1 -- "${cmd[@]}" >>"$T/on"
+	done
+	printf '%-28s %10s %10s\n' "$what" "$(median <"$T/off")" "$(median <"$T/on")"
+done
