@@ -502,13 +502,17 @@ static void on_exec(struct supervise *s, const struct seccomp_notif *req)
 		p->pid = 0;
 		s->n_procs--;
 	}
+	path[0] = 0;
 	fd = open_target(req, path, sizeof(path));
+	if (fd < 0 && s->debug)
+		warnx_("supervisor: exec of %s by %u: cannot open it (%s)", path, req->pid,
+		       strerror(errno));
 	if (fd < 0)
 		return; /* the exec will fail, or we cannot see it: nothing to do */
 	k = sv_classify(fd);
 	close(fd);
 	if (s->debug)
-		warnx_("supervisor: exec by %u: %s", req->pid,
+		warnx_("supervisor: exec of %s by %u: %s", path, req->pid,
 		       k == SV_STATIC ? "static, supervised" : k == SV_GO_DYNAMIC ? "Go, supervised" :
 		       k == SV_SHIM ? "dynamic, the shim's" : "not an ELF of this machine");
 	if (k != SV_STATIC && k != SV_GO_DYNAMIC)

@@ -4,7 +4,7 @@
 #     read, bare vs enrolled (target: time.Now within 2x of bare: the
 #     synthetic vDSO reads the clock page without a syscall; getrandom is a
 #     round trip to the supervisor);
-#  2. enroll's wall time for `true`, for python3 -c pass and for a shell
+#  2. enroll's wall and CPU time (its own and its children's) for `true`, for python3 -c pass and for a shell
 #     that execs /bin/true 100 times, with and without the supervisor
 #     (--supervise on|off; target: no measurable difference for the shim's
 #     programs: forks never stop, each exec costs one seccomp round trip).
@@ -24,6 +24,12 @@ wall_ms() {
 	t=$({ TIMEFORMAT='%3R'; time "$@" >/dev/null 2>&1; } 2>&1)
 	awk -v t="$t" 'BEGIN { printf "%.1f\n", t * 1000 }'
 }
+# CPU time (user + system) of CMD and what it reaped, in ms
+cpu_ms() {
+	local t
+	t=$({ TIMEFORMAT='%3U %3S'; time "$@" >/dev/null 2>&1; } 2>&1)
+	awk -v t="$t" 'BEGIN { split(t, a, " "); printf "%.1f\n", (a[1] + a[2]) * 1000 }'
+}
 median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
 
 mkdir -p "$T/go"
@@ -40,17 +46,20 @@ for k in time_now crypto_rand_16; do
 	printf '%-28s %10s %10s\n' "$k" "$(get bare $k)" "$(get enrolled $k)"
 done
 
-printf '%-28s %10s %10s\n' "enroll wall, ms (median)" "--supervise off" "on"
+printf '%-28s %16s %16s\n' "enroll, ms (median)" "off: wall/cpu" "on: wall/cpu"
 for what in true "python3 -c pass" "100 execs of /bin/true"; do
 	case $what in
 	true) cmd=(true) ;;
 	python3*) cmd=(python3 -c pass) ;;
 	*) cmd=(sh -c 'i=0; while [ $i -lt 100 ]; do /bin/true; i=$((i+1)); done') ;;
 	esac
-	: >"$T/off" && : >"$T/on"
+	: >"$T/off" && : >"$T/on" && : >"$T/offc" && : >"$T/onc"
 	for _ in $(seq "$RUNS"); do
 		wall_ms "$HERMETIC" enroll --seed 1 --supervise off -- "${cmd[@]}" >>"$T/off"
 		wall_ms "$HERMETIC" enroll --seed 1 -- "${cmd[@]}" >>"$T/on"
+		cpu_ms "$HERMETIC" enroll --seed 1 --supervise off -- "${cmd[@]}" >>"$T/offc"
+		cpu_ms "$HERMETIC" enroll --seed 1 -- "${cmd[@]}" >>"$T/onc"
 	done
-	printf '%-28s %10s %10s\n' "$what" "$(median <"$T/off")" "$(median <"$T/on")"
+	printf '%-28s %16s %16s\n' "$what" "$(median <"$T/off") / $(median <"$T/offc")" \
+		"$(median <"$T/on") / $(median <"$T/onc")"
 done
