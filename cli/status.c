@@ -4,12 +4,14 @@
 #include <json-c/json.h>
 #include "util.h"
 #include "cli.h"
+#include "supervise.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: hermetic status [--json]\n\n"
 		   "Show the daemon's version, which BPF attach types are active and which\n"
-		   "were refused and why, its cgroup subtree, and the active runs.\n\n"
+		   "were refused and why, its cgroup subtree, whether processes without the\n"
+		   "shim (static binaries, Go) can be supervised here, and the active runs.\n\n"
 		   "  --json   one JSON object, for scripts\n");
 }
 
@@ -46,6 +48,19 @@ int cmd_status(int argc, char **argv)
 	o = json_tokener_parse(buf);
 	if (!o)
 		die(EXIT_INTERNAL, "hermeticd sent a status that is not JSON");
+	/* The supervisor is this program's (docs/static.md): what this machine
+	 * allows it, next to what the daemon says. */
+	{
+		char vdso[4096], why[256];
+		bool ok = supervise_probe(vdso, sizeof(vdso), why, sizeof(why));
+		json_object *sv = json_object_new_object();
+
+		json_object_object_add(sv, "available", json_object_new_boolean(ok));
+		json_object_object_add(sv, "vdso", vdso[0] ? json_object_new_string(vdso) : NULL);
+		if (why[0])
+			json_object_object_add(sv, "error", json_object_new_string(why));
+		json_object_object_add(o, "supervisor", sv);
+	}
 	if (json) {
 		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
 		json_object_put(o);
@@ -77,6 +92,21 @@ int cmd_status(int argc, char **argv)
 		printf("virtual clock keeper: %s", json_object_get_boolean(act) ? "active" : "unavailable");
 		if (json_object_object_get_ex(v, "error", &err))
 			printf(" (%s; runs need --clock off)", json_object_get_string(err));
+		putchar('\n');
+	}
+	if (json_object_object_get_ex(o, "supervisor", &v)) {
+		json_object *av, *vd, *err;
+
+		json_object_object_get_ex(v, "available", &av);
+		json_object_object_get_ex(v, "vdso", &vd);
+		if (json_object_get_boolean(av))
+			printf("static binaries, Go: supervised by enroll (seccomp notification at exec, "
+			       "ptrace; %s)",
+			       vd ? "wall clock through the synthetic vDSO, entropy" : "entropy");
+		else
+			printf("static binaries, Go: not supervised");
+		if (json_object_object_get_ex(v, "error", &err))
+			printf(" (%s)", json_object_get_string(err));
 		putchar('\n');
 	}
 	if (json_object_object_get_ex(o, "runs", &v)) {

@@ -47,6 +47,7 @@
 #include "util.h"
 #include "cli.h"
 #include "supervise.h"
+#include "enroll.h"
 #include "hermetic/trace.h"
 #include "hermetic/vdso.h"
 
@@ -193,6 +194,32 @@ void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock
 	build_filter(s);
 	s->debug = getenv("HERMETIC_DEBUG") && strstr(getenv("HERMETIC_DEBUG"), "supervise");
 	s->want = true;
+}
+
+/* ---- what this machine allows (hermetic status) ---- */
+
+bool supervise_probe(char *vdso, size_t vsize, char *why, size_t wsize)
+{
+	struct seccomp_notif_sizes sz;
+	char buf[16];
+
+	why[0] = 0;
+	if (enroll_find_lib("libhermetic-vdso.so", vdso, vsize) < 0) {
+		vdso[0] = 0;
+		snprintf(why, wsize, "libhermetic-vdso.so not found next to the shim: entropy only");
+	}
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0) {
+		snprintf(why, wsize, "no seccomp user notification here: %s", strerror(errno));
+		return false;
+	}
+	/* Yama's 3 forbids every ptrace; 1 and 2 allow ours (enroll is the
+	 * run's ancestor; root has CAP_SYS_PTRACE). */
+	if (hm_read_file_at(AT_FDCWD, "/proc/sys/kernel/yama/ptrace_scope", buf, sizeof(buf)) > 0 &&
+	    buf[0] == '3') {
+		snprintf(why, wsize, "ptrace is disabled here (kernel.yama.ptrace_scope = 3)");
+		return false;
+	}
+	return true;
 }
 
 /* ---- in the child ---- */

@@ -63,6 +63,10 @@ struct supervise {
 void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock, bool rng,
 		       const char *clock_path, const char *vdso_path);
 
+/* hermetic status: can this machine supervise? The vDSO's path (or "")
+ * into vdso; why not (or a limit) into why. */
+bool supervise_probe(char *vdso, size_t vsize, char *why, size_t wsize);
+
 /* In the child, after confine_child, before exec: install the filter and
  * pass its listener. Async-signal-safe; never fails the child. */
 void supervise_child(struct supervise *s);

@@ -117,6 +117,11 @@ if [[ " ${progs[*]} " == *" gostatic "* ]]; then
 	fi
 fi
 
+# hermetic status says which route this machine allows.
+"$HERMETIC" status >"$T/status" 2>&1
+check "hermetic status: static binaries are supervised here, clock and entropy" \
+	grep -q "^static binaries, Go: supervised by enroll .*synthetic vDSO, entropy" "$T/status"
+
 # --- the shim's programs: unaffected --------------------------------------------
 py='import os, time; print(int(time.time()), os.urandom(8).hex())'
 run 5 "$T/py.on" -- python3 -c "$py"
