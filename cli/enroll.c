@@ -246,17 +246,22 @@ static bool run_populated(struct enroll *e)
 /* Wait for an event: a signal (forwarded), the cgroup emptying, or timeout. */
 static void wait_events(struct enroll *e, int sfd, int timeout_ms)
 {
-	struct pollfd pfd[4] = {
+	struct pollfd pfd[4 + 16] = {
 		{ .fd = sfd, .events = POLLIN },
 		{ .fd = e->no_daemon ? -1 : e->events_fd, .events = POLLPRI },
 		{ .fd = enroll_daemon_pollfd(e), .events = POLLIN },
 		{ .fd = supervise_listener_fd(&e->sv), .events = POLLIN },
 	};
+	/* the epoll sets of supervised processes' pending waits */
+	int npfd = 4 + supervise_wait_pollfds(&e->sv, pfd + 4, 16);
 	struct signalfd_siginfo si;
 	char buf[256];
 
-	if (poll(pfd, 4, enroll_daemon_timeout(e, timeout_ms)) < 0 && errno != EINTR)
+	if (poll(pfd, npfd, supervise_wait_timeout(&e->sv, enroll_daemon_timeout(e, timeout_ms))) <
+		    0 &&
+	    errno != EINTR)
 		die(EXIT_INTERNAL, "poll: %s", strerror(errno));
+	supervise_wait_tick(&e->sv);
 	if (pfd[3].revents & POLLIN)
 		supervise_notify(&e->sv);
 	else if (pfd[3].revents)

@@ -54,6 +54,10 @@
 #define NR_EXECVE 59
 #define NR_EXECVEAT 322
 #define NR_GETRANDOM 318
+#define NR_NANOSLEEP 35
+#define NR_CLOCK_NANOSLEEP 230
+#define NR_EPOLL_WAIT 232
+#define NR_EPOLL_PWAIT 281
 #define X32_BIT 0x40000000u
 #define GRND_ALL 0x7u /* NONBLOCK | RANDOM | INSECURE */
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS /* Linux 6.6; Debian 12's headers are older */
@@ -63,22 +67,40 @@
 
 /* ---- the filter ---- */
 
+/* Timed waits go to the supervisor only from code below 4 GiB: the text
+ * of a non-PIE static or Go binary, where the raw calls of the processes
+ * it supervises are made. The shim's processes wait through libc, mapped
+ * high, and never pay a round trip for it. */
+#define IP_HI (offsetof(struct seccomp_data, instruction_pointer) + 4)
+#define NEVER 0xffffffffu
+
 static void build_filter(struct supervise *s)
 {
+	uint32_t w = s->waits ? 0 : NEVER;
 	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW), /* i386: not ours (docs/static.md) */
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_EXECVE, 4, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_EXECVEAT, 3, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_GETRANDOM, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		/* getrandom: the announcement goes straight to the kernel */
+		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 8), /* i386: not ours */
+		/* 2 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_EXECVE, 15, 0),
+		/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_EXECVEAT, 14, 0),
+		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_GETRANDOM, 5, 0),
+		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_NANOSLEEP, 9, 0),
+		/* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_CLOCK_NANOSLEEP, 8, 0),
+		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_EPOLL_WAIT, 4, 0),
+		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_EPOLL_PWAIT, 3, 0),
+		/* 10 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* 11: getrandom; the announcement goes straight to the kernel */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HM_SHIM_HELLO_FLAGS, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HM_SHIM_HELLO_FLAGS, 5, 6),
+		/* 13: epoll: a timeout of 0 polls, a negative one has no deadline */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
+		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 3, 0),
+		/* 15 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, 2, 0),
+		/* 16: a timed wait: from low code only */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, IP_HI),
+		/* 17 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
+		/* 18 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* 19 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
 	};
 
 	_Static_assert(ARRAY_SIZE(f) <= SV_MAX_INSNS, "filter too long");
@@ -155,7 +177,8 @@ static int load_image(struct supervise *s, const char *path)
 }
 
 void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock, bool rng,
-		       const char *clock_path, const char *vdso_path)
+		       const char *clock_path, const char *vdso_path, struct hm_vclock *vc,
+		       bool waits, uint64_t tick_ns)
 {
 	struct seccomp_notif_sizes sz;
 	int r;
@@ -166,6 +189,11 @@ void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock
 	s->clock = clock && clock_path && clock_path[0];
 	s->rng = rng;
 	s->clock_path = clock_path;
+	s->vc = vc;
+	s->tick_ns = tick_ns;
+	s->waits = s->clock && vc && waits;
+	for (int i = 0; i < SV_MAX_PROCS; i++)
+		s->procs[i].pidfd = s->procs[i].ep_ours = -1;
 	if (!want || (!s->clock && !s->rng))
 		return;
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0) {
@@ -184,7 +212,7 @@ void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock
 		snprintf(s->off_why, sizeof(s->off_why), "the synthetic vDSO %s: %s",
 			 vdso_path ? vdso_path : "libhermetic-vdso.so",
 			 vdso_path ? strerror(-r) : "not found");
-		s->clock = false; /* entropy still */
+		s->clock = s->waits = false; /* entropy still */
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, s->sock) < 0) {
 		snprintf(s->off_why, sizeof(s->off_why), "socketpair: %s", strerror(errno));
@@ -323,6 +351,7 @@ void supervise_recv_listener(struct supervise *s)
 
 void supervise_gone(struct supervise *s)
 {
+	supervise_wait_drop(s, NULL);
 	if (s->listener >= 0)
 		close(s->listener);
 	s->listener = -1;
@@ -331,6 +360,10 @@ void supervise_gone(struct supervise *s)
 
 void supervise_finish(struct supervise *s)
 {
+	supervise_wait_drop(s, NULL);
+	for (int i = 0; i < SV_MAX_PROCS; i++)
+		if (s->procs[i].pid)
+			supervise_wait_drop(s, &s->procs[i]);
 	if (s->listener >= 0)
 		close(s->listener);
 	if (s->sock[0] >= 0)
@@ -402,7 +435,10 @@ struct sv_proc *sv_proc_new(struct supervise *s, int pid)
 		return NULL;
 	if (!p->pid)
 		s->n_procs++;
+	else
+		supervise_wait_drop(s, p);
 	memset(p, 0, sizeof(*p));
+	p->pidfd = p->ep_ours = p->ep_fd = -1;
 	p->pid = pid;
 	p->start = sv_start_time(pid);
 	return p;
@@ -526,6 +562,7 @@ static void on_exec(struct supervise *s, const struct seccomp_notif *req)
 	s->execs++;
 	/* A new image: what the old one was given ends here. */
 	if (s->n_procs && (tgid = tgid_of(req->pid)) && (p = find(s, tgid))) {
+		supervise_wait_drop(s, p);
 		p->pid = 0;
 		s->n_procs--;
 	}
@@ -617,6 +654,19 @@ void supervise_notify(struct supervise *s)
 	case NR_GETRANDOM:
 		on_getrandom(s, s->req, s->resp);
 		break;
+	case NR_NANOSLEEP:
+	case NR_CLOCK_NANOSLEEP:
+	case NR_EPOLL_WAIT:
+	case NR_EPOLL_PWAIT: {
+		int tgid = s->n_procs ? tgid_of(s->req->pid) : 0;
+		struct sv_proc *p = tgid ? find(s, tgid) : NULL;
+
+		if (!p || !p->vmono || p->start != sv_start_time(tgid))
+			s->resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		else if (sv_wait_begin(s, p, s->req, s->resp))
+			return; /* answered later (supervise_wait_tick), or already */
+		break;
+	}
 	default:
 		s->resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		break;

@@ -22,19 +22,52 @@
 #include "chacha20.h"
 
 #define SV_MAX_PROCS 256
-#define SV_MAX_INSNS 16
+#define SV_MAX_INSNS 24
+#define SV_MAX_WAITS 64
+#define SV_NR_NANOSLEEP 35
+#define SV_NR_CLOCK_NANOSLEEP 230
+#define SV_NR_EPOLL_WAIT 232
+#define SV_NR_EPOLL_PWAIT 281
+
+struct pollfd;
+struct hm_vclock;
+struct hm_vslot;
+struct seccomp_notif;
+struct seccomp_notif_resp;
 
 struct sv_proc {
 	int pid; /* tgid; 0: free */
 	uint64_t start; /* its start time (/proc/PID/stat field 22): pids are reused */
+	uint64_t image; /* its image id (lib/lineage.c) */
 	struct hm_chacha_stream rng;
 	bool rng_on;
+	bool vmono; /* its monotonic clock is the run's: its waits are ours */
+	int pidfd; /* for pidfd_getfd, or -1 */
+	int ep_fd, ep_ours; /* its epoll descriptor and our duplicate of it, or -1 */
+};
+
+/* A timed wait the supervisor does on a thread's behalf (supervise_wait.c). */
+struct sv_wait {
+	bool used;
+	bool external; /* on the world: a real deadline */
+	uint64_t id; /* the notification */
+	int tid, nr;
+	struct sv_proc *p;
+	int64_t deadline; /* the run's monotonic clock, ns */
+	int64_t real_deadline; /* CLOCK_MONOTONIC, ns (external) */
+	int epfd; /* our duplicate of its epoll set, or -1 (a sleep) */
+	uint64_t events;
+	int maxevents;
+	struct hm_vslot *slot;
 };
 
 struct supervise {
 	bool want; /* --supervise on, and the run virtualises something */
 	bool on; /* the listener is ours */
 	bool clock, rng; /* the run's settings */
+	bool waits; /* a keeper moves the run's clock: waits can be virtual */
+	struct hm_vclock *vc; /* the run's clock page, as enroll maps it */
+	uint64_t tick_ns;
 	bool debug; /* HERMETIC_DEBUG=supervise: a line per decision */
 	uint64_t seed;
 	const char *clock_path;
@@ -52,6 +85,9 @@ struct supervise {
 	size_t req_size, resp_size;
 	struct sv_proc procs[SV_MAX_PROCS];
 	int n_procs; /* entries in use (dead ones included, until reused) */
+	struct sv_wait waits_[SV_MAX_WAITS];
+	int n_waits;
+	uint64_t waits_total;
 	/* what happened, for the summary */
 	uint64_t execs, supervised, refused, entropy_calls;
 	char off_why[160]; /* why not on, when wanted */
@@ -61,7 +97,8 @@ struct supervise {
  * and the vDSO image. Never fails the run: a supervisor that cannot be had
  * is off, and says why in off_why. */
 void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock, bool rng,
-		       const char *clock_path, const char *vdso_path);
+		       const char *clock_path, const char *vdso_path, struct hm_vclock *vc,
+		       bool waits, uint64_t tick_ns);
 
 /* hermetic status: can this machine supervise? The vDSO's path (or "")
  * into vdso; why not (or a limit) into why. */
@@ -89,6 +126,17 @@ void supervise_gone(struct supervise *s);
 
 /* The run is over: close the listener. */
 void supervise_finish(struct supervise *s);
+
+/* supervise_wait.c: a timed wait of p's (true: it is ours now, or was
+ * answered; false: resp says what to answer); the main loop's descriptors
+ * (their count), its poll timeout (timeout_ms, or shorter while waits are
+ * pending), what to do after each poll; p's waits (all, for NULL) dropped. */
+bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp);
+int supervise_wait_pollfds(struct supervise *s, struct pollfd *pfd, int max);
+int supervise_wait_timeout(struct supervise *s, int timeout_ms);
+void supervise_wait_tick(struct supervise *s);
+void supervise_wait_drop(struct supervise *s, struct sv_proc *p);
 
 /* supervise_exec.c: the exec stop of pid, a seized process; detaches it. */
 void sv_exec_stop(struct supervise *s, int pid);

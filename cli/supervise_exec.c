@@ -198,7 +198,9 @@ static uint64_t image_of(int pid)
 /* Steps 3: the synthetic vDSO. 0, or -errno (the process is as it was). */
 static int map_vdso(struct supervise *s, struct tracee *t, uint64_t auxv_at, uint64_t real_base)
 {
-	struct hm_vdso_data d = { .magic = HM_VDSO_DATA_MAGIC, .flags = HM_VDSO_WALL };
+	struct hm_vdso_data d = { .magic = HM_VDSO_DATA_MAGIC,
+				  .flags = HM_VDSO_WALL | (s->waits ? HM_VDSO_MONO : 0),
+				  .tick = s->tick_ns, .tick_after = 100000 /* the shim's HM_TICK_AFTER */ };
 	__u64 *real[4] = { &d.real_clock_gettime, &d.real_gettimeofday, &d.real_time,
 			      &d.real_getcpu };
 	long base, fd, r;
@@ -227,7 +229,8 @@ static int map_vdso(struct supervise *s, struct tracee *t, uint64_t auxv_at, uin
 		r = r < 0 ? r : -EINVAL;
 		goto fail;
 	}
-	r = inject(t, SYS_mprotect, base, HM_VDSO_PAGE_OFF, PROT_READ | PROT_EXEC, 0, 0, 0);
+	/* the image read-only; its data page stays the process's to count in */
+	r = inject(t, SYS_mprotect, base, HM_VDSO_DATA_OFF, PROT_READ | PROT_EXEC, 0, 0, 0);
 	if (r < 0)
 		goto fail;
 	r = poke(t, auxv_at, &base, 8);
@@ -254,6 +257,7 @@ static bool set_up(struct supervise *s, struct tracee *t)
 	bool clock = s->clock && !env_off(t->pid, HM_ENV_CLOCK, "virtual");
 	bool rng = s->rng && !env_off(t->pid, HM_ENV_RNG, "all");
 	struct sv_proc *p;
+	bool vclock;
 	int r = 0;
 
 	if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) < 0 || wait_syscall_stop(t) < 0 ||
@@ -271,21 +275,25 @@ static bool set_up(struct supervise *s, struct tracee *t)
 			    0);
 	else if (clock && (r = map_vdso(s, t, auxv_at, real_base)) < 0)
 		sv_warn_pid(t->pid, "cannot map the synthetic vDSO (its clock stays real)", -r);
-	if (rng && (p = sv_proc_new(s, t->pid))) {
+	vclock = clock && r == 0;
+	p = rng || vclock ? sv_proc_new(s, t->pid) : NULL;
+	if (p) {
 		uint8_t key[HM_CHACHA_KEY_SIZE];
 		char seed_s[32];
 		uint64_t seed = s->seed;
 		const char *end;
 
+		p->image = image_of(t->pid);
+		p->vmono = vclock && s->waits;
 		/* the seed the shim would read: this process's HERMETIC_SEED */
 		if (env_get(t->pid, HM_ENV_SEED, seed_s, sizeof(seed_s)) &&
 		    (end = hm_parse_dec_u64(seed_s, &seed)) && *end)
 			seed = s->seed;
-		hm_stream_key(seed, image_of(t->pid), 0, key);
+		hm_stream_key(seed, p->image, 0, key);
 		hm_chacha_stream_init(&p->rng, key);
-		p->rng_on = true;
-	} else if (rng) {
-		sv_warn_pid(t->pid, "too many supervised processes at once (its entropy is real)", 0);
+		p->rng_on = rng;
+	} else if (rng || vclock) {
+		sv_warn_pid(t->pid, "too many supervised processes at once (its entropy and waits are real)", 0);
 		rng = false;
 	}
 	/* The kernel's view: covered, if both routes it needs are in place. */

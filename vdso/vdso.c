@@ -4,9 +4,10 @@
  * the shim (a static binary, Go's runtime) calls for the time instead of
  * the kernel's vDSO, once the supervisor (cli/supervise.c) has pointed its
  * AT_SYSINFO_EHDR here. The realtime clocks read the run's clock page
- * (realtime = the page's mono + wall_off, include/hermetic/vclock.h);
- * everything else goes to the kernel's own vDSO functions, or to the
- * syscall where the process has none.
+ * (realtime = the page's mono + wall_off, include/hermetic/vclock.h), and
+ * so do the monotonic ones where the supervisor also makes the process's
+ * waits virtual (HM_VDSO_MONO); everything else goes to the kernel's own
+ * vDSO functions, or to the syscall where the process has none.
  *
  * Freestanding: no libc, no TLS (Go's runtime owns %fs), no stack
  * protector, no relocation: it finds its data by its own address.
@@ -41,6 +42,35 @@ static inline long raw3(long nr, long a, long b, long c)
 	return ret;
 }
 
+static inline int is_mono(clockid_t id)
+{
+	return id == CLOCK_MONOTONIC || id == CLOCK_MONOTONIC_RAW || id == CLOCK_MONOTONIC_COARSE ||
+	       id == CLOCK_BOOTTIME || id == 9 /* BOOTTIME_ALARM */;
+}
+
+/* The process's view of the run's monotonic clock: the page's, plus ticks
+ * once it has read it tick_after times without the clock moving, never
+ * going back. Threads race on the counters; that changes how soon ticks
+ * start, never the order of one thread's readings past a move. */
+static inline long long view(const struct hm_vclock *vc)
+{
+	struct hm_vdso_data *d = (struct hm_vdso_data *)data();
+	long long m = __atomic_load_n(&vc->mono, __ATOMIC_ACQUIRE), v, last;
+
+	if (__atomic_load_n(&d->base, __ATOMIC_RELAXED) != m) {
+		last = __atomic_load_n(&d->last, __ATOMIC_RELAXED);
+		__atomic_store_n(&d->off, last > m ? last - m : 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&d->reads, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&d->base, m, __ATOMIC_RELEASE);
+	}
+	if (d->tick && __atomic_add_fetch(&d->reads, 1, __ATOMIC_RELAXED) > d->tick_after)
+		v = m + __atomic_add_fetch(&d->off, (long long)d->tick, __ATOMIC_RELAXED);
+	else
+		v = m + __atomic_load_n(&d->off, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->last, v, __ATOMIC_RELAXED);
+	return v;
+}
+
 static inline int is_wall(clockid_t id)
 {
 	return id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE || id == 8 /* _ALARM */ ||
@@ -51,12 +81,13 @@ static inline int is_wall(clockid_t id)
 static inline int wall(clockid_t id, long long *ns)
 {
 	const struct hm_vclock *vc = page();
+	unsigned long long fl = data()->flags;
 	long long v;
 
-	if (!(data()->flags & HM_VDSO_WALL))
+	if (!(fl & HM_VDSO_WALL))
 		return 0;
-	v = __atomic_load_n(&vc->mono, __ATOMIC_ACQUIRE) +
-	    __atomic_load_n(&vc->wall_off, __ATOMIC_ACQUIRE);
+	v = fl & HM_VDSO_MONO ? view(vc) : __atomic_load_n(&vc->mono, __ATOMIC_ACQUIRE);
+	v += __atomic_load_n(&vc->wall_off, __ATOMIC_ACQUIRE);
 	*ns = id == 11 ? v + TAI_OFFSET : v;
 	return 1;
 }
@@ -80,6 +111,10 @@ int __vdso_clock_gettime(clockid_t id, struct timespec *ts)
 
 	if (is_wall(id) && wall(id, &ns)) {
 		to_ts(ns, ts);
+		return 0;
+	}
+	if (is_mono(id) && (d->flags & HM_VDSO_MONO)) {
+		to_ts(view(page()), ts);
 		return 0;
 	}
 	if (d->real_clock_gettime)

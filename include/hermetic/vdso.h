@@ -23,6 +23,7 @@
 
 /* Flags of struct hm_vdso_data. */
 #define HM_VDSO_WALL 0x1 /* realtime clocks read the run's clock */
+#define HM_VDSO_MONO 0x2 /* so do the monotonic ones (the process's waits are virtual) */
 
 struct hm_vdso_data {
 	__u64 magic;
@@ -33,6 +34,18 @@ struct hm_vdso_data {
 	__u64 real_gettimeofday;
 	__u64 real_time;
 	__u64 real_getcpu;
+	/* --tick: a reading advances by tick ns once the process has read the
+	 * clock tick_after times since the run's clock last moved (a loop
+	 * polling the clock makes progress; the shim counts per thread, this
+	 * page has no threads: per process). 0: frozen. */
+	__u64 tick;
+	__u64 tick_after;
+	__u64 pad0[4];
+	/* written by the vDSO, on a cache line of their own */
+	__s64 base; /* the run's mono when the count started */
+	__u64 reads;
+	__s64 off; /* ticks so far, ns */
+	__s64 last; /* the last reading, so that none goes back */
 };
 
 #endif
