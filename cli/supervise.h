@@ -133,6 +133,11 @@ void supervise_finish(struct supervise *s);
  * pending), what to do after each poll; p's waits (all, for NULL) dropped. */
 bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_notif *req,
 		   struct seccomp_notif_resp *resp);
+/* A slot of the run's clock page held on thread tid's behalf (NULL: none
+ * free, or no page); EXTERNAL keeps the run from counting as idle. */
+struct hm_vslot *sv_slot_begin(struct supervise *s, int pid, uint64_t order, int tid,
+			       int64_t deadline, bool external);
+void sv_slot_end(struct supervise *s, struct hm_vslot *sl);
 int supervise_wait_pollfds(struct supervise *s, struct pollfd *pfd, int max);
 int supervise_wait_timeout(struct supervise *s, int timeout_ms);
 void supervise_wait_tick(struct supervise *s);

@@ -305,6 +305,7 @@ static bool set_up(struct supervise *s, struct tracee *t)
 void sv_exec_stop(struct supervise *s, int pid)
 {
 	struct tracee t = { .pid = pid, .memfd = -1 };
+	struct hm_vslot *busy;
 	char path[64];
 	int fd;
 	enum sv_kind k = SV_NOT_ELF;
@@ -319,6 +320,10 @@ void sv_exec_stop(struct supervise *s, int pid)
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	if (k == SV_STATIC || k == SV_GO_DYNAMIC)
 		t.memfd = open(path, O_RDWR | O_CLOEXEC);
+	/* While we set it up the process is stopped for us, not waiting for
+	 * anything of the run's: the run must not look idle (the exec stop
+	 * itself counts as running in bpf/sched.bpf.c, our own stops do not). */
+	busy = sv_slot_begin(s, pid, 0, pid, INT64_MAX, true);
 	if (t.memfd >= 0 && set_up(s, &t))
 		s->supervised++;
 	if (t.code_saved) {
@@ -328,4 +333,5 @@ void sv_exec_stop(struct supervise *s, int pid)
 	if (t.memfd >= 0)
 		close(t.memfd);
 	ptrace(PTRACE_DETACH, pid, 0, t.sig);
+	sv_slot_end(s, busy);
 }

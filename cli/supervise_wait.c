@@ -59,12 +59,15 @@ static int64_t vmono(struct supervise *s)
 
 /* ---- slots, on the waiting thread's behalf ---- */
 
-static struct hm_vslot *slot_begin(struct supervise *s, const struct sv_proc *p, int tid,
-				   int64_t deadline, bool external)
+struct hm_vslot *sv_slot_begin(struct supervise *s, int pid, uint64_t order, int tid,
+			       int64_t deadline, bool external)
 {
-	struct hm_vslot *sl = HM_VCLOCK_SLOTS(s->vc);
+	struct hm_vslot *sl;
 	uint32_t hw;
 
+	if (!s->vc)
+		return NULL;
+	sl = HM_VCLOCK_SLOTS(s->vc);
 	for (uint32_t n = 0, i = (uint32_t)tid % HM_VSLOTS; n < HM_VSLOTS;
 	     n++, i = (i + 1) % HM_VSLOTS) {
 		uint32_t free_ = HM_VS_FREE;
@@ -74,8 +77,8 @@ static struct hm_vslot *slot_begin(struct supervise *s, const struct sv_proc *p,
 						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 			continue;
 		__atomic_store_n(&sl[i].tid, (uint32_t)tid, __ATOMIC_RELEASE);
-		__atomic_store_n(&sl[i].pid, (uint32_t)p->pid, __ATOMIC_RELEASE);
-		__atomic_store_n(&sl[i].order, p->image, __ATOMIC_RELEASE);
+		__atomic_store_n(&sl[i].pid, (uint32_t)pid, __ATOMIC_RELEASE);
+		__atomic_store_n(&sl[i].order, order, __ATOMIC_RELEASE);
 		hw = __atomic_load_n(&s->vc->hw, __ATOMIC_ACQUIRE);
 		while (hw < i + 1 && !__atomic_compare_exchange_n(&s->vc->hw, &hw, i + 1, false,
 								   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -92,7 +95,7 @@ static struct hm_vslot *slot_begin(struct supervise *s, const struct sv_proc *p,
 	return NULL;
 }
 
-static void slot_end(struct supervise *s, struct hm_vslot *sl)
+void sv_slot_end(struct supervise *s, struct hm_vslot *sl)
 {
 	if (!sl)
 		return;
@@ -217,7 +220,7 @@ static void wait_end(struct supervise *s, struct sv_wait *w, long val, int error
 	resp->error = error;
 	/* ENOENT: the waiter is gone, or a signal took it out of the wait */
 	ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
-	slot_end(s, w->slot);
+	sv_slot_end(s, w->slot);
 	w->used = false;
 	s->n_waits--;
 }
@@ -306,7 +309,7 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 	}
 	w->deadline = dl + SLACK_NS;
 	w->real_deadline = real_mono() + len;
-	w->slot = slot_begin(s, p, w->tid, w->deadline, w->external);
+	w->slot = sv_slot_begin(s, p->pid, p->image, w->tid, w->deadline, w->external);
 	s->waits_total++;
 	return true;
 }
@@ -352,7 +355,7 @@ void supervise_wait_tick(struct supervise *s)
 		if (!w->used)
 			continue;
 		if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &w->id) < 0) {
-			slot_end(s, w->slot); /* interrupted: it will come back */
+			sv_slot_end(s, w->slot); /* interrupted: it will come back */
 			w->used = false;
 			s->n_waits--;
 			continue;
@@ -381,7 +384,7 @@ void supervise_wait_drop(struct supervise *s, struct sv_proc *p)
 {
 	for (int i = 0; i < SV_MAX_WAITS; i++)
 		if (s->waits_[i].used && (!p || s->waits_[i].p == p)) {
-			slot_end(s, s->waits_[i].slot);
+			sv_slot_end(s, s->waits_[i].slot);
 			s->waits_[i].used = false;
 			s->n_waits--;
 		}

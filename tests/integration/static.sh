@@ -117,6 +117,42 @@ if [[ " ${progs[*]} " == *" gostatic "* ]]; then
 	fi
 fi
 
+# --- waits on the run's clock -----------------------------------------------------
+real_ms() { # OUT CMD...: run enrolled, print the real milliseconds it took
+	local out=$1 s
+	shift
+	s=$(date +%s%N)
+	run 1 "$out" -- "$@"
+	echo $((($(date +%s%N) - s) / 1000000))
+}
+if gobuild 0 gosleep.go gosleep; then
+	ms=$(real_ms "$T/sl.long" "$T/gosleep" long)
+	if grep -q "^slept 20s$" "$T/sl.long" && [ "$ms" -lt 10000 ]; then
+		pass "Go: time.Sleep(20s) takes no real time (${ms} ms) and time.Since says 20s"
+	else
+		fail "Go: time.Sleep(20s) on the run's clock" "${ms} ms: $(flat "$T/sl.long") $(flat "$T/sl.long.err")"
+	fi
+	run 1 "$T/sl" -- "$T/gosleep"
+	check "Go: time.Since around time.Sleep(2s) is 2s" grep -q "^slept 2s$" "$T/sl"
+	check "Go: a goroutine computing holds a 50 ms context timeout off until it is done" \
+		grep -q "^compute: finished first$" "$T/sl"
+	check "Go: ... which then fires 50 ms later, and a ticker ticks on the run's clock" \
+		sh -c "grep -q '^then waited 50ms for the timeout$' '$T/sl' && grep -q '^ticks at 2.55s$' '$T/sl'"
+	run 1 "$T/sl.net" -- "$T/gosleep" net
+	check "Go: Accept with a deadline on a socket keeps the real deadline, the clock follows it" \
+		grep -q "^accept: timeout after 300ms$" "$T/sl.net"
+else
+	fail "build the Go sleep program" "$(tail -n 3 "$T/go.log" | tr '\n' '|')"
+fi
+if [[ " ${progs[*]} " == *" musl "* ]] && musl-gcc -static -O2 -o "$T/msleep" "$SRC/msleep.c" >"$T/musl.log" 2>&1; then
+	ms=$(real_ms "$T/ms" "$T/msleep")
+	if grep -q "^slept 20001502 us$" "$T/ms" && [ "$ms" -lt 10000 ]; then
+		pass "musl: sleep(20) and usleep(1500) take no real time (${ms} ms), CLOCK_MONOTONIC says so"
+	else
+		fail "musl: sleep(20) on the run's clock" "${ms} ms: $(flat "$T/ms") $(flat "$T/ms.err")"
+	fi
+fi
+
 # hermetic status says which route this machine allows.
 "$HERMETIC" status >"$T/status" 2>&1
 check "hermetic status: static binaries are supervised here, clock and entropy" \
