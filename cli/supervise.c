@@ -184,7 +184,7 @@ void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock
 	int r;
 
 	memset(s, 0, sizeof(*s));
-	s->sock[0] = s->sock[1] = s->listener = -1;
+	s->sock[0] = s->sock[1] = s->listener = s->page_fd = -1;
 	s->seed = seed;
 	s->clock = clock && clock_path && clock_path[0];
 	s->rng = rng;
@@ -192,6 +192,8 @@ void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock
 	s->vc = vc;
 	s->tick_ns = tick_ns;
 	s->waits = s->clock && vc && waits;
+	if (s->waits && want)
+		s->page_fd = open(clock_path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	for (int i = 0; i < SV_MAX_PROCS; i++)
 		s->procs[i].pidfd = s->procs[i].ep_ours = -1;
 	if (!want || (!s->clock && !s->rng))
@@ -360,6 +362,9 @@ void supervise_gone(struct supervise *s)
 
 void supervise_finish(struct supervise *s)
 {
+	if (s->page_fd >= 0)
+		close(s->page_fd);
+	s->page_fd = -1;
 	supervise_wait_drop(s, NULL);
 	for (int i = 0; i < SV_MAX_PROCS; i++)
 		if (s->procs[i].pid)

@@ -67,6 +67,7 @@ struct supervise {
 	bool clock, rng; /* the run's settings */
 	bool waits; /* a keeper moves the run's clock: waits can be virtual */
 	struct hm_vclock *vc; /* the run's clock page, as enroll maps it */
+	int page_fd; /* the page's file, to poke the keeper (supervise_wait.c) */
 	uint64_t tick_ns;
 	bool debug; /* HERMETIC_DEBUG=supervise: a line per decision */
 	uint64_t seed;

@@ -27,6 +27,7 @@
  */
 #include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -310,6 +311,17 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 	w->deadline = dl + SLACK_NS;
 	w->real_deadline = real_mono() + len;
 	w->slot = sv_slot_begin(s, p->pid, p->image, w->tid, w->deadline, w->external);
+	/* The thread blocked before we published its deadline: the run may be
+	 * idle already, with no new record for the keeper to come. Ask it to
+	 * look (daemon/quiesce.c): a write(2) to the page file, of a byte of
+	 * padding as it is. */
+	if (!w->external && s->page_fd >= 0) {
+		uint8_t b = __atomic_load_n((uint8_t *)&s->vc->pad0, __ATOMIC_RELAXED);
+
+		if (pwrite(s->page_fd, &b, 1, offsetof(struct hm_vclock, pad0)) != 1) {
+			/* the keeper's 50 ms tick comes anyway */
+		}
+	}
 	s->waits_total++;
 	return true;
 }
