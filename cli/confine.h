@@ -27,7 +27,7 @@ struct confine {
 	/* root only, read from /proc/self/mountinfo before the fork */
 	struct confine_mount cgroup2[8]; /* replaced by the run's own view */
 	int n_cgroup2;
-	struct confine_mount bpf[8]; /* hidden: pins must stay the daemon's */
+	struct confine_mount bpf[64]; /* hidden: pins must stay the daemon's (one per daemon: tests run many) */
 	int n_bpf;
 	struct confine_mount ro[CONFINE_MAX_MOUNTS]; /* /sys and below: read-only */
 	int n_ro;

@@ -107,8 +107,10 @@ static int poke(struct tracee *t, uint64_t addr, const void *buf, size_t len)
 }
 
 /* The address of the AT_SYSINFO_EHDR entry's value on the initial stack,
- * and that value; -ENOENT if the vector has none. */
-static int find_sysinfo(struct tracee *t, uint64_t *ret_addr, uint64_t *ret_val)
+ * and that value; -ENOENT if the vector has none. *ret_entry: AT_ENTRY, the
+ * program's entry point (0 if absent). */
+static int find_sysinfo(struct tracee *t, uint64_t *ret_addr, uint64_t *ret_val,
+			uint64_t *ret_entry)
 {
 	uint64_t sp = t->regs.rsp, argc, w;
 	int n = 0;
@@ -121,20 +123,22 @@ static int find_sysinfo(struct tracee *t, uint64_t *ret_addr, uint64_t *ret_val)
 			return -EFAULT;
 		sp += 8;
 	} while (w);
+	*ret_addr = *ret_entry = 0;
 	for (n = 0; n < 512; n++, sp += 16) {
 		uint64_t kv[2];
 
 		if (peek(t, sp, kv, 16) < 0)
 			return -EFAULT;
 		if (kv[0] == AT_NULL)
-			return -ENOENT;
+			break;
+		if (kv[0] == AT_ENTRY)
+			*ret_entry = kv[1];
 		if (kv[0] == AT_SYSINFO_EHDR) {
 			*ret_addr = sp + 8;
 			*ret_val = kv[1];
-			return 0;
 		}
 	}
-	return -ENOENT;
+	return *ret_addr ? 0 : -ENOENT;
 }
 
 /* The process's environment as exec gave it: the value of name, in buf. */
@@ -196,10 +200,11 @@ static uint64_t image_of(int pid)
 }
 
 /* Steps 3: the synthetic vDSO. 0, or -errno (the process is as it was). */
-static int map_vdso(struct supervise *s, struct tracee *t, uint64_t auxv_at, uint64_t real_base)
+static int map_vdso(struct supervise *s, struct tracee *t, uint64_t auxv_at, uint64_t real_base,
+		    bool mono)
 {
 	struct hm_vdso_data d = { .magic = HM_VDSO_DATA_MAGIC,
-				  .flags = HM_VDSO_WALL | (s->waits ? HM_VDSO_MONO : 0),
+				  .flags = HM_VDSO_WALL | (mono ? HM_VDSO_MONO : 0),
 				  .tick = s->tick_ns, .tick_after = 100000 /* the shim's HM_TICK_AFTER */ };
 	__u64 *real[4] = { &d.real_clock_gettime, &d.real_gettimeofday, &d.real_time,
 			      &d.real_getcpu };
@@ -252,12 +257,12 @@ static bool env_off(int pid, const char *name, const char *on)
 /* Steps 1 to 4 on a stopped tracee; false: it was left as it was. */
 static bool set_up(struct supervise *s, struct tracee *t)
 {
-	uint64_t auxv_at = 0, real_base = 0;
+	uint64_t auxv_at = 0, real_base = 0, entry = 0;
 	static const uint16_t syscall_insn = 0x050f;
 	bool clock = s->clock && !env_off(t->pid, HM_ENV_CLOCK, "virtual");
 	bool rng = s->rng && !env_off(t->pid, HM_ENV_RNG, "all");
 	struct sv_proc *p;
-	bool vclock;
+	bool vclock, mono = false;
 	int r = 0;
 
 	if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) < 0 || wait_syscall_stop(t) < 0 ||
@@ -268,12 +273,16 @@ static bool set_up(struct supervise *s, struct tracee *t)
 		return false;
 	}
 	t->code_saved = true;
-	if (clock && (r = find_sysinfo(t, &auxv_at, &real_base)) < 0)
+	if (clock && (r = find_sysinfo(t, &auxv_at, &real_base, &entry)) < 0)
 		sv_warn_pid(t->pid,
 			    r == -ENOENT ? "no vDSO to replace (its clock stays real)"
 					 : "cannot read its auxiliary vector",
 			    0);
-	else if (clock && (r = map_vdso(s, t, auxv_at, real_base)) < 0)
+	/* Its waits reach us only from code below 4 GiB (the filter): a PIE
+	 * (static-pie) image keeps the kernel's monotonic clock and waits, so
+	 * that a real sleep is never measured on a clock that did not move. */
+	mono = s->waits && entry && entry < (1ULL << 32);
+	if (clock && r == 0 && (r = map_vdso(s, t, auxv_at, real_base, mono)) < 0)
 		sv_warn_pid(t->pid, "cannot map the synthetic vDSO (its clock stays real)", -r);
 	vclock = clock && r == 0;
 	p = rng || vclock ? sv_proc_new(s, t->pid) : NULL;
@@ -284,7 +293,7 @@ static bool set_up(struct supervise *s, struct tracee *t)
 		const char *end;
 
 		p->image = image_of(t->pid);
-		p->vmono = vclock && s->waits;
+		p->vmono = vclock && mono;
 		/* the seed the shim would read: this process's HERMETIC_SEED */
 		if (env_get(t->pid, HM_ENV_SEED, seed_s, sizeof(seed_s)) &&
 		    (end = hm_parse_dec_u64(seed_s, &seed)) && *end)

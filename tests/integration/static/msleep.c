@@ -1,15 +1,16 @@
-/* Waits on the run's clock in static musl C (static.sh): sleep(20) and
- * usleep(1500), measured on CLOCK_MONOTONIC. */
+/* Waits on the run's clock in static musl C (static.sh): sleep(N) (20 by
+ * default) and usleep(1500), measured on CLOCK_MONOTONIC. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct timespec a, b;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	sleep(20);
+	sleep(argc > 1 ? atoi(argv[1]) : 20);
 	usleep(1500);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	printf("slept %lld us\n",
