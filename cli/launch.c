@@ -98,7 +98,10 @@ static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_
 		_exit(EXIT_INTERNAL);
 	}
 	/* Then the supervisor's filter (supervise.c), also inherited by all. */
-	supervise_child(&e->sv);
+	if ((err = supervise_child(&e->sv)) < 0) {
+		report(err_fd, LAUNCH_CONFINE, -err, "pass the supervisor its listener");
+		_exit(EXIT_INTERNAL);
+	}
 	/* ASLR off before the first exec, inherited by the whole tree:
 	 * programs mix addresses into their random state. */
 	if (!e->cfg.aslr)

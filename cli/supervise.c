@@ -254,7 +254,7 @@ bool supervise_probe(char *vdso, size_t vsize, char *why, size_t wsize)
 
 /* ---- in the child ---- */
 
-void supervise_child(struct supervise *s)
+int supervise_child(struct supervise *s)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -265,7 +265,7 @@ void supervise_child(struct supervise *s)
 	int err = 0, fd;
 
 	if (!s->want)
-		return;
+		return 0;
 	close(s->sock[0]);
 	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &s->prog);
 	if (fd < 0)
@@ -285,16 +285,15 @@ void supervise_child(struct supervise *s)
 		c->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	}
-	/* If this fails the parent sees the socket close, and the first exec
-	 * waits for nobody: the kernel answers ENOSYS without a listener.
-	 * So a filter whose listener did not get through is worse than none:
-	 * but it cannot be removed; the parent then keeps the run going by
-	 * reporting the failure (enroll_launch). */
+	/* A filter whose listener does not reach enroll cannot be removed,
+	 * and every exec would fail (ENOSYS, no listener): then the child
+	 * reports and ends (launch.c). Without a filter it runs unsupervised. */
 	if (sendmsg(s->sock[1], &m, MSG_NOSIGNAL) < 0 && fd >= 0)
-		_exit(EXIT_INTERNAL);
+		return -errno;
 	if (fd >= 0)
 		close(fd);
 	close(s->sock[1]);
+	return 0;
 }
 
 /* ---- in the parent ---- */
@@ -469,94 +468,6 @@ void sv_warn_pid(int pid, const char *what, int err)
 
 /* ---- exec ---- */
 
-/* The ELF headers of an executable: does the shim cover it? Only what the
- * kernel would load counts: an x86_64 ELF; a script (#!) runs its
- * interpreter, which is left alone (docs/static.md). */
-enum sv_kind sv_classify(int fd)
-{
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph[64];
-	bool interp = false, go = false;
-	size_t n;
-
-	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64 ||
-	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) || eh.e_phentsize != sizeof(Elf64_Phdr))
-		return SV_NOT_ELF;
-	n = eh.e_phnum < ARRAY_SIZE(ph) ? eh.e_phnum : ARRAY_SIZE(ph);
-	if (pread(fd, ph, n * sizeof(ph[0]), eh.e_phoff) != (ssize_t)(n * sizeof(ph[0])))
-		return SV_NOT_ELF;
-	for (size_t i = 0; i < n; i++) {
-		uint8_t note[256];
-		size_t len = ph[i].p_filesz < sizeof(note) ? ph[i].p_filesz : sizeof(note);
-
-		if (ph[i].p_type == PT_INTERP)
-			interp = true;
-		/* Go's linker puts its build id first, in a note named "Go". */
-		if (ph[i].p_type == PT_NOTE && len >= 16 &&
-		    pread(fd, note, len, ph[i].p_offset) == (ssize_t)len)
-			for (size_t off = 0; off + 12 <= len;) {
-				uint32_t nsz, dsz;
-
-				memcpy(&nsz, note + off, 4);
-				memcpy(&dsz, note + off + 4, 4);
-				if ((nsz == 3 || nsz == 4) && off + 15 <= len && !memcmp(note + off + 12, "Go", 3))
-					go = true;
-				if (nsz > len || dsz > len)
-					break;
-				off += 12 + ((nsz + 3) & ~3u) + ((dsz + 3) & ~3u);
-			}
-	}
-	if (!interp)
-		return SV_STATIC;
-	return go ? SV_GO_DYNAMIC : SV_SHIM;
-}
-
-/* A string of the calling process's memory. */
-static int read_str(int pid, uint64_t addr, char *buf, size_t size)
-{
-	size_t got = 0;
-
-	while (got < size - 1) {
-		size_t chunk = 4096 - ((addr + got) & 4095);
-		struct iovec l, r;
-		ssize_t n;
-
-		if (chunk > size - 1 - got)
-			chunk = size - 1 - got;
-		l = (struct iovec){ .iov_base = buf + got, .iov_len = chunk };
-		r = (struct iovec){ .iov_base = (void *)(addr + got), .iov_len = chunk };
-		n = process_vm_readv(pid, &l, 1, &r, 1, 0);
-		if (n <= 0)
-			return -EFAULT;
-		if (memchr(buf + got, 0, n))
-			return 0;
-		got += n;
-	}
-	return -ENAMETOOLONG;
-}
-
-/* What an execve or execveat of the notification would load, opened. */
-static int open_target(const struct seccomp_notif *req, char *path, size_t size)
-{
-	const struct seccomp_data *d = &req->data;
-	char full[4200];
-	uint64_t addr = d->nr == NR_EXECVEAT ? d->args[1] : d->args[0];
-	int dirfd = d->nr == NR_EXECVEAT ? (int)d->args[0] : AT_FDCWD;
-
-	if (read_str(req->pid, addr, path, size) < 0)
-		return -EFAULT;
-	if (path[0] == '/')
-		snprintf(full, sizeof(full), "/proc/%u/root%s", req->pid, path);
-	else if (dirfd == AT_FDCWD)
-		snprintf(full, sizeof(full), "/proc/%u/cwd/%s", req->pid, path);
-	else if (!path[0])
-		snprintf(full, sizeof(full), "/proc/%u/fd/%d", req->pid, dirfd);
-	else
-		snprintf(full, sizeof(full), "/proc/%u/fd/%d/%s", req->pid, dirfd, path);
-	return open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-}
-
 static void on_exec(struct supervise *s, const struct seccomp_notif *req)
 {
 	struct sv_proc *p;
@@ -572,7 +483,7 @@ static void on_exec(struct supervise *s, const struct seccomp_notif *req)
 		s->n_procs--;
 	}
 	path[0] = 0;
-	fd = open_target(req, path, sizeof(path));
+	fd = sv_open_target(req, path, sizeof(path));
 	if (fd < 0 && s->debug)
 		warnx_("supervisor: exec of %s by %u: cannot open it (%s)", path, req->pid,
 		       strerror(errno));

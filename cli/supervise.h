@@ -10,8 +10,10 @@
  * instruction maps a synthetic vDSO (vdso/vdso.c) that reads the run's
  * clock page and points AT_SYSINFO_EHDR at it, then detaches. Its
  * getrandom calls are answered from its seeded stream; everyone else's go
- * on to the kernel. supervise.c: the filter, the listener, the decisions,
- * entropy; supervise_exec.c: the exec stop.
+ * on to the kernel; its timed waits are done on the run's clock.
+ * supervise.c: the filter, the listener, the processes, entropy;
+ * supervise_exec.c: execs (what one loads, the exec stop);
+ * supervise_wait.c: the waits.
  */
 #ifndef HERMETIC_CLI_SUPERVISE_H
 #define HERMETIC_CLI_SUPERVISE_H
@@ -106,8 +108,10 @@ void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock
 bool supervise_probe(char *vdso, size_t vsize, char *why, size_t wsize);
 
 /* In the child, after confine_child, before exec: install the filter and
- * pass its listener. Async-signal-safe; never fails the child. */
-void supervise_child(struct supervise *s);
+ * pass its listener. Async-signal-safe. 0 (supervised, or not: then it says
+ * why over the socket), or -errno: the filter is in but its listener could
+ * not be passed, and the child must not exec. */
+int supervise_child(struct supervise *s);
 
 /* In the parent after the fork: the descriptors to poll (-1: none), and
  * what to do when they are ready. */
@@ -151,6 +155,9 @@ struct sv_proc *sv_proc_new(struct supervise *s, int pid);
 uint64_t sv_start_time(int pid);
 enum sv_kind { SV_NOT_ELF, SV_SHIM, SV_STATIC, SV_GO_DYNAMIC };
 enum sv_kind sv_classify(int fd);
+/* What the execve/execveat of req would load, opened read-only; its path
+ * (as the caller gave it) in path. -errno if it cannot be seen. */
+int sv_open_target(const struct seccomp_notif *req, char *path, size_t size);
 void sv_warn_pid(int pid, const char *what, int err);
 void sv_warn_path(int pid, const char *exe, const char *what, int err);
 

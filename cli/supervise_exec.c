@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The exec stop of a supervised image (supervise.h, docs/static.md): the
- * process is at PTRACE_EVENT_EXEC, its new image loaded, not one of its
+ * Execs (supervise.h, docs/static.md). At the exec's start (its seccomp
+ * notification): what it would load, and whether the shim covers that.
+ * At the exec stop of a supervised image: the process is at PTRACE_EVENT_EXEC, its new image loaded, not one of its
  * instructions run. We
  *   1. step it to the end of execve (its syscall-exit stop), a clean place
  *      to make it run syscalls of ours;
@@ -27,6 +28,7 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <linux/seccomp.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include "util.h"
@@ -39,6 +41,99 @@
 #include "hermetic/vdso.h"
 
 #define REGION (HM_VDSO_PAGE_OFF + HM_VCLOCK_SIZE)
+#define NR_EXECVEAT 322
+
+/* ---- the decision, at the exec's start ---- */
+
+/* The ELF headers of an executable: does the shim cover it? Only what the
+ * kernel would load counts: an x86_64 ELF; a script (#!) runs its
+ * interpreter, which is left alone (docs/static.md). */
+enum sv_kind sv_classify(int fd)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[64];
+	bool interp = false, go = false;
+	size_t n;
+
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64 ||
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) || eh.e_phentsize != sizeof(Elf64_Phdr))
+		return SV_NOT_ELF;
+	n = eh.e_phnum < ARRAY_SIZE(ph) ? eh.e_phnum : ARRAY_SIZE(ph);
+	if (pread(fd, ph, n * sizeof(ph[0]), eh.e_phoff) != (ssize_t)(n * sizeof(ph[0])))
+		return SV_NOT_ELF;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t note[256];
+		size_t len = ph[i].p_filesz < sizeof(note) ? ph[i].p_filesz : sizeof(note);
+
+		if (ph[i].p_type == PT_INTERP)
+			interp = true;
+		/* Go's linker puts its build id first, in a note named "Go". */
+		if (ph[i].p_type == PT_NOTE && len >= 16 &&
+		    pread(fd, note, len, ph[i].p_offset) == (ssize_t)len)
+			for (size_t off = 0; off + 12 <= len;) {
+				uint32_t nsz, dsz;
+
+				memcpy(&nsz, note + off, 4);
+				memcpy(&dsz, note + off + 4, 4);
+				if ((nsz == 3 || nsz == 4) && off + 15 <= len && !memcmp(note + off + 12, "Go", 3))
+					go = true;
+				if (nsz > len || dsz > len)
+					break;
+				off += 12 + ((nsz + 3) & ~3u) + ((dsz + 3) & ~3u);
+			}
+	}
+	if (!interp)
+		return SV_STATIC;
+	return go ? SV_GO_DYNAMIC : SV_SHIM;
+}
+
+/* A string of the calling process's memory. */
+static int read_str(int pid, uint64_t addr, char *buf, size_t size)
+{
+	size_t got = 0;
+
+	while (got < size - 1) {
+		size_t chunk = 4096 - ((addr + got) & 4095);
+		struct iovec l, r;
+		ssize_t n;
+
+		if (chunk > size - 1 - got)
+			chunk = size - 1 - got;
+		l = (struct iovec){ .iov_base = buf + got, .iov_len = chunk };
+		r = (struct iovec){ .iov_base = (void *)(addr + got), .iov_len = chunk };
+		n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+		if (n <= 0)
+			return -EFAULT;
+		if (memchr(buf + got, 0, n))
+			return 0;
+		got += n;
+	}
+	return -ENAMETOOLONG;
+}
+
+/* What an execve or execveat of the notification would load, opened. */
+int sv_open_target(const struct seccomp_notif *req, char *path, size_t size)
+{
+	const struct seccomp_data *d = &req->data;
+	char full[4200];
+	uint64_t addr = d->nr == NR_EXECVEAT ? d->args[1] : d->args[0];
+	int dirfd = d->nr == NR_EXECVEAT ? (int)d->args[0] : AT_FDCWD;
+
+	if (read_str(req->pid, addr, path, size) < 0)
+		return -EFAULT;
+	if (path[0] == '/')
+		snprintf(full, sizeof(full), "/proc/%u/root%s", req->pid, path);
+	else if (dirfd == AT_FDCWD)
+		snprintf(full, sizeof(full), "/proc/%u/cwd/%s", req->pid, path);
+	else if (!path[0])
+		snprintf(full, sizeof(full), "/proc/%u/fd/%d", req->pid, dirfd);
+	else
+		snprintf(full, sizeof(full), "/proc/%u/fd/%d/%s", req->pid, dirfd, path);
+	return open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+}
+
+/* ---- the exec stop ---- */
 
 struct tracee {
 	int pid;
