@@ -181,11 +181,12 @@ void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 	/* Everything the child needs is computed here, before the fork. */
 	confine_prepare(&e->conf, !e->no_daemon && !e->unconfined,
 			e->cfg.network == HM_NETWORK_BLOCK);
-	/* Waits are virtual only where hermeticd's keeper moves the clock. */
+	/* Waits are virtual only where hermeticd's keeper moves the clock, and
+	 * only when asked (--supervise waits: docs/static.md says why). */
 	supervise_prepare(&e->sv, supervise_wanted(e), e->cfg.seed, e->cfg.clock_virtual,
 			  e->cfg.rng, e->clock_path,
 			  enroll_find_lib("libhermetic-vdso.so", vdso, sizeof(vdso)) == 0 ? vdso : NULL,
-			  e->vc, !e->no_daemon, e->cfg.tick_ns);
+			  e->vc, e->supervise_waits && !e->no_daemon, e->cfg.tick_ns);
 	e->child = -1;
 	if (!e->no_daemon) {
 		/* Preferred: the child is born inside the run's cgroup. This needs

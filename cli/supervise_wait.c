@@ -128,12 +128,14 @@ static int epoll_dup(struct supervise *s, struct sv_proc *p, int fd)
 /* Is every descriptor in the process's epoll set fd one of the run's?
  * Eventfds are; a pipe is unless it is one the run's first process
  * inherited from outside (the page lists those); anything else is taken
- * as the world's (conservative: its timeout stays real). */
-static bool epoll_internal(struct supervise *s, int pid, int fd)
+ * as the world's (conservative: its timeout stays real). why: the first
+ * that is not, for HERMETIC_DEBUG=supervise. */
+static bool epoll_internal(struct supervise *s, int pid, int fd, char *why, size_t wsize)
 {
 	char path[96], buf[8192], *line, *save;
 	ssize_t n;
 
+	snprintf(why, wsize, "its epoll set cannot be read");
 	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
 	n = hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf));
 	if (n <= 0 || n >= (ssize_t)sizeof(buf) - 1)
@@ -149,19 +151,27 @@ static bool epoll_internal(struct supervise *s, int pid, int fd)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, tfd);
 		l = readlink(path, link, sizeof(link) - 1);
+		link[l > 0 ? l : 0] = 0;
+		snprintf(why, wsize, "descriptor %d: %s", tfd, l > 0 ? link : "gone");
 		if (l <= 0)
 			return false;
-		link[l] = 0;
 		if (!strcmp(link, "anon_inode:[eventfd]"))
 			continue;
-		if (strncmp(link, "pipe:[", 6) || stat(path, &st) < 0)
+		if (strncmp(link, "pipe:[", 6))
 			return false;
+		if (stat(path, &st) < 0) {
+			snprintf(why, wsize, "descriptor %d: %s: %s", tfd, link, strerror(errno));
+			return false;
+		}
 		for (uint32_t i = 0; i < s->vc->n_outside && i < 8; i++)
 			out |= s->vc->outside[i][0] == (uint64_t)st.st_dev &&
 			       s->vc->outside[i][1] == (uint64_t)st.st_ino;
-		if (out)
+		if (out) {
+			snprintf(why, wsize, "descriptor %d: %s, the run's stdio from outside", tfd, link);
 			return false;
+		}
 	}
+	snprintf(why, wsize, "eventfds and the run's pipes");
 	return true;
 }
 
@@ -302,7 +312,13 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 			return false;
 		}
-		w->external = !epoll_internal(s, p->pid, (int)d->args[0]);
+		char why[192];
+
+		w->external = !epoll_internal(s, p->pid, (int)d->args[0], why, sizeof(why));
+		if (s->debug)
+			warnx_("supervisor: epoll wait of %d for %lld ms on %s: %s", w->tid,
+			       (long long)(len / 1000000), w->external ? "real time" : "the run's clock",
+			       why);
 		if ((r = epoll_take(w)) != 0) {
 			wait_end(s, w, r > 0 ? r : 0, r < 0 ? r : 0);
 			return true; /* answered */
@@ -316,9 +332,9 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 	 * look (daemon/quiesce.c): a write(2) to the page file, of a byte of
 	 * padding as it is. */
 	if (!w->external && s->page_fd >= 0) {
-		uint8_t b = __atomic_load_n((uint8_t *)&s->vc->pad0, __ATOMIC_RELAXED);
+		uint8_t b = __atomic_load_n((uint8_t *)&s->vc->pad1[0], __ATOMIC_RELAXED);
 
-		if (pwrite(s->page_fd, &b, 1, offsetof(struct hm_vclock, pad0)) != 1) {
+		if (pwrite(s->page_fd, &b, 1, offsetof(struct hm_vclock, pad1)) != 1) {
 			/* the keeper's 50 ms tick comes anyway */
 		}
 	}

@@ -49,11 +49,14 @@ ns_of() {
 	done | median
 }
 E=("$HERMETIC" enroll --seed 1 --)
+EW=("$HERMETIC" enroll --seed 1 --supervise waits --) # the sleeps: virtual
 printf '%-28s %10s %10s\n' "static Go, ns per call" bare enrolled
+# (enrolled sleeps: --supervise waits)
 for m in "now $N" "rand $((N / 100))" "sleep 1000"; do
 	set -- $m
 	b0=$(ns_of "$T/gobench" "$1" 0) b1=$(ns_of "$T/gobench" "$1" "$2")
 	e0=$(ns_of "${E[@]}" "$T/gobench" "$1" 0) e1=$(ns_of "${E[@]}" "$T/gobench" "$1" "$2")
+	[ "$1" = sleep ] && e0=$(ns_of "${EW[@]}" "$T/gobench" "$1" 0) e1=$(ns_of "${EW[@]}" "$T/gobench" "$1" "$2")
 	printf '%-28s %10s %10s\n' "$1 (x$2)" "$(((b1 - b0) / $2))" "$(((e1 - e0) / $2))"
 done
 

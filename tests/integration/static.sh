@@ -117,12 +117,12 @@ if [[ " ${progs[*]} " == *" gostatic "* ]]; then
 	fi
 fi
 
-# --- waits on the run's clock -----------------------------------------------------
+# --- waits on the run's clock (--supervise waits) ------------------------------------
 real_ms() { # OUT CMD...: run enrolled, print the real milliseconds it took
 	local out=$1 s
 	shift
 	s=$(date +%s%N)
-	run 1 "$out" -- "$@"
+	run 1 "$out" --supervise waits -- "$@"
 	echo $((($(date +%s%N) - s) / 1000000))
 }
 if gobuild 0 gosleep.go gosleep; then
@@ -132,13 +132,13 @@ if gobuild 0 gosleep.go gosleep; then
 	else
 		fail "Go: time.Sleep(20s) on the run's clock" "${ms} ms: $(flat "$T/sl.long") $(flat "$T/sl.long.err")"
 	fi
-	run 1 "$T/sl" -- "$T/gosleep"
+	run 1 "$T/sl" --supervise waits -- "$T/gosleep"
 	check "Go: time.Since around time.Sleep(2s) is 2s" grep -q "^slept 2s$" "$T/sl"
 	check "Go: a goroutine computing holds a 50 ms context timeout off until it is done" \
 		grep -q "^compute: finished first$" "$T/sl"
 	check "Go: ... which then fires 50 ms later, and a ticker ticks on the run's clock" \
 		sh -c "grep -q '^then waited 50ms for the timeout$' '$T/sl' && grep -q '^ticks at 2.55s$' '$T/sl'"
-	run 1 "$T/sl.net" -- "$T/gosleep" net
+	run 1 "$T/sl.net" --supervise waits -- "$T/gosleep" net
 	check "Go: Accept with a deadline on a socket keeps the real deadline, the clock follows it" \
 		grep -q "^accept: timeout after 300ms$" "$T/sl.net"
 else
@@ -156,12 +156,23 @@ fi
 # A static-pie image waits through code the filter does not hand over (it
 # is mapped high): its monotonic clock and sleeps stay real, together.
 if gcc -static-pie -O2 -o "$T/spie" "$SRC/msleep.c" >"$T/spie.log" 2>&1; then
-	run 1 "$T/spie.out" -- "$T/spie" 1
+	run 1 "$T/spie.out" --supervise waits -- "$T/spie" 1
 	us=$(sed -n 's/^slept \([0-9]*\) us$/\1/p' "$T/spie.out")
 	if [ -n "$us" ] && [ "$us" -ge 1001500 ] && [ "$us" != 1001502 ]; then
 		pass "static-pie: a real sleep measured on the real monotonic clock ($us us)"
 	else
 		fail "static-pie: a real sleep on the real monotonic clock" "$(flat "$T/spie.out") $(flat "$T/spie.out.err")"
+	fi
+fi
+
+# By default (--supervise on) the monotonic clock and the waits stay real.
+if [ -x "$T/msleep" ]; then
+	run 1 "$T/ms.on" -- "$T/msleep" 1
+	us=$(sed -n 's/^slept \([0-9]*\) us$/\1/p' "$T/ms.on")
+	if [ -n "$us" ] && [ "$us" -ge 1001500 ] && [ "$us" != 1001502 ]; then
+		pass "--supervise on: a static sleep is real, on the real monotonic clock ($us us)"
+	else
+		fail "--supervise on: a static sleep is real" "$(flat "$T/ms.on") $(flat "$T/ms.on.err")"
 	fi
 fi
 
