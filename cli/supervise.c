@@ -361,6 +361,7 @@ void supervise_gone(struct supervise *s)
 
 void supervise_finish(struct supervise *s)
 {
+	supervise_wait_stop(s);
 	if (s->page_fd >= 0)
 		close(s->page_fd);
 	s->page_fd = -1;

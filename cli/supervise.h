@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <linux/filter.h>
 #include "chacha20.h"
 
@@ -90,6 +91,12 @@ struct supervise {
 	int n_procs; /* entries in use (dead ones included, until reused) */
 	struct sv_wait waits_[SV_MAX_WAITS];
 	int n_waits;
+	/* the helper thread that sees the keeper's futex wakes (supervise_wait.c) */
+	bool wv_started;
+	pthread_t wv_thread;
+	pthread_mutex_t wv_lock;
+	uint32_t wv_ctl, wv_stop;
+	int wv_efd;
 	uint64_t waits_total;
 	/* what happened, for the summary */
 	uint64_t execs, supervised, refused, entropy_calls;
@@ -147,6 +154,7 @@ int supervise_wait_pollfds(struct supervise *s, struct pollfd *pfd, int max);
 int supervise_wait_timeout(struct supervise *s, int timeout_ms);
 void supervise_wait_tick(struct supervise *s);
 void supervise_wait_drop(struct supervise *s, struct sv_proc *p);
+void supervise_wait_stop(struct supervise *s); /* the helper thread ends */
 
 /* supervise_exec.c: the exec stop of pid, a seized process; detaches it. */
 void sv_exec_stop(struct supervise *s, int pid);

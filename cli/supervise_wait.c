@@ -22,11 +22,18 @@
  *   - a signal that interrupts the waiter cancels the notification
  *     (SECCOMP_IOCTL_NOTIF_ID_VALID fails): the slot is freed, and the
  *     kernel restarts the call, which comes back as a new one.
- * The answer is checked for at least every millisecond while a wait is
- * pending (the keeper wakes a slot's futex, which a poll cannot see).
+ * The keeper wakes a waiter's slot by its futex word, which no poll sees:
+ * a helper thread waits on the words of the pending waits (FUTEX_WAITV)
+ * and writes an eventfd the main loop polls. It touches nothing else (the
+ * main thread alone traces, answers and changes the waits). Every
+ * millisecond the pending waits are looked at anyway.
  */
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <linux/futex.h>
 #include <stddef.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
@@ -56,6 +63,71 @@ static int64_t real_mono(void)
 static int64_t vmono(struct supervise *s)
 {
 	return __atomic_load_n(&s->vc->mono, __ATOMIC_ACQUIRE);
+}
+
+/* ---- the helper that sees the keeper's wake-ups ---- */
+
+static void *helper_main(void *arg)
+{
+	struct supervise *s = arg;
+	struct futex_waitv wv[SV_MAX_WAITS + 1];
+	uint64_t one = 1;
+
+	for (;;) {
+		int n = 0;
+
+		pthread_mutex_lock(&s->wv_lock);
+		wv[n++] = (struct futex_waitv){ .uaddr = (uintptr_t)&s->wv_ctl,
+						.val = __atomic_load_n(&s->wv_ctl, __ATOMIC_ACQUIRE),
+						.flags = FUTEX_32 | FUTEX_PRIVATE_FLAG };
+		for (int i = 0; i < SV_MAX_WAITS; i++)
+			if (s->waits_[i].used && s->waits_[i].slot && !s->waits_[i].external)
+				wv[n++] = (struct futex_waitv){
+					.uaddr = (uintptr_t)&s->waits_[i].slot->futex,
+					.val = __atomic_load_n(&s->waits_[i].slot->futex, __ATOMIC_ACQUIRE),
+					.flags = FUTEX_32, /* shared: the page is a file */
+				};
+		pthread_mutex_unlock(&s->wv_lock);
+		if (__atomic_load_n(&s->wv_stop, __ATOMIC_ACQUIRE))
+			return NULL;
+		if (syscall(SYS_futex_waitv, wv, n, 0, NULL, CLOCK_MONOTONIC) >= 0 && n > 1 &&
+		    write(s->wv_efd, &one, sizeof(one)) != sizeof(one)) {
+			/* the eventfd is full of wake-ups already */
+		}
+	}
+}
+
+/* The waits changed: the helper waits on the new set (started at the
+ * first wait, with every signal blocked: the main loop's signalfd takes
+ * them). */
+static void helper_kick(struct supervise *s)
+{
+	if (!s->wv_started) {
+		sigset_t all, old;
+
+		s->wv_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		pthread_mutex_init(&s->wv_lock, NULL);
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		s->wv_started = s->wv_efd >= 0 && pthread_create(&s->wv_thread, NULL, helper_main, s) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (!s->wv_started)
+			return; /* the millisecond's look still answers */
+	}
+	__atomic_add_fetch(&s->wv_ctl, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &s->wv_ctl, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void supervise_wait_stop(struct supervise *s)
+{
+	if (!s->wv_started)
+		return;
+	__atomic_store_n(&s->wv_stop, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&s->wv_ctl, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &s->wv_ctl, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pthread_join(s->wv_thread, NULL);
+	close(s->wv_efd);
+	s->wv_started = false;
 }
 
 /* ---- slots, on the waiting thread's behalf ---- */
@@ -208,14 +280,37 @@ static int read_ts(int pid, uint64_t addr, int64_t *ns)
 	return 0;
 }
 
+static void lock(struct supervise *s)
+{
+	if (s->wv_started)
+		pthread_mutex_lock(&s->wv_lock);
+}
+
+static void unlock(struct supervise *s)
+{
+	if (s->wv_started)
+		pthread_mutex_unlock(&s->wv_lock);
+}
+
+/* A wait leaves the table (the helper must not read its slot meanwhile). */
+static void wait_free(struct supervise *s, struct sv_wait *w)
+{
+	lock(s);
+	w->used = false;
+	s->n_waits--;
+	unlock(s);
+}
+
 static struct sv_wait *wait_new(struct supervise *s)
 {
 	for (int i = 0; i < SV_MAX_WAITS; i++)
 		if (!s->waits_[i].used) {
+			lock(s);
 			memset(&s->waits_[i], 0, sizeof(s->waits_[i]));
-			s->waits_[i].used = true;
 			s->waits_[i].epfd = -1;
+			s->waits_[i].used = true;
 			s->n_waits++;
+			unlock(s);
 			return &s->waits_[i];
 		}
 	return NULL;
@@ -232,8 +327,7 @@ static void wait_end(struct supervise *s, struct sv_wait *w, long val, int error
 	/* ENOENT: the waiter is gone, or a signal took it out of the wait */
 	ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
 	sv_slot_end(s, w->slot);
-	w->used = false;
-	s->n_waits--;
+	wait_free(s, w);
 }
 
 /* The deadline of a sleep on the run's monotonic clock, or false: not a
@@ -307,8 +401,7 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 		len = (int64_t)(int)d->args[3] * 1000000LL;
 		dl = vmono(s) + len;
 		if (w->maxevents <= 0 || (w->epfd = epoll_dup(s, p, (int)d->args[0])) < 0) {
-			w->used = false; /* the kernel says what is wrong with it */
-			s->n_waits--;
+			wait_free(s, w); /* the kernel says what is wrong with it */
 			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 			return false;
 		}
@@ -326,7 +419,11 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 	}
 	w->deadline = dl + SLACK_NS;
 	w->real_deadline = real_mono() + len;
+	lock(s);
 	w->slot = sv_slot_begin(s, p->pid, p->image, w->tid, w->deadline, w->external);
+	unlock(s);
+	if (!w->external)
+		helper_kick(s);
 	/* The thread blocked before we published its deadline: the run may be
 	 * idle already, with no new record for the keeper to come. Ask it to
 	 * look (daemon/quiesce.c): a write(2) to the page file, of a byte of
@@ -348,6 +445,8 @@ int supervise_wait_pollfds(struct supervise *s, struct pollfd *pfd, int max)
 {
 	int n = 0;
 
+	if (s->wv_started && s->n_waits && n < max)
+		pfd[n++] = (struct pollfd){ .fd = s->wv_efd, .events = POLLIN };
 	for (int i = 0; i < SV_MAX_WAITS && n < max; i++)
 		if (s->waits_[i].used && s->waits_[i].epfd >= 0)
 			pfd[n++] = (struct pollfd){ .fd = s->waits_[i].epfd, .events = POLLIN };
@@ -376,6 +475,11 @@ int supervise_wait_timeout(struct supervise *s, int timeout_ms)
 
 void supervise_wait_tick(struct supervise *s)
 {
+	uint64_t v;
+
+	if (s->wv_started && read(s->wv_efd, &v, sizeof(v)) < 0) {
+		/* nothing woke: the millisecond's look */
+	}
 	for (int i = 0; i < SV_MAX_WAITS && s->n_waits; i++) {
 		struct sv_wait *w = &s->waits_[i];
 		int r;
@@ -384,8 +488,7 @@ void supervise_wait_tick(struct supervise *s)
 			continue;
 		if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &w->id) < 0) {
 			sv_slot_end(s, w->slot); /* interrupted: it will come back */
-			w->used = false;
-			s->n_waits--;
+			wait_free(s, w);
 			continue;
 		}
 		if (w->epfd >= 0 && (r = epoll_take(w)) != 0) {
@@ -413,8 +516,7 @@ void supervise_wait_drop(struct supervise *s, struct sv_proc *p)
 	for (int i = 0; i < SV_MAX_WAITS; i++)
 		if (s->waits_[i].used && (!p || s->waits_[i].p == p)) {
 			sv_slot_end(s, s->waits_[i].slot);
-			s->waits_[i].used = false;
-			s->n_waits--;
+			wait_free(s, &s->waits_[i]);
 		}
 	if (p && p->ep_ours >= 0)
 		close(p->ep_ours);
