@@ -65,9 +65,10 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 
 PRELOAD := $(B)/libhermetic-preload.so
+VDSO := $(B)/libhermetic-vdso.so
 
 .PHONY: all
-all: $(B)/hermeticd $(B)/hermetic $(PRELOAD) $(B)/libhermetic.so $(UNIT_BINS)
+all: $(B)/hermeticd $(B)/hermetic $(PRELOAD) $(VDSO) $(B)/libhermetic.so $(UNIT_BINS)
 
 # --- BPF: .bpf.c -> .bpf.o -> .skel.h ---------------------------------------
 $(B)/%.bpf.o: bpf/%.bpf.c bpf/*.bpf.h include/hermetic/*.h | $(B)
@@ -111,6 +112,18 @@ $(PRELOAD): $(PRELOAD_OBJS) $(LIB_PIC_OBJS) preload/preload.map
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -shared -fPIC -Wl,--version-script=preload/preload.map \
 		-Wl,-z,now -Wl,-z,nodelete -o $@ $(PRELOAD_OBJS) $(LIB_PIC_OBJS) -ldl -lpthread
+
+# The synthetic vDSO (docs/static.md): a freestanding DSO that processes
+# without the shim get at exec in place of the kernel's. One PT_LOAD from
+# offset 0 (vdso/vdso.lds), both hash tables and symbol versions (Go's and
+# musl's parsers need them), no relocation, no TLS, no stack protector.
+$(VDSO): vdso/vdso.c vdso/vdso.lds vdso/vdso.map include/hermetic/vdso.h include/hermetic/vclock.h | $(B)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -O2 -g0 $(WARN) -std=gnu11 -Iinclude -fPIC -fno-stack-protector -ffreestanding \
+		-fno-builtin -fno-asynchronous-unwind-tables -fcf-protection=none -nostdlib -shared \
+		-Wl,-T,vdso/vdso.lds -Wl,--version-script=vdso/vdso.map -Wl,--hash-style=both \
+		-Wl,-soname=linux-vdso.so.1 -Wl,-z,max-page-size=4096 -Wl,--no-undefined \
+		-Wl,-Bsymbolic -Wl,--build-id=none -Wl,-z,noexecstack -o $@ vdso/vdso.c
 
 # libhermetic.so: the public handle (include/hermetic/hermetic.h) for tests
 # that link it; it forwards to the shim when the shim is loaded.
@@ -180,6 +193,7 @@ install: all install-python
 	install -m 0755 $(B)/hermeticd $(DESTDIR)$(sbindir)/hermeticd
 	install -d $(DESTDIR)$(shimdir)
 	install -m 0755 $(PRELOAD) $(DESTDIR)$(shimdir)/libhermetic-preload.so
+	install -m 0644 $(VDSO) $(DESTDIR)$(shimdir)/libhermetic-vdso.so
 	install -m 0644 $(B)/libhermetic.so.0 $(DESTDIR)$(libdir)/libhermetic.so.0
 	ln -sf libhermetic.so.0 $(DESTDIR)$(libdir)/libhermetic.so
 	install -m 0644 include/hermetic/hermetic.h $(DESTDIR)$(includedir)/hermetic/hermetic.h

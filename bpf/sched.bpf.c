@@ -261,6 +261,23 @@ static __always_inline void update(struct task_struct *t, enum op op)
 		try_update(t, op, cg, cg32, e);
 }
 
+/* A task that blocks in one of these syscalls is waiting for the supervisor
+ * in enroll (docs/static.md), which answers it (getrandom of a supervised
+ * process) or sets the process up (an exec, and its exec stop, traced):
+ * work on the run's behalf outside it, so the task counts as running. These
+ * calls block for no other reason (getrandom only before the kernel's pool
+ * is ready, at boot). x86_64 numbers, the only ABI the supervisor serves. */
+static __always_inline bool waits_for_supervisor(struct task_struct *t)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	long nr;
+
+	if (!regs)
+		return false;
+	nr = BPF_CORE_READ(regs, orig_ax);
+	return nr == 318 /* getrandom */ || nr == 59 /* execve */ || nr == 322 /* execveat */;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(hm_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -270,7 +287,7 @@ int BPF_PROG(hm_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	if (prev_state & S_DEAD)
 		op = OP_DEAD;
 	else if (!preempt && (prev_state & (S_INTERRUPTIBLE | S_STOPPED | S_TRACED)) &&
-		 !(prev_state & S_UNINTERRUPTIBLE))
+		 !(prev_state & S_UNINTERRUPTIBLE) && !waits_for_supervisor(prev))
 		op = OP_BLOCK;
 	update(prev, op);
 	update(next, OP_IN);

@@ -30,10 +30,9 @@
  * anywhere), or in the directory it was built for (HERMETIC_SHIMDIR, the
  * multiarch one of the Debian package). All are paths in the filesystem
  * this process sees: inside a container, the container's. */
-static int find_shim(char *buf, size_t size)
+int enroll_find_lib(const char *name, char *buf, size_t size)
 {
-	static const char *rel[] = { "libhermetic-preload.so", "../lib/hermetic/libhermetic-preload.so",
-				     HERMETIC_SHIMDIR "/libhermetic-preload.so" };
+	const char *rel[] = { "", "../lib/hermetic/", HERMETIC_SHIMDIR "/" };
 	char exe[4096], *slash;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
@@ -45,14 +44,19 @@ static int find_shim(char *buf, size_t size)
 		return -ENOENT;
 	*slash = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(rel); i++) {
-		char path[4096 + 64];
+		char path[4096 + 256];
 
-		snprintf(path, sizeof(path), "%s%s%s", rel[i][0] == '/' ? "" : exe,
-			 rel[i][0] == '/' ? "" : "/", rel[i]);
+		snprintf(path, sizeof(path), "%s%s%s%s", rel[i][0] == '/' ? "" : exe,
+			 rel[i][0] == '/' ? "" : "/", rel[i], name);
 		if (access(path, R_OK) == 0 && realpath(path, buf) && strlen(buf) < size)
 			return 0;
 	}
 	return -ENOENT;
+}
+
+static int find_shim(char *buf, size_t size)
+{
+	return enroll_find_lib("libhermetic-preload.so", buf, size);
 }
 
 static void export_env(struct enroll *e)
@@ -202,7 +206,9 @@ static void reap(struct enroll *e)
 	int st;
 	pid_t p;
 
-	while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+	while ((p = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
+		if (supervise_stopped(&e->sv, p, st))
+			continue; /* a tracee's stop (supervise.c) */
 		if (p == e->child) {
 			e->child_status = st;
 			e->child_done = true;
@@ -234,6 +240,8 @@ static bool run_populated(struct enroll *e)
 		/* No cgroup: our children (orphans come back to us) are the run;
 		 * reap those that exited until one is still running or none is left. */
 		while ((p = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
+			if (supervise_stopped(&e->sv, p, st))
+				continue;
 			if (p == e->child) {
 				e->child_status = st;
 				e->child_done = true;
@@ -247,16 +255,26 @@ static bool run_populated(struct enroll *e)
 /* Wait for an event: a signal (forwarded), the cgroup emptying, or timeout. */
 static void wait_events(struct enroll *e, int sfd, int timeout_ms)
 {
-	struct pollfd pfd[3] = {
+	struct pollfd pfd[4 + 16] = {
 		{ .fd = sfd, .events = POLLIN },
 		{ .fd = e->no_daemon ? -1 : e->events_fd, .events = POLLPRI },
 		{ .fd = enroll_daemon_pollfd(e), .events = POLLIN },
+		{ .fd = supervise_listener_fd(&e->sv), .events = POLLIN },
 	};
+	/* the epoll sets of supervised processes' pending waits */
+	int npfd = 4 + supervise_wait_pollfds(&e->sv, pfd + 4, 16);
 	struct signalfd_siginfo si;
 	char buf[256];
 
-	if (poll(pfd, 3, enroll_daemon_timeout(e, timeout_ms)) < 0 && errno != EINTR)
+	if (poll(pfd, npfd, supervise_wait_timeout(&e->sv, enroll_daemon_timeout(e, timeout_ms))) <
+		    0 &&
+	    errno != EINTR)
 		die(EXIT_INTERNAL, "poll: %s", strerror(errno));
+	supervise_wait_tick(&e->sv);
+	if (pfd[3].revents & POLLIN)
+		supervise_notify(&e->sv);
+	else if (pfd[3].revents)
+		supervise_gone(&e->sv); /* no process has the filter any more */
 	if (pfd[1].revents)
 		events_populated(e, buf, sizeof(buf)); /* acknowledge the change */
 	/* The daemon went away (or is back): the run goes on either way. */
@@ -414,6 +432,7 @@ int enroll_run(struct enroll *e)
 			       e->run.run_id);
 	}
 	reap(e);
+	supervise_finish(&e->sv);
 	e->wall_ns = hm_now_ns() - e->started_mono;
 	/* Only a provably empty run lets its root go. */
 	empty = !kept && !run_populated(e);

@@ -16,6 +16,7 @@
 #include "proto.h"
 #include "isolate.h"
 #include "confine.h"
+#include "supervise.h"
 #include "now.h"
 
 #define DEFAULT_GRACE_NS 2000000000ULL
@@ -40,6 +41,9 @@ struct enroll {
 	bool no_daemon;
 	bool unconfined; /* --confine off */
 	struct confine conf; /* the kernel backstop (confine.c) */
+	bool no_supervise; /* --supervise off */
+	bool supervise_waits; /* --supervise waits */
+	struct supervise sv; /* processes without the shim (supervise.c) */
 	uint64_t grace_ns;
 	struct hm_allow allow[HM_RUN_MAX_ALLOW];
 	uint32_t n_allow;
@@ -129,6 +133,10 @@ void enroll_daemon_lost(struct enroll *e);
 void enroll_daemon_retry(struct enroll *e);
 bool enroll_daemon_wait(struct enroll *e);
 void enroll_daemon_note(struct enroll *e, struct enroll_opt *ret_opt);
+
+/* enroll.c: a library next to the shim (the build tree, ../lib/hermetic,
+ * HERMETIC_SHIMDIR): its real path into buf, or -ENOENT. */
+int enroll_find_lib(const char *name, char *buf, size_t size);
 
 /* vclock.c: the run's clock page; setup before CMD starts, finish after. */
 void cli_vclock_setup(struct enroll *e);

@@ -50,6 +50,12 @@ static void usage(FILE *f)
 		"                          its cgroup; a non-root run gets no_new_privs\n"
 		"                          (setuid programs such as sudo do not elevate).\n"
 		"                          off: none of it, for suites that manage the machine\n"
+		"  --supervise on|waits|off  on (default): processes that do not load the\n"
+		"                          shim (static binaries, Go) get the run's wall clock\n"
+		"                          (a synthetic vDSO mapped at their exec) and\n"
+		"                          seeded getrandom (docs/static.md); waits: also its\n"
+		"                          monotonic clock and timed waits (sleeps, epoll:\n"
+		"                          Go's timers; experimental); off: the real ones\n"
 		"\n"
 		"Record (hermetic replay feeds a journal back):\n"
 		"  --record[=DIR]          journal every value the shim hands out and the\n"
@@ -261,7 +267,7 @@ static bool dashdash_follows(int argc, char **argv, int from)
 void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 {
 	enum {
-		O_RECORD = 240, O_KEEP_PASSING, O_REPORT, O_JOURNAL_PER_SCOPE, O_CONFINE,
+		O_RECORD = 240, O_KEEP_PASSING, O_REPORT, O_JOURNAL_PER_SCOPE, O_CONFINE, O_SUPERVISE,
 		O_NETWORK = 256, O_NO_LOOPBACK, O_NO_UNIX, O_ALLOW, O_NO_DAEMON, O_GRACE, O_SEED,
 		O_NOW, O_TICK, O_CLOCK, O_RNG, O_SPIN, O_LAG, O_ASLR,
 		/* boundary options (hm_boundary_set) from here on */
@@ -275,6 +281,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 		{ "allow", required_argument, NULL, O_ALLOW },
 		{ "no-daemon", no_argument, NULL, O_NO_DAEMON },
 		{ "confine", required_argument, NULL, O_CONFINE },
+		{ "supervise", required_argument, NULL, O_SUPERVISE },
 		{ "grace", required_argument, NULL, O_GRACE },
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "now", required_argument, NULL, O_NOW },
@@ -363,6 +370,13 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
 				bad_usage("--confine %s: expected on or off", optarg);
 			e->unconfined = !strcmp(optarg, "off");
+			add_opt(e, opts[idx].name, optarg);
+			break;
+		case O_SUPERVISE:
+			if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "waits"))
+				bad_usage("--supervise %s: expected on, waits or off", optarg);
+			e->no_supervise = !strcmp(optarg, "off");
+			e->supervise_waits = !strcmp(optarg, "waits");
 			add_opt(e, opts[idx].name, optarg);
 			break;
 		case O_GRACE:

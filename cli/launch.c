@@ -12,6 +12,7 @@
  * exec the child makes only async-signal-safe calls.
  */
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/personality.h>
@@ -24,6 +25,7 @@
 #include "util.h"
 #include "cli.h"
 #include "enroll.h"
+#include "supervise.h"
 
 /* What the child reports on its error pipe before it gives up. */
 enum { LAUNCH_EXEC = 1, LAUNCH_ADOPT = 2, LAUNCH_CONFINE = 3 };
@@ -100,6 +102,11 @@ static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_
 		report(err_fd, LAUNCH_EXEC, errno, NULL);
 		_exit(EXIT_INTERNAL);
 	}
+	/* Then the supervisor's filter (supervise.c), also inherited by all. */
+	if ((err = supervise_child(&e->sv)) < 0) {
+		report(err_fd, LAUNCH_CONFINE, -err, "pass the supervisor its listener");
+		_exit(EXIT_INTERNAL);
+	}
 	/* ASLR off before the first exec, inherited by the whole tree:
 	 * programs mix addresses into their random state. */
 	if (!e->cfg.aslr)
@@ -131,9 +138,59 @@ static void hide_clock_dir(struct enroll *e)
 	snprintf(e->conf.hide, sizeof(e->conf.hide), "%s", path);
 }
 
+/* The supervisor needs no_new_privs (which --confine gives a non-root run)
+ * or root's CAP_SYS_ADMIN for its filter, and a listener that outlives
+ * every process of the run (not so with --stragglers keep). */
+static bool supervise_wanted(struct enroll *e)
+{
+	if (e->no_supervise || (!e->cfg.clock_virtual && !e->cfg.rng))
+		return false;
+	if (e->bnd.opt.stragglers == HM_STRAGGLERS_KEEP) {
+		warnx_("--stragglers keep: processes without the shim (static binaries, Go) get\n"
+		       "  the real clock and entropy in this run (docs/static.md)");
+		return false;
+	}
+	if (geteuid() != 0 && (e->unconfined || e->no_daemon)) {
+		warnx_("processes without the shim (static binaries, Go) get the real clock and\n"
+		       "  entropy: the supervisor needs no_new_privs, which %s leaves off",
+		       e->unconfined ? "--confine off" : "--no-daemon");
+		return false;
+	}
+	return true;
+}
+
+/* Until CMD runs (the error pipe closes at its exec) or reports a failure:
+ * meanwhile the supervisor's listener arrives and its first exec is
+ * answered (it waits for us). Returns what read() of the pipe returned. */
+static ssize_t wait_exec(struct enroll *e, int fd, struct launch_err *le)
+{
+	for (;;) {
+		struct pollfd p[3] = {
+			{ .fd = fd, .events = POLLIN },
+			{ .fd = supervise_sock_fd(&e->sv), .events = POLLIN },
+			{ .fd = supervise_listener_fd(&e->sv), .events = POLLIN },
+		};
+
+		if (poll(p, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die(EXIT_INTERNAL, "poll: %s", strerror(errno));
+		}
+		if (p[1].revents)
+			supervise_recv_listener(&e->sv);
+		if (p[2].revents & POLLIN)
+			supervise_notify(&e->sv);
+		else if (p[2].revents)
+			supervise_gone(&e->sv);
+		if (p[0].revents)
+			return read(fd, le, sizeof(*le));
+	}
+}
+
 void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 {
 	struct launch_err le;
+	char vdso[4096];
 	int errp[2];
 	ssize_t n;
 
@@ -146,6 +203,12 @@ void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 		die(EXIT_INTERNAL, "cannot confine the run: %s", e->conf.refuse);
 	if (e->conf.on && e->conf.root && !e->no_daemon && e->cfg.clock_virtual)
 		hide_clock_dir(e);
+	/* Waits are virtual only where hermeticd's keeper moves the clock, and
+	 * only when asked (--supervise waits: docs/static.md says why). */
+	supervise_prepare(&e->sv, supervise_wanted(e), e->cfg.seed, e->cfg.clock_virtual,
+			  e->cfg.rng, e->page_fd,
+			  enroll_find_lib("libhermetic-vdso.so", vdso, sizeof(vdso)) == 0 ? vdso : NULL,
+			  e->vc, e->supervise_waits && !e->no_daemon, e->cfg.tick_ns);
 	e->child = -1;
 	if (!e->no_daemon) {
 		/* Preferred: the child is born inside the run's cgroup. This needs
@@ -181,8 +244,12 @@ void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 			child_exec(e, oldmask, !e->no_daemon, errp[1]);
 	}
 	close(errp[1]);
-	n = read(errp[0], &le, sizeof(le));
+	supervise_parent(&e->sv);
+	n = wait_exec(e, errp[0], &le);
 	close(errp[0]);
+	if (e->sv.want && e->sv.off_why[0])
+		warnx_("processes without the shim (static binaries, Go) are not covered in full:\n"
+		       "  %s", e->sv.off_why);
 	if (n != sizeof(le))
 		return; /* CMD runs: the pipe closed at its exec */
 	waitpid(e->child, NULL, 0);

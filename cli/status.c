@@ -10,14 +10,16 @@
  * caller's (its kernel, its privileges, a container or a chroot), not the
  * daemon's. */
 static struct confine here;
+#include "supervise.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: hermetic status [--json]\n\n"
 		   "Show the daemon's version, which BPF attach types are active and which\n"
 		   "were refused and why, its cgroup subtree, the containment a run started\n"
-		   "here would get (and what this kernel cannot give), and your active runs\n"
-		   "(root: every user's; others see how many other users have).\n\n"
+		   "here would get (and what this kernel cannot give), whether processes\n"
+		   "without the shim (static binaries, Go) can be supervised here, and your\n"
+		   "active runs (root: every user's; others see how many other users have).\n\n"
 		   "  --json   one JSON object, for scripts\n");
 }
 
@@ -63,6 +65,19 @@ int cmd_status(int argc, char **argv)
 	if (here.refuse[0])
 		json_object_object_add(json_object_object_get(o, "containment"), "refused",
 				       json_object_new_string(here.refuse));
+	/* The supervisor is this program's (docs/static.md): what this machine
+	 * allows it, next to what the daemon says. */
+	{
+		char vdso[4096], why[256];
+		bool ok = supervise_probe(vdso, sizeof(vdso), why, sizeof(why));
+		json_object *sv = json_object_new_object();
+
+		json_object_object_add(sv, "available", json_object_new_boolean(ok));
+		json_object_object_add(sv, "vdso", vdso[0] ? json_object_new_string(vdso) : NULL);
+		if (why[0])
+			json_object_object_add(sv, "error", json_object_new_string(why));
+		json_object_object_add(o, "supervisor", sv);
+	}
 	if (json) {
 		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
 		json_object_put(o);
@@ -101,6 +116,21 @@ int cmd_status(int argc, char **argv)
 		printf("  refused: cannot confine: %s\n", here.refuse);
 	else
 		confine_layers_print(stdout, &here, "");
+	if (json_object_object_get_ex(o, "supervisor", &v)) {
+		json_object *av, *vd, *err;
+
+		json_object_object_get_ex(v, "available", &av);
+		json_object_object_get_ex(v, "vdso", &vd);
+		if (json_object_get_boolean(av))
+			printf("static binaries, Go: supervised by enroll (seccomp notification at exec, "
+			       "ptrace; %s)",
+			       vd ? "wall clock through the synthetic vDSO, entropy" : "entropy");
+		else
+			printf("static binaries, Go: not supervised");
+		if (json_object_object_get_ex(v, "error", &err))
+			printf(" (%s)", json_object_get_string(err));
+		putchar('\n');
+	}
 	if (json_object_object_get_ex(o, "runs", &v)) {
 		size_t nr = json_object_array_length(v);
 

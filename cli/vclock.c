@@ -19,10 +19,13 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <linux/types.h>
 #include "cli.h"
 #include "enroll.h"
@@ -60,6 +63,38 @@ static int create_page(void)
 	__atomic_store_n(&vc->magic, HM_VCLOCK_MAGIC, __ATOMIC_RELEASE);
 	munmap(vc, HM_VCLOCK_SIZE);
 	return fd;
+}
+
+/* What CMD inherits as 0, 1, 2 and leads out of the run (a pipe, a socket,
+ * a terminal: the same test as the shim's, preload/peers.c), noted in the
+ * page before CMD starts. The shim of the run's first process would note
+ * them too, but the first process may have no shim (a static binary): its
+ * first shim descendant would then take its own pipes, the run's, for the
+ * world's. */
+static void note_stdio(struct hm_vclock *vc)
+{
+	uint32_t n = 0;
+
+	for (int fd = 0; fd < 3; fd++) {
+		struct stat st;
+		bool dup = false;
+
+		if (fstat(fd, &st) < 0 ||
+		    !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+		      (S_ISCHR(st.st_mode) && (major(st.st_rdev) == 136 || major(st.st_rdev) == 4 ||
+					       major(st.st_rdev) == 5))))
+			continue;
+		for (uint32_t i = 0; i < n; i++)
+			dup |= vc->outside[i][0] == (uint64_t)st.st_dev &&
+			       vc->outside[i][1] == (uint64_t)st.st_ino;
+		if (dup)
+			continue;
+		vc->outside[n][0] = st.st_dev;
+		vc->outside[n][1] = st.st_ino;
+		n++;
+	}
+	__atomic_store_n(&vc->n_outside, n, __ATOMIC_RELEASE);
+	__atomic_fetch_or(&vc->flags, HM_VCF_STDIO, __ATOMIC_RELEASE);
 }
 
 void cli_vclock_setup(struct enroll *e)
@@ -105,6 +140,7 @@ void cli_vclock_setup(struct enroll *e)
 	__atomic_store_n(&e->vc->lag_milli, e->cfg.lag_milli, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->vc->mono, mono, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->vc->wall_off, e->cfg.now_ns - mono, __ATOMIC_RELEASE);
+	note_stdio(e->vc);
 }
 
 /* A string the run wrote: up to its first NUL, printable ASCII only. */

@@ -15,6 +15,12 @@
  *      FUTEX_WAKE on its slot, or SIGURG to the thread. Waking it makes it
  *      runnable in the kernel's count before we return (sched_waking runs
  *      in our context), so the next idle moment is a new record.
+ * A write(2) to a run's page file (not a store through the mapping: those
+ * raise no inotify event) asks for step 1 for that run now: the supervisor
+ * in enroll (cli/supervise_wait.c) publishes a wait on a thread's behalf
+ * after that thread blocked, when the run may already be idle with no new
+ * record to come. Any process of the run may ask; a check is always safe,
+ * and inotify merges a flood of identical events.
  * One waiter per idle moment: two deadlines at the same time are handled
  * one after the other, each after the run has gone idle again, so which one
  * "happened first" is decided by the order key, not by the scheduler.
@@ -30,6 +36,7 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include "util.h"
@@ -59,7 +66,7 @@ struct hmd_keeper {
 	pthread_mutex_t lock;
 	struct hmd_sched *sched;
 	struct ring_buffer *rb;
-	int epfd, stop_fd, timer_fd;
+	int epfd, stop_fd, timer_fd, ino_fd;
 	int lag_fd; /* one-shot: the next time the lag bound fires a wait */
 	int64_t lag_next; /* that time (real ns), INT64_MAX: none known */
 	unsigned ticks;
@@ -395,6 +402,26 @@ static void tick(struct hmd_keeper *k)
 	lag_arm(k, now);
 }
 
+/* Pokes: the runs whose page files were written (see the top). */
+static void poked(struct hmd_keeper *k)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+
+	while ((n = read(k->ino_fd, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+
+			for (uint32_t dom = 0; ev->len && dom < HM_SCHED_DOMAINS; dom++) {
+				const char *base = strrchr(k->clocks[dom].path, '/');
+
+				if (k->clocks[dom].used && base && !strcmp(base + 1, ev->name))
+					process(k, dom);
+			}
+			p += sizeof(*ev) + ev->len;
+		}
+}
+
 static void *keeper_main(void *arg)
 {
 	struct hmd_keeper *k = arg;
@@ -414,6 +441,8 @@ static void *keeper_main(void *arg)
 			} else if (ev[i].data.u32 == 4) {
 				if (read(k->lag_fd, &v, sizeof(v)) > 0)
 					lag_tick(k);
+			} else if (ev[i].data.u32 == 5) {
+				poked(k);
 			} else {
 				ring_buffer__consume(k->rb);
 			}
@@ -432,7 +461,7 @@ int hmd_keeper_start(struct hmd_keeper **ret, struct hmd_sched *s, const char *r
 	if (!k)
 		return -ENOMEM;
 	k->sched = s;
-	k->epfd = k->stop_fd = k->timer_fd = k->lag_fd = -1;
+	k->epfd = k->stop_fd = k->timer_fd = k->lag_fd = k->ino_fd = -1;
 	k->lag_next = INT64_MAX;
 	pthread_mutex_init(&k->lock, NULL);
 	err = hmd_clockpage_init(runtime_dir, k->dir, sizeof(k->dir));
@@ -456,6 +485,12 @@ int hmd_keeper_start(struct hmd_keeper **ret, struct hmd_sched *s, const char *r
 	epoll_ctl(k->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(k->rb), &ev);
 	ev.data.u32 = 4;
 	epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->lag_fd, &ev);
+	/* Pokes (see the top); without inotify the 50 ms tick still comes. */
+	k->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (k->ino_fd >= 0 && inotify_add_watch(k->ino_fd, k->dir, IN_MODIFY) >= 0) {
+		ev.data.u32 = 5;
+		epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->ino_fd, &ev);
+	}
 	/* Signals stay blocked in this thread (inherited from main): the main
 	 * loop's signalfd takes them. */
 	err = -pthread_create(&k->thread, NULL, keeper_main, k);
@@ -474,6 +509,8 @@ fail:
 		close(k->timer_fd);
 	if (k->lag_fd >= 0)
 		close(k->lag_fd);
+	if (k->ino_fd >= 0)
+		close(k->ino_fd);
 	free(k);
 	return err;
 }
@@ -509,6 +546,8 @@ void hmd_keeper_stop(struct hmd_keeper *k, bool keep)
 	close(k->stop_fd);
 	close(k->timer_fd);
 	close(k->lag_fd);
+	if (k->ino_fd >= 0)
+		close(k->ino_fd);
 	free(k);
 }
 

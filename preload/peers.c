@@ -219,7 +219,9 @@ void hm_peers_note_stdio(void)
 	struct stat st;
 	uint32_t n = 0;
 
-	if (!hm.vc || hm.vc->n_outside)
+	/* enroll noted them already (HM_VCF_STDIO): it knows which process is
+	 * the run's first, which a shim under a static parent does not */
+	if (!hm.vc || hm.vc->n_outside || (__atomic_load_n(&hm.vc->flags, __ATOMIC_ACQUIRE) & HM_VCF_STDIO))
 		return;
 	for (int fd = 0; fd < 3; fd++) {
 		bool dup = false;

@@ -15,6 +15,8 @@ pkgs=(
 	iproute2 curl python3 nodejs default-jdk-headless golang-go openssl sqlite3
 	perl git coreutils tar make faketime libfaketime procps util-linux libc6-dev
 	python3-pip hyperfine strace
+	# tests/integration/static.sh: a static musl C program (musl-gcc -static)
+	musl-tools
 	# tests/integration/pytest.sh: the plugin with Debian's pytest and xdist,
 	# the package pip-installed into a venv
 	python3-pytest python3-pytest-xdist python3-pytest-rerunfailures python3-venv

@@ -97,11 +97,12 @@ struct hm_vclock {
 	/* Pipes, terminals and sockets the run's first process inherited as
 	 * 0, 1, 2 (st_dev, st_ino): their other end is outside the run. */
 	__u32 n_outside;
-	__u32 pad0;
+	__u32 flags; /* HM_VCF_* */
 	__u64 outside[8][2];
 	/* Without a keeper (docs/virtual-time.md): waits begun and ended, so a
 	 * waiter can tell a quiet run from a busy one. A cache line of its own:
-	 * every wait writes it, every clock reading reads mono. */
+	 * every wait writes it, every clock reading reads mono. The first of
+	 * pad1 is the byte enroll's supervisor write(2)s to poke the keeper. */
 	__u64 pad1[7];
 	__u64 activity;
 	__u64 pad2[7];
@@ -138,6 +139,9 @@ struct hm_vclock {
 };
 /* Fields are carved from the padding: the header stays one page. */
 _Static_assert(sizeof(struct hm_vclock) == HM_VCLOCK_HDR, "the clock page's header is one page");
+
+/* Header flags. */
+#define HM_VCF_STDIO 0x1 /* enroll noted outside[] (n_outside may be 0): the shim leaves it */
 
 /* The slots follow the header; the port bytes follow the slots. */
 #define HM_VCLOCK_SLOTS(vc) ((struct hm_vslot *)((char *)(vc) + HM_VCLOCK_HDR))

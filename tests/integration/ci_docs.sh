@@ -291,7 +291,7 @@ printf '#include <sys/random.h>\nint main(void){char b[8];return getrandom(b,8,0
 cc -static -O1 -o "$T/sr" "$T/sr.c"
 cd "$T"
 "$HERMETIC" enroll --report hermetic-report.jsonl -- sh -c "'$PY' '$T/probe.py' tcp $NH_HOST $NH_TCP; exit 1" >/dev/null 2>&1
-"$HERMETIC" enroll --report hermetic-report.jsonl -- sh -c "'$T/sr'; exit 2" >/dev/null 2>&1
+"$HERMETIC" enroll --supervise off --report hermetic-report.jsonl -- sh -c "'$T/sr'; exit 2" >/dev/null 2>&1
 HERMETIC_SOCKET=$T/none.sock "$HERMETIC" enroll --report hermetic-report.jsonl -- true >/dev/null 2>&1
 : >"$T/annotations"
 while read -r f; do

@@ -18,6 +18,7 @@ fi
 dpkg-deb -c "$DEB" | awk '{ print $6 }' | sed 's|^\./|/|' >"$T/files"
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 for f in /usr/bin/hermetic /usr/sbin/hermeticd "/usr/lib/$ma/hermetic/libhermetic-preload.so" \
+	"/usr/lib/$ma/hermetic/libhermetic-vdso.so" \
 	"/usr/lib/$ma/libhermetic.so.0" /lib/systemd/system/hermeticd.socket \
 	/lib/systemd/system/hermeticd.service /usr/lib/sysusers.d/hermetic.conf \
 	/usr/lib/tmpfiles.d/hermetic.conf /usr/share/man/man1/hermetic.1.gz \

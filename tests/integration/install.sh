@@ -9,6 +9,7 @@ if ! make -s -C "$TOP" install DESTDIR="$D" prefix=/usr >"$T/install.log" 2>&1; 
 fi
 pass "make install DESTDIR prefix=/usr"
 for f in usr/bin/hermetic usr/sbin/hermeticd usr/lib/hermetic/libhermetic-preload.so \
+	usr/lib/hermetic/libhermetic-vdso.so \
 	usr/lib/libhermetic.so usr/lib/libhermetic.so.0 usr/include/hermetic/hermetic.h usr/share/man/man1/hermetic.1 \
 	usr/share/man/man8/hermeticd.8 usr/share/bash-completion/completions/hermetic \
 	usr/share/bash-completion/completions/hermeticd usr/lib/systemd/system/hermeticd.socket \

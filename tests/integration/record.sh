@@ -270,7 +270,7 @@ if ! go_static "$T/go" "$T/go/gorand"; then
 	fail "build static Go program" "$(tail -n 3 "$T/go.log" | tr '\n' '|')"
 	exit 1
 fi
-H enroll --seed 1 --record="$T/jg" -- "$T/go/gorand" >"$T/go.out" 2>"$T/go.err"
+H enroll --seed 1 --supervise off --record="$T/jg" -- "$T/go/gorand" >"$T/go.out" 2>"$T/go.err"
 rc=$?
 JG=$(journal_in "$T/jg")
 H replay "$JG" >"$T/gorep.out" 2>"$T/gorep.err"

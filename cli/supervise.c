@@ -1,0 +1,613 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The supervisor's listener (supervise.h, docs/static.md).
+ *
+ * The filter enroll's child installs (inherited by every process of the
+ * run, static ones too) returns SECCOMP_RET_USER_NOTIF for execve,
+ * execveat and getrandom on x86_64, and allows everything else (the shim's
+ * announcement, a getrandom with HM_SHIM_HELLO_FLAGS, too: it is how the
+ * exec stop announces a supervised image, and it must not wait for us).
+ *
+ * An exec: its path is read from the caller's memory and the file's ELF
+ * headers decide. An image with an interpreter loads the shim (it is in
+ * LD_PRELOAD) and goes on untouched, unless it is a Go program (its
+ * runtime reads the vDSO and makes raw getrandom calls itself); a static
+ * image, and a Go one, is seized (PTRACE_SEIZE with PTRACE_O_TRACEEXEC)
+ * before the exec goes on, so that it stops at the exec's end, before its
+ * first instruction (supervise_exec.c). Forks are never stopped.
+ *
+ * A getrandom: answered from the caller's seeded stream if its process is
+ * one we set up at its exec, else it goes on to the kernel
+ * (SECCOMP_USER_NOTIF_FLAG_CONTINUE: the shim's processes lose nothing but
+ * the round trip, on the rare raw call they make).
+ *
+ * Security: the listener is enroll's, outside the run; a process of the
+ * run cannot reach it, and the filter cannot be removed. We ptrace only
+ * processes of the run, with enroll's own credentials (the kernel checks
+ * them: same user and dumpable, or root's CAP_SYS_PTRACE, which the run's
+ * processes themselves no longer have). Everything read from a process of
+ * the run (paths, memory, its environment) is untrusted: bounded, and a
+ * bad value only changes what that process gets.
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stddef.h>
+#include <sys/auxv.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include "util.h"
+#include "cli.h"
+#include "supervise.h"
+#include "enroll.h"
+#include "hermetic/trace.h"
+#include "hermetic/vdso.h"
+
+#define NR_EXECVE 59
+#define NR_EXECVEAT 322
+#define NR_GETRANDOM 318
+#define NR_NANOSLEEP 35
+#define NR_CLOCK_NANOSLEEP 230
+#define NR_EPOLL_WAIT 232
+#define NR_EPOLL_PWAIT 281
+#define X32_BIT 0x40000000u
+#define GRND_ALL 0x7u /* NONBLOCK | RANDOM | INSECURE */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS /* Linux 6.6; Debian 12's headers are older */
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP 1UL
+#endif
+
+/* ---- the filter ---- */
+
+/* Timed waits go to the supervisor only from code below 4 GiB: the text
+ * of a non-PIE static or Go binary, where the raw calls of the processes
+ * it supervises are made. The shim's processes wait through libc, mapped
+ * high, and never pay a round trip for it. */
+#define IP_HI (offsetof(struct seccomp_data, instruction_pointer) + 4)
+#define NEVER 0xffffffffu
+
+static void build_filter(struct supervise *s)
+{
+	uint32_t w = s->waits ? 0 : NEVER;
+	struct sock_filter f[] = {
+		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 8), /* i386: not ours */
+		/* 2 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_EXECVE, 15, 0),
+		/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_EXECVEAT, 14, 0),
+		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_GETRANDOM, 5, 0),
+		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_NANOSLEEP, 9, 0),
+		/* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_CLOCK_NANOSLEEP, 8, 0),
+		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_EPOLL_WAIT, 4, 0),
+		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_EPOLL_PWAIT, 3, 0),
+		/* 10 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* 11: getrandom; the announcement goes straight to the kernel */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HM_SHIM_HELLO_FLAGS, 5, 6),
+		/* 13: epoll: a timeout of 0 polls, a negative one has no deadline */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
+		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 3, 0),
+		/* 15 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, 2, 0),
+		/* 16: a timed wait: from low code only */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, IP_HI),
+		/* 17 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
+		/* 18 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* 19 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+	};
+
+	_Static_assert(ARRAY_SIZE(f) <= SV_MAX_INSNS, "filter too long");
+	memcpy(s->insns, f, sizeof(f));
+	s->prog = (struct sock_fprog){ .len = ARRAY_SIZE(f), .filter = s->insns };
+}
+
+/* ---- the kernel's vDSO, read in our own process (one kernel: its
+ * functions lie at the same offsets in every process) ---- */
+
+static void real_vdso(struct supervise *s)
+{
+	static const char *names[4] = { "__vdso_clock_gettime", "__vdso_gettimeofday",
+					"__vdso_time", "__vdso_getcpu" };
+	const uint8_t *base = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+	const Elf64_Phdr *ph;
+	const Elf64_Dyn *dyn = NULL;
+	const Elf64_Sym *sym = NULL;
+	const char *str = NULL;
+	const uint32_t *hash = NULL;
+	uint64_t load = 0;
+	bool have_load = false;
+
+	if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG))
+		return;
+	ph = (const Elf64_Phdr *)(base + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && !have_load) {
+			load = ph[i].p_offset - ph[i].p_vaddr;
+			have_load = true;
+		} else if (ph[i].p_type == PT_DYNAMIC) {
+			dyn = (const Elf64_Dyn *)(base + ph[i].p_offset);
+		}
+	}
+	if (!dyn || !have_load)
+		return;
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		const uint8_t *p = base + load + dyn->d_un.d_ptr;
+
+		if (dyn->d_tag == DT_SYMTAB)
+			sym = (const Elf64_Sym *)p;
+		else if (dyn->d_tag == DT_STRTAB)
+			str = (const char *)p;
+		else if (dyn->d_tag == DT_HASH)
+			hash = (const uint32_t *)p;
+	}
+	if (!sym || !str || !hash)
+		return;
+	for (uint32_t i = 0; i < hash[1]; i++)
+		for (int k = 0; k < 4; k++)
+			if (sym[i].st_shndx != SHN_UNDEF && !strcmp(str + sym[i].st_name, names[k]))
+				s->real_off[k] = load + sym[i].st_value;
+}
+
+static int load_image(struct supervise *s, const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	ssize_t n;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_size < (off_t)sizeof(Elf64_Ehdr) || st.st_size > HM_VDSO_IMAGE_MAX)
+		return -EFBIG;
+	s->image = malloc(st.st_size);
+	if (!s->image)
+		return -ENOMEM;
+	n = read(fd, s->image, st.st_size);
+	if (n != st.st_size)
+		return n < 0 ? -errno : -EIO;
+	s->image_len = n;
+	return 0;
+}
+
+void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock, bool rng,
+		       int page_fd, const char *vdso_path, struct hm_vclock *vc,
+		       bool waits, uint64_t tick_ns)
+{
+	struct seccomp_notif_sizes sz;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	s->sock[0] = s->sock[1] = s->listener = s->page_fd = -1;
+	s->seed = seed;
+	/* The page reaches processes only as a descriptor (lib/clockfd.h):
+	 * CMD inherits page_fd at its number, and a supervised process maps
+	 * the one it inherited (supervise_exec.c). */
+	s->clock = clock && page_fd >= 0;
+	s->rng = rng;
+	s->cmd_page_fd = page_fd;
+	s->vc = vc;
+	s->tick_ns = tick_ns;
+	s->waits = s->clock && vc && waits;
+	if (s->waits && want)
+		s->page_fd = fcntl(page_fd, F_DUPFD_CLOEXEC, 3);
+	for (int i = 0; i < SV_MAX_PROCS; i++)
+		s->procs[i].pidfd = s->procs[i].ep_ours = -1;
+	if (!want || (!s->clock && !s->rng))
+		return;
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0) {
+		snprintf(s->off_why, sizeof(s->off_why), "seccomp user notification: %s",
+			 strerror(errno));
+		return;
+	}
+	s->req_size = sz.seccomp_notif > sizeof(*s->req) ? sz.seccomp_notif : sizeof(*s->req);
+	s->resp_size = sz.seccomp_notif_resp > sizeof(*s->resp) ? sz.seccomp_notif_resp
+								 : sizeof(*s->resp);
+	s->req = calloc(1, s->req_size);
+	s->resp = calloc(1, s->resp_size);
+	if (!s->req || !s->resp)
+		die(EXIT_INTERNAL, "out of memory");
+	if (s->clock && (!vdso_path || (r = load_image(s, vdso_path)) < 0)) {
+		snprintf(s->off_why, sizeof(s->off_why), "the synthetic vDSO %s: %s",
+			 vdso_path ? vdso_path : "libhermetic-vdso.so",
+			 vdso_path ? strerror(-r) : "not found");
+		s->clock = s->waits = false; /* entropy still */
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, s->sock) < 0) {
+		snprintf(s->off_why, sizeof(s->off_why), "socketpair: %s", strerror(errno));
+		return;
+	}
+	real_vdso(s);
+	build_filter(s);
+	s->debug = getenv("HERMETIC_DEBUG") && strstr(getenv("HERMETIC_DEBUG"), "supervise");
+	s->want = true;
+}
+
+/* ---- what this machine allows (hermetic status) ---- */
+
+bool supervise_probe(char *vdso, size_t vsize, char *why, size_t wsize)
+{
+	struct seccomp_notif_sizes sz;
+	char buf[16];
+
+	why[0] = 0;
+	if (enroll_find_lib("libhermetic-vdso.so", vdso, vsize) < 0) {
+		vdso[0] = 0;
+		snprintf(why, wsize, "libhermetic-vdso.so not found next to the shim: entropy only");
+	}
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0) {
+		snprintf(why, wsize, "no seccomp user notification here: %s", strerror(errno));
+		return false;
+	}
+	/* Yama's 3 forbids every ptrace; 1 and 2 allow ours (enroll is the
+	 * run's ancestor; root has CAP_SYS_PTRACE). */
+	if (hm_read_file_at(AT_FDCWD, "/proc/sys/kernel/yama/ptrace_scope", buf, sizeof(buf)) > 0 &&
+	    buf[0] == '3') {
+		snprintf(why, wsize, "ptrace is disabled here (kernel.yama.ptrace_scope = 3)");
+		return false;
+	}
+	return true;
+}
+
+/* ---- in the child ---- */
+
+int supervise_child(struct supervise *s)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = { 0 };
+	struct iovec iov;
+	int err = 0, fd;
+
+	if (!s->want)
+		return 0;
+	close(s->sock[0]);
+	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &s->prog);
+	if (fd < 0)
+		err = errno;
+	iov = (struct iovec){ .iov_base = &err, .iov_len = sizeof(err) };
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	if (fd >= 0) {
+		struct cmsghdr *c;
+
+		memset(&u, 0, sizeof(u));
+		m.msg_control = u.buf;
+		m.msg_controllen = sizeof(u.buf);
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	/* A filter whose listener does not reach enroll cannot be removed,
+	 * and every exec would fail (ENOSYS, no listener): then the child
+	 * reports and ends (launch.c). Without a filter it runs unsupervised. */
+	if (sendmsg(s->sock[1], &m, MSG_NOSIGNAL) < 0 && fd >= 0)
+		return -errno;
+	if (fd >= 0)
+		close(fd);
+	close(s->sock[1]);
+	return 0;
+}
+
+/* ---- in the parent ---- */
+
+void supervise_parent(struct supervise *s)
+{
+	if (s->sock[1] >= 0)
+		close(s->sock[1]);
+	s->sock[1] = -1;
+}
+
+int supervise_sock_fd(const struct supervise *s)
+{
+	return s->sock[0];
+}
+
+int supervise_listener_fd(const struct supervise *s)
+{
+	return s->on ? s->listener : -1;
+}
+
+void supervise_recv_listener(struct supervise *s)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = { 0 };
+	struct iovec iov;
+	struct cmsghdr *c;
+	int err = 0;
+	ssize_t n;
+
+	iov = (struct iovec){ .iov_base = &err, .iov_len = sizeof(err) };
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = u.buf;
+	m.msg_controllen = sizeof(u.buf);
+	n = recvmsg(s->sock[0], &m, MSG_CMSG_CLOEXEC);
+	c = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+		memcpy(&s->listener, CMSG_DATA(c), sizeof(int));
+		s->on = true;
+		/* The caller waits for our answer: switch to us on its CPU rather
+		 * than wake us wherever (Linux 6.6; older kernels wake as usual). */
+		ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	} else if (n == sizeof(err) && err) {
+		snprintf(s->off_why, sizeof(s->off_why), "seccomp user notification: %s",
+			 strerror(err));
+	} else if (!s->off_why[0]) {
+		snprintf(s->off_why, sizeof(s->off_why), "the command's process sent no listener");
+	}
+	close(s->sock[0]);
+	s->sock[0] = -1;
+}
+
+void supervise_gone(struct supervise *s)
+{
+	supervise_wait_drop(s, NULL);
+	if (s->listener >= 0)
+		close(s->listener);
+	s->listener = -1;
+	s->on = false;
+}
+
+void supervise_finish(struct supervise *s)
+{
+	supervise_wait_stop(s);
+	if (s->page_fd >= 0)
+		close(s->page_fd);
+	s->page_fd = -1;
+	supervise_wait_drop(s, NULL);
+	for (int i = 0; i < SV_MAX_PROCS; i++)
+		if (s->procs[i].pid)
+			supervise_wait_drop(s, &s->procs[i]);
+	if (s->listener >= 0)
+		close(s->listener);
+	if (s->sock[0] >= 0)
+		close(s->sock[0]);
+	s->listener = s->sock[0] = -1;
+	s->on = false;
+	free(s->image);
+	free(s->req);
+	free(s->resp);
+	s->image = NULL;
+	s->req = NULL;
+	s->resp = NULL;
+}
+
+/* ---- processes ---- */
+
+/* Field 22 of /proc/PID/stat, 0 if unreadable. */
+uint64_t sv_start_time(int pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	n = hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf));
+	if (n <= 0)
+		return 0;
+	p = strrchr(buf, ')'); /* comm may hold anything, but ends at the last ')' */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+				"%*d %*d %llu",
+			 &v) != 1)
+		return 0;
+	return v;
+}
+
+/* The thread group of a thread, 0 if gone. */
+static int tgid_of(int tid)
+{
+	char path[64], buf[2048], *p;
+	int v = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if (hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) <= 0 || !(p = strstr(buf, "\nTgid:")))
+		return 0;
+	return sscanf(p + 6, "%d", &v) == 1 ? v : 0;
+}
+
+static struct sv_proc *find(struct supervise *s, int pid)
+{
+	for (int i = 0; i < SV_MAX_PROCS; i++)
+		if (s->procs[i].pid == pid)
+			return &s->procs[i];
+	return NULL;
+}
+
+struct sv_proc *sv_proc_new(struct supervise *s, int pid)
+{
+	struct sv_proc *p = find(s, pid);
+
+	if (!p)
+		p = find(s, 0);
+	if (!p) {
+		/* Full: the oldest entries are likely gone; reuse a dead one. */
+		for (int i = 0; i < SV_MAX_PROCS && !p; i++)
+			if (kill(s->procs[i].pid, 0) < 0 && errno == ESRCH)
+				p = &s->procs[i];
+	}
+	if (!p)
+		return NULL;
+	if (!p->pid)
+		s->n_procs++;
+	else
+		supervise_wait_drop(s, p);
+	memset(p, 0, sizeof(*p));
+	p->pidfd = p->ep_ours = p->ep_fd = -1;
+	p->pid = pid;
+	p->start = sv_start_time(pid);
+	return p;
+}
+
+void sv_warn_path(int pid, const char *exe, const char *what, int err)
+{
+	warnx_("process %d (%s) runs without the run's clock and entropy: %s%s%s", pid, exe, what,
+	       err ? ": " : "", err ? strerror(err) : "");
+}
+
+void sv_warn_pid(int pid, const char *what, int err)
+{
+	char exe[256] = "?";
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 1] = 0;
+	sv_warn_path(pid, exe, what, err);
+}
+
+/* ---- exec ---- */
+
+static void on_exec(struct supervise *s, const struct seccomp_notif *req)
+{
+	struct sv_proc *p;
+	enum sv_kind k;
+	char path[4096];
+	int fd, tgid;
+
+	s->execs++;
+	/* A new image: what the old one was given ends here. */
+	if (s->n_procs && (tgid = tgid_of(req->pid)) && (p = find(s, tgid))) {
+		supervise_wait_drop(s, p);
+		p->pid = 0;
+		s->n_procs--;
+	}
+	path[0] = 0;
+	fd = sv_open_target(req, path, sizeof(path));
+	if (fd < 0 && s->debug)
+		warnx_("supervisor: exec of %s by %u: cannot open it (%s)", path, req->pid,
+		       strerror(errno));
+	if (fd < 0)
+		return; /* the exec will fail, or we cannot see it: nothing to do */
+	k = sv_classify(fd);
+	close(fd);
+	if (s->debug)
+		warnx_("supervisor: exec of %s by %u: %s", path, req->pid,
+		       k == SV_STATIC ? "static, supervised" : k == SV_GO_DYNAMIC ? "Go, supervised" :
+		       k == SV_SHIM ? "dynamic, the shim's" : "not an ELF of this machine");
+	if (k != SV_STATIC && k != SV_GO_DYNAMIC)
+		return;
+	/* The notification still stands for this very task (its pid is not
+	 * a reused one), so the seize below is of the process that execs. */
+	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
+		return;
+	if (ptrace(PTRACE_SEIZE, req->pid, 0,
+		   PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD) < 0) {
+		if (errno != ESRCH) {
+			s->refused++;
+			sv_warn_path(req->pid, path, "cannot trace it at its exec", errno);
+		}
+		return;
+	}
+}
+
+/* ---- entropy ---- */
+
+static void on_getrandom(struct supervise *s, const struct seccomp_notif *req,
+			 struct seccomp_notif_resp *resp)
+{
+	const struct seccomp_data *d = &req->data;
+	uint64_t len = d->args[1], done = 0;
+	uint8_t buf[16384];
+	int tgid = s->n_procs ? tgid_of(req->pid) : 0; /* none of ours: no need to look */
+	struct sv_proc *p = tgid ? find(s, tgid) : NULL;
+
+	if (!p || !p->rng_on || p->start != sv_start_time(tgid)) {
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		return;
+	}
+	s->entropy_calls++;
+	if ((unsigned)d->args[2] & ~GRND_ALL) {
+		resp->error = -EINVAL;
+		return;
+	}
+	if (len > 33554431) /* as the kernel: at most INT_MAX >> 6 bytes per call */
+		len = 33554431;
+	while (done < len) {
+		size_t n = len - done < sizeof(buf) ? len - done : sizeof(buf);
+		struct iovec l = { .iov_base = buf, .iov_len = n };
+		struct iovec r = { .iov_base = (void *)(d->args[0] + done), .iov_len = n };
+		ssize_t w;
+
+		hm_chacha_stream_read(&p->rng, buf, n);
+		w = process_vm_writev(req->pid, &l, 1, &r, 1, 0);
+		if (w <= 0)
+			break;
+		done += w;
+		if ((size_t)w < n)
+			break;
+	}
+	if (!done && len) {
+		resp->error = -EFAULT;
+		return;
+	}
+	resp->val = done;
+}
+
+void supervise_notify(struct supervise *s)
+{
+	memset(s->req, 0, s->req_size);
+	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_RECV, s->req) < 0)
+		return; /* ENOENT: the caller died meanwhile; EINTR */
+	memset(s->resp, 0, s->resp_size);
+	s->resp->id = s->req->id;
+	switch (s->req->data.nr) {
+	case NR_EXECVE:
+	case NR_EXECVEAT:
+		on_exec(s, s->req);
+		s->resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		break;
+	case NR_GETRANDOM:
+		on_getrandom(s, s->req, s->resp);
+		break;
+	case NR_NANOSLEEP:
+	case NR_CLOCK_NANOSLEEP:
+	case NR_EPOLL_WAIT:
+	case NR_EPOLL_PWAIT: {
+		int tgid = s->n_procs ? tgid_of(s->req->pid) : 0;
+		struct sv_proc *p = tgid ? find(s, tgid) : NULL;
+
+		if (!p || !p->vmono || p->start != sv_start_time(tgid))
+			s->resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		else if (sv_wait_begin(s, p, s->req, s->resp))
+			return; /* answered later (supervise_wait_tick), or already */
+		break;
+	}
+	default:
+		s->resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		break;
+	}
+	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, s->resp) < 0 && errno != ENOENT)
+		warnx_("supervisor: cannot answer process %u: %s", s->req->pid, strerror(errno));
+}
+
+bool supervise_stopped(struct supervise *s, int pid, int st)
+{
+	if (!WIFSTOPPED(st))
+		return false;
+	if ((st >> 8) == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
+		sv_exec_stop(s, pid);
+		return true;
+	}
+	/* Seized for an exec that then failed: a signal came; let it go,
+	 * with the signal (a group stop's signal is the stop itself). */
+	if ((st >> 16) == PTRACE_EVENT_STOP)
+		ptrace(PTRACE_DETACH, pid, 0, 0);
+	else
+		ptrace(PTRACE_DETACH, pid, 0, WSTOPSIG(st));
+	return true;
+}

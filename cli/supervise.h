@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The supervisor (docs/static.md): how processes of a run that do not load
+ * the shim (static binaries, Go) get the run's clock and seeded entropy.
+ *
+ * enroll's child installs a seccomp filter that hands every execve and
+ * execveat, and every getrandom, to a listener it passes to enroll (this
+ * process, outside the run). At an exec of an image the shim does not
+ * cover, enroll ptraces the process for the exec, and before its first
+ * instruction maps a synthetic vDSO (vdso/vdso.c) that reads the run's
+ * clock page and points AT_SYSINFO_EHDR at it, then detaches. Its
+ * getrandom calls are answered from its seeded stream; everyone else's go
+ * on to the kernel; its timed waits are done on the run's clock.
+ * supervise.c: the filter, the listener, the processes, entropy;
+ * supervise_exec.c: execs (what one loads, the exec stop);
+ * supervise_wait.c: the waits.
+ */
+#ifndef HERMETIC_CLI_SUPERVISE_H
+#define HERMETIC_CLI_SUPERVISE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <linux/filter.h>
+#include "chacha20.h"
+
+#define SV_MAX_PROCS 256
+#define SV_MAX_INSNS 24
+#define SV_MAX_WAITS 64
+#define SV_NR_NANOSLEEP 35
+#define SV_NR_CLOCK_NANOSLEEP 230
+#define SV_NR_EPOLL_WAIT 232
+#define SV_NR_EPOLL_PWAIT 281
+
+struct pollfd;
+struct hm_vclock;
+struct hm_vslot;
+struct seccomp_notif;
+struct seccomp_notif_resp;
+
+struct sv_proc {
+	int pid; /* tgid; 0: free */
+	uint64_t start; /* its start time (/proc/PID/stat field 22): pids are reused */
+	uint64_t image; /* its image id (lib/lineage.c) */
+	struct hm_chacha_stream rng;
+	bool rng_on;
+	bool vmono; /* its monotonic clock is the run's: its waits are ours */
+	int pidfd; /* for pidfd_getfd, or -1 */
+	int ep_fd, ep_ours; /* its epoll descriptor and our duplicate of it, or -1 */
+};
+
+/* A timed wait the supervisor does on a thread's behalf (supervise_wait.c). */
+struct sv_wait {
+	bool used;
+	bool external; /* on the world: a real deadline */
+	uint64_t id; /* the notification */
+	int tid, nr;
+	struct sv_proc *p;
+	int64_t deadline; /* the run's monotonic clock, ns */
+	int64_t real_deadline; /* CLOCK_MONOTONIC, ns (external) */
+	int epfd; /* our duplicate of its epoll set, or -1 (a sleep) */
+	uint64_t events;
+	int maxevents;
+	struct hm_vslot *slot;
+};
+
+struct supervise {
+	bool want; /* --supervise on, and the run virtualises something */
+	bool on; /* the listener is ours */
+	bool clock, rng; /* the run's settings */
+	bool waits; /* a keeper moves the run's clock: waits can be virtual */
+	struct hm_vclock *vc; /* the run's clock page, as enroll maps it */
+	int page_fd; /* the page's file, to poke the keeper (supervise_wait.c) */
+	uint64_t tick_ns;
+	bool debug; /* HERMETIC_DEBUG=supervise: a line per decision */
+	uint64_t seed;
+	int cmd_page_fd; /* the page's number in CMD (HERMETIC_CLOCK_FD), -1: none */
+	int sock[2]; /* the child passes the listener over it */
+	int listener;
+	struct sock_filter insns[SV_MAX_INSNS];
+	struct sock_fprog prog;
+	/* the synthetic vDSO's image, and the kernel vDSO's functions as
+	 * offsets from its base (0: absent) */
+	uint8_t *image;
+	size_t image_len;
+	uint64_t real_off[4];
+	struct seccomp_notif *req;
+	struct seccomp_notif_resp *resp;
+	size_t req_size, resp_size;
+	struct sv_proc procs[SV_MAX_PROCS];
+	int n_procs; /* entries in use (dead ones included, until reused) */
+	struct sv_wait waits_[SV_MAX_WAITS];
+	int n_waits;
+	/* the helper thread that sees the keeper's futex wakes (supervise_wait.c) */
+	bool wv_started;
+	pthread_t wv_thread;
+	pthread_mutex_t wv_lock;
+	uint32_t wv_ctl, wv_stop;
+	int wv_efd;
+	uint64_t waits_total;
+	/* what happened, for the summary */
+	uint64_t execs, supervised, refused, entropy_calls;
+	char off_why[160]; /* why not on, when wanted */
+};
+
+/* Before the fork: everything the child needs (the filter, the socket),
+ * and the vDSO image. Never fails the run: a supervisor that cannot be had
+ * is off, and says why in off_why. */
+void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock, bool rng,
+		       int page_fd, const char *vdso_path, struct hm_vclock *vc,
+		       bool waits, uint64_t tick_ns);
+
+/* hermetic status: can this machine supervise? The vDSO's path (or "")
+ * into vdso; why not (or a limit) into why. */
+bool supervise_probe(char *vdso, size_t vsize, char *why, size_t wsize);
+
+/* In the child, after confine_child, before exec: install the filter and
+ * pass its listener. Async-signal-safe. 0 (supervised, or not: then it says
+ * why over the socket), or -errno: the filter is in but its listener could
+ * not be passed, and the child must not exec. */
+int supervise_child(struct supervise *s);
+
+/* In the parent after the fork: the descriptors to poll (-1: none), and
+ * what to do when they are ready. */
+void supervise_parent(struct supervise *s);
+int supervise_sock_fd(const struct supervise *s);
+int supervise_listener_fd(const struct supervise *s);
+void supervise_recv_listener(struct supervise *s);
+void supervise_notify(struct supervise *s);
+
+/* A traced process stopped (waitpid status st): handle it. True if pid was
+ * a tracee of ours (the stop is consumed). */
+bool supervise_stopped(struct supervise *s, int pid, int st);
+
+/* The listener hung up: no process has the filter any more (so none ever
+ * will): stop polling it. */
+void supervise_gone(struct supervise *s);
+
+/* The run is over: close the listener. */
+void supervise_finish(struct supervise *s);
+
+/* supervise_wait.c: a timed wait of p's (true: it is ours now, or was
+ * answered; false: resp says what to answer); the main loop's descriptors
+ * (their count), its poll timeout (timeout_ms, or shorter while waits are
+ * pending), what to do after each poll; p's waits (all, for NULL) dropped. */
+bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp);
+/* A slot of the run's clock page held on thread tid's behalf (NULL: none
+ * free, or no page); EXTERNAL keeps the run from counting as idle. */
+struct hm_vslot *sv_slot_begin(struct supervise *s, int pid, uint64_t order, int tid,
+			       int64_t deadline, bool external);
+void sv_slot_end(struct supervise *s, struct hm_vslot *sl);
+int supervise_wait_pollfds(struct supervise *s, struct pollfd *pfd, int max);
+int supervise_wait_timeout(struct supervise *s, int timeout_ms);
+void supervise_wait_tick(struct supervise *s);
+void supervise_wait_drop(struct supervise *s, struct sv_proc *p);
+void supervise_wait_stop(struct supervise *s); /* the helper thread ends */
+
+/* supervise_exec.c: the exec stop of pid, a seized process; detaches it. */
+void sv_exec_stop(struct supervise *s, int pid);
+/* supervise.c, for supervise_exec.c */
+struct sv_proc *sv_proc_new(struct supervise *s, int pid);
+uint64_t sv_start_time(int pid);
+enum sv_kind { SV_NOT_ELF, SV_SHIM, SV_STATIC, SV_GO_DYNAMIC };
+enum sv_kind sv_classify(int fd);
+/* What the execve/execveat of req would load, opened read-only; its path
+ * (as the caller gave it) in path. -errno if it cannot be seen. */
+int sv_open_target(const struct seccomp_notif *req, char *path, size_t size);
+void sv_warn_pid(int pid, const char *what, int err);
+void sv_warn_path(int pid, const char *exe, const char *what, int err);
+
+#endif

@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Execs (supervise.h, docs/static.md). At the exec's start (its seccomp
+ * notification): what it would load, and whether the shim covers that.
+ * At the exec stop of a supervised image: the process is at PTRACE_EVENT_EXEC, its new image loaded, not one of its
+ * instructions run. We
+ *   1. step it to the end of execve (its syscall-exit stop), a clean place
+ *      to make it run syscalls of ours;
+ *   2. find its auxiliary vector on its stack (argc, argv, envp, auxv);
+ *   3. with the clock virtual and an AT_SYSINFO_EHDR to replace: map a
+ *      region for the synthetic vDSO (include/hermetic/vdso.h), write the
+ *      image and its data page into it, map the run's clock page over its
+ *      end (the process opens it by path: it is a file of the run), make
+ *      the image read-only and executable, and point AT_SYSINFO_EHDR at it;
+ *   4. announce it to the kernel's view as the shim does (the audit then
+ *      counts it as covered), and key its entropy stream as the shim would
+ *      key its main thread's: (seed, image id, thread 0), the image id
+ *      from HERMETIC_IMAGE in its environment and the binary it runs;
+ *   5. put back its registers and the two bytes of code we borrowed, and
+ *      detach. From then on it runs untraced.
+ * Every syscall of ours runs as the process itself, through a syscall
+ * instruction written over its entry point. If any step fails the process
+ * is detached as it was, and a warning names it.
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <linux/seccomp.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include "util.h"
+#include "cli.h"
+#include "config.h"
+#include "lineage.h"
+#include "supervise.h"
+#include "hermetic/trace.h"
+#include "hermetic/vclock.h"
+#include "hermetic/vdso.h"
+#include "clockfd.h"
+
+#define REGION (HM_VDSO_PAGE_OFF + HM_VCLOCK_SIZE)
+#define NR_EXECVEAT 322
+
+/* ---- the decision, at the exec's start ---- */
+
+/* The ELF headers of an executable: does the shim cover it? Only what the
+ * kernel would load counts: an x86_64 ELF; a script (#!) runs its
+ * interpreter, which is left alone (docs/static.md). */
+enum sv_kind sv_classify(int fd)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[64];
+	bool interp = false, go = false;
+	size_t n;
+
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64 ||
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) || eh.e_phentsize != sizeof(Elf64_Phdr))
+		return SV_NOT_ELF;
+	n = eh.e_phnum < ARRAY_SIZE(ph) ? eh.e_phnum : ARRAY_SIZE(ph);
+	if (pread(fd, ph, n * sizeof(ph[0]), eh.e_phoff) != (ssize_t)(n * sizeof(ph[0])))
+		return SV_NOT_ELF;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t note[256];
+		size_t len = ph[i].p_filesz < sizeof(note) ? ph[i].p_filesz : sizeof(note);
+
+		if (ph[i].p_type == PT_INTERP)
+			interp = true;
+		/* Go's linker puts its build id first, in a note named "Go". */
+		if (ph[i].p_type == PT_NOTE && len >= 16 &&
+		    pread(fd, note, len, ph[i].p_offset) == (ssize_t)len)
+			for (size_t off = 0; off + 12 <= len;) {
+				uint32_t nsz, dsz;
+
+				memcpy(&nsz, note + off, 4);
+				memcpy(&dsz, note + off + 4, 4);
+				if ((nsz == 3 || nsz == 4) && off + 15 <= len && !memcmp(note + off + 12, "Go", 3))
+					go = true;
+				if (nsz > len || dsz > len)
+					break;
+				off += 12 + ((nsz + 3) & ~3u) + ((dsz + 3) & ~3u);
+			}
+	}
+	if (!interp)
+		return SV_STATIC;
+	return go ? SV_GO_DYNAMIC : SV_SHIM;
+}
+
+/* A string of the calling process's memory. */
+static int read_str(int pid, uint64_t addr, char *buf, size_t size)
+{
+	size_t got = 0;
+
+	while (got < size - 1) {
+		size_t chunk = 4096 - ((addr + got) & 4095);
+		struct iovec l, r;
+		ssize_t n;
+
+		if (chunk > size - 1 - got)
+			chunk = size - 1 - got;
+		l = (struct iovec){ .iov_base = buf + got, .iov_len = chunk };
+		r = (struct iovec){ .iov_base = (void *)(addr + got), .iov_len = chunk };
+		n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+		if (n <= 0)
+			return -EFAULT;
+		if (memchr(buf + got, 0, n))
+			return 0;
+		got += n;
+	}
+	return -ENAMETOOLONG;
+}
+
+/* What an execve or execveat of the notification would load, opened. */
+int sv_open_target(const struct seccomp_notif *req, char *path, size_t size)
+{
+	const struct seccomp_data *d = &req->data;
+	char full[4200];
+	uint64_t addr = d->nr == NR_EXECVEAT ? d->args[1] : d->args[0];
+	int dirfd = d->nr == NR_EXECVEAT ? (int)d->args[0] : AT_FDCWD;
+
+	if (read_str(req->pid, addr, path, size) < 0)
+		return -EFAULT;
+	if (path[0] == '/')
+		snprintf(full, sizeof(full), "/proc/%u/root%s", req->pid, path);
+	else if (dirfd == AT_FDCWD)
+		snprintf(full, sizeof(full), "/proc/%u/cwd/%s", req->pid, path);
+	else if (!path[0])
+		snprintf(full, sizeof(full), "/proc/%u/fd/%d", req->pid, dirfd);
+	else
+		snprintf(full, sizeof(full), "/proc/%u/fd/%d/%s", req->pid, dirfd, path);
+	return open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+}
+
+/* ---- the exec stop ---- */
+
+struct tracee {
+	int pid;
+	int memfd; /* /proc/PID/mem */
+	int sig; /* a signal that arrived meanwhile, delivered at detach */
+	struct user_regs_struct regs; /* at the end of execve */
+	uint64_t code; /* the 8 bytes at regs.rip */
+	bool code_saved;
+};
+
+/* Wait for the next ptrace stop of t that is a syscall stop; signals that
+ * arrive meanwhile are kept for the detach. */
+static int wait_syscall_stop(struct tracee *t)
+{
+	for (;;) {
+		int st;
+
+		if (waitpid(t->pid, &st, __WALL) < 0)
+			return -errno;
+		if (!WIFSTOPPED(st))
+			return -ESRCH; /* it died */
+		if (WSTOPSIG(st) == (SIGTRAP | 0x80))
+			return 0;
+		if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP)
+			t->sig = WSTOPSIG(st);
+		if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) < 0)
+			return -errno;
+	}
+}
+
+/* One syscall made by the tracee; its result (-errno on failure). */
+static long inject(struct tracee *t, long nr, long a, long b, long c, long d, long e, long f)
+{
+	struct user_regs_struct r = t->regs;
+	long ret;
+
+	r.rax = nr;
+	r.orig_rax = -1;
+	r.rdi = a;
+	r.rsi = b;
+	r.rdx = c;
+	r.r10 = d;
+	r.r8 = e;
+	r.r9 = f;
+	if (ptrace(PTRACE_SETREGS, t->pid, 0, &r) < 0 || ptrace(PTRACE_SYSCALL, t->pid, 0, 0) < 0)
+		return -errno;
+	if ((ret = wait_syscall_stop(t)) < 0) /* entry */
+		return ret;
+	if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) < 0)
+		return -errno;
+	if ((ret = wait_syscall_stop(t)) < 0) /* exit */
+		return ret;
+	if (ptrace(PTRACE_GETREGS, t->pid, 0, &r) < 0)
+		return -errno;
+	return (long)r.rax;
+}
+
+static int peek(struct tracee *t, uint64_t addr, void *buf, size_t len)
+{
+	return pread(t->memfd, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+static int poke(struct tracee *t, uint64_t addr, const void *buf, size_t len)
+{
+	return pwrite(t->memfd, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/* The address of the AT_SYSINFO_EHDR entry's value on the initial stack,
+ * and that value; -ENOENT if the vector has none. *ret_entry: AT_ENTRY, the
+ * program's entry point (0 if absent). */
+static int find_sysinfo(struct tracee *t, uint64_t *ret_addr, uint64_t *ret_val,
+			uint64_t *ret_entry)
+{
+	uint64_t sp = t->regs.rsp, argc, w;
+	int n = 0;
+
+	if (peek(t, sp, &argc, 8) < 0 || argc > 1 << 20)
+		return -EFAULT;
+	sp += 8 * (argc + 2); /* argv and its NULL */
+	do { /* envp, up to its NULL */
+		if (peek(t, sp, &w, 8) < 0 || ++n > 1 << 20)
+			return -EFAULT;
+		sp += 8;
+	} while (w);
+	*ret_addr = *ret_entry = 0;
+	for (n = 0; n < 512; n++, sp += 16) {
+		uint64_t kv[2];
+
+		if (peek(t, sp, kv, 16) < 0)
+			return -EFAULT;
+		if (kv[0] == AT_NULL)
+			break;
+		if (kv[0] == AT_ENTRY)
+			*ret_entry = kv[1];
+		if (kv[0] == AT_SYSINFO_EHDR) {
+			*ret_addr = sp + 8;
+			*ret_val = kv[1];
+		}
+	}
+	return *ret_addr ? 0 : -ENOENT;
+}
+
+/* The process's environment as exec gave it: the value of name, in buf. */
+static bool env_get(int pid, const char *name, char *buf, size_t size)
+{
+	char path[64];
+	_cleanup_free_ char *env = malloc(65536);
+	size_t nlen = strlen(name);
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	if (!env || (n = hm_read_file_at(AT_FDCWD, path, env, 65536)) <= 0)
+		return false;
+	for (char *p = env; p < env + n; p += strlen(p) + 1)
+		if (!strncmp(p, name, nlen) && p[nlen] == '=' && strlen(p + nlen + 1) < size) {
+			memcpy(buf, p + nlen + 1, strlen(p + nlen + 1) + 1);
+			return true;
+		}
+	return false;
+}
+
+static const char *parse_hex16(const char *s, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 16; i++, s++) {
+		int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+
+		if (d < 0)
+			return NULL;
+		v = v << 4 | d;
+	}
+	*ret = v;
+	return s;
+}
+
+/* The image id the shim would compute in this process (preload/spawn.c,
+ * hm_lineage_init): its process id and runs from HERMETIC_IMAGE (none: the
+ * run's first process), the binary from /proc/PID/exe. */
+static uint64_t image_of(int pid)
+{
+	char img[512], exe_path[4096], exe[HM_EXE_MAX], path[64];
+	uint64_t proc = 0;
+	const char *runs = "", *s;
+	ssize_t n;
+
+	if (env_get(pid, HM_ENV_IMAGE, img, sizeof(img)) && (s = parse_hex16(img, &proc)) &&
+	    *s == ':' && (s = strchr(s + 1, ':')) && (s = strchr(s + 1, ':')))
+		runs = s + 1;
+	if (!proc) {
+		proc = hm_proc_root();
+		runs = "";
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe_path, sizeof(exe_path) - 1);
+	exe_path[n > 0 ? n : 0] = 0;
+	hm_exe_name(exe_path, exe);
+	return hm_image_id(proc, exe, hm_runs_get(runs, exe) + 1);
+}
+
+/* The number at which the stopped process holds the run's clock page: the
+ * one HERMETIC_CLOCK_FD names in its environment, if that descriptor is
+ * still the page (its st_dev and st_ino, seen through /proc/PID/fd). The
+ * page has no path a process could open (lib/clockfd.h). -errno if none. */
+static int tracee_page_fd(const struct supervise *s, int pid)
+{
+	struct hm_clockfd c;
+	struct stat st;
+	char v[HM_CLOCKFD_STR], path[64];
+
+	if (!env_get(pid, HM_ENV_CLOCK_FD, v, sizeof(v)) || hm_clockfd_parse(v, &c) < 0)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, c.fd);
+	if (stat(path, &st) < 0)
+		return -errno;
+	if ((uint64_t)st.st_dev != c.dev || (uint64_t)st.st_ino != c.ino)
+		return -ESTALE;
+	return c.fd;
+}
+
+/* Steps 3: the synthetic vDSO. 0, or -errno (the process is as it was). */
+static int map_vdso(struct supervise *s, struct tracee *t, uint64_t auxv_at, uint64_t real_base,
+		    bool mono)
+{
+	struct hm_vdso_data d = { .magic = HM_VDSO_DATA_MAGIC,
+				  .flags = HM_VDSO_WALL | (mono ? HM_VDSO_MONO : 0),
+				  .tick = s->tick_ns, .tick_after = 100000 /* the shim's HM_TICK_AFTER */ };
+	__u64 *real[4] = { &d.real_clock_gettime, &d.real_gettimeofday, &d.real_time,
+			      &d.real_getcpu };
+	long base, fd = tracee_page_fd(s, t->pid), r;
+
+	if (fd < 0)
+		return (int)fd; /* it lost the page: as without the synthetic vDSO */
+	for (int i = 0; i < 4; i++)
+		*real[i] = real_base && s->real_off[i] ? real_base + s->real_off[i] : 0;
+	base = inject(t, SYS_mmap, 0, REGION, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		      -1, 0);
+	if (base < 0 && base > -4096)
+		return (int)base;
+	if (poke(t, base, s->image, s->image_len) < 0 ||
+	    poke(t, base + HM_VDSO_DATA_OFF, &d, sizeof(d)) < 0) {
+		r = -EFAULT;
+		goto fail;
+	}
+	/* Its own descriptor of the page, mapped in its address space; the
+	 * descriptor stays its own, for its children. */
+	r = inject(t, SYS_mmap, base + HM_VDSO_PAGE_OFF, HM_VCLOCK_SIZE, PROT_READ,
+		   MAP_SHARED | MAP_FIXED, fd, 0);
+	if (r != base + HM_VDSO_PAGE_OFF) {
+		r = r < 0 ? r : -EINVAL;
+		goto fail;
+	}
+	/* the image read-only; its data page stays the process's to count in */
+	r = inject(t, SYS_mprotect, base, HM_VDSO_DATA_OFF, PROT_READ | PROT_EXEC, 0, 0, 0);
+	if (r < 0)
+		goto fail;
+	r = poke(t, auxv_at, &base, 8);
+	if (r < 0)
+		goto fail;
+	return 0;
+fail:
+	inject(t, SYS_munmap, base, REGION, 0, 0, 0, 0);
+	return (int)r;
+}
+
+static bool env_off(int pid, const char *name, const char *on)
+{
+	char v[32];
+
+	return env_get(pid, name, v, sizeof(v)) && strcmp(v, on);
+}
+
+/* Steps 1 to 4 on a stopped tracee; false: it was left as it was. */
+static bool set_up(struct supervise *s, struct tracee *t)
+{
+	uint64_t auxv_at = 0, real_base = 0, entry = 0;
+	static const uint16_t syscall_insn = 0x050f;
+	bool clock = s->clock && !env_off(t->pid, HM_ENV_CLOCK, "virtual");
+	bool rng = s->rng && !env_off(t->pid, HM_ENV_RNG, "all");
+	struct sv_proc *p;
+	bool vclock, mono = false;
+	int r = 0;
+
+	if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) < 0 || wait_syscall_stop(t) < 0 ||
+	    ptrace(PTRACE_GETREGS, t->pid, 0, &t->regs) < 0)
+		return false;
+	if (peek(t, t->regs.rip, &t->code, 8) < 0 || poke(t, t->regs.rip, &syscall_insn, 2) < 0) {
+		sv_warn_pid(t->pid, "cannot write to its memory", errno);
+		return false;
+	}
+	t->code_saved = true;
+	if (clock && (r = find_sysinfo(t, &auxv_at, &real_base, &entry)) < 0)
+		sv_warn_pid(t->pid,
+			    r == -ENOENT ? "no vDSO to replace (its clock stays real)"
+					 : "cannot read its auxiliary vector",
+			    0);
+	/* Its waits reach us only from code below 4 GiB (the filter): a PIE
+	 * (static-pie) image keeps the kernel's monotonic clock and waits, so
+	 * that a real sleep is never measured on a clock that did not move. */
+	mono = s->waits && entry && entry < (1ULL << 32);
+	if (clock && r == 0 && (r = map_vdso(s, t, auxv_at, real_base, mono)) < 0)
+		sv_warn_pid(t->pid, "cannot map the synthetic vDSO (its clock stays real)", -r);
+	vclock = clock && r == 0;
+	p = rng || vclock ? sv_proc_new(s, t->pid) : NULL;
+	if (p) {
+		uint8_t key[HM_CHACHA_KEY_SIZE];
+		char seed_s[32];
+		uint64_t seed = s->seed;
+		const char *end;
+
+		p->image = image_of(t->pid);
+		p->vmono = vclock && mono;
+		/* the seed the shim would read: this process's HERMETIC_SEED */
+		if (env_get(t->pid, HM_ENV_SEED, seed_s, sizeof(seed_s)) &&
+		    (end = hm_parse_dec_u64(seed_s, &seed)) && *end)
+			seed = s->seed;
+		hm_stream_key(seed, p->image, 0, key);
+		hm_chacha_stream_init(&p->rng, key);
+		p->rng_on = rng;
+	} else if (rng || vclock) {
+		sv_warn_pid(t->pid, "too many supervised processes at once (its entropy and waits are real)", 0);
+		rng = false;
+	}
+	/* The kernel's view: covered, if both routes it needs are in place. */
+	if ((!clock || r == 0) && (rng || !s->rng))
+		inject(t, SYS_getrandom, 0, 0, HM_SHIM_HELLO_FLAGS, 0, 0, 0);
+	return true;
+}
+
+void sv_exec_stop(struct supervise *s, int pid)
+{
+	struct tracee t = { .pid = pid, .memfd = -1 };
+	struct hm_vslot *busy;
+	char path[64];
+	int fd;
+	enum sv_kind k = SV_NOT_ELF;
+
+	/* The image the kernel loaded decides (the path seen at the exec's
+	 * start may have changed since). */
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		k = sv_classify(fd);
+		close(fd);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	if (k == SV_STATIC || k == SV_GO_DYNAMIC)
+		t.memfd = open(path, O_RDWR | O_CLOEXEC);
+	/* While we set it up the process is stopped for us, not waiting for
+	 * anything of the run's: the run must not look idle (the exec stop
+	 * itself counts as running in bpf/sched.bpf.c, our own stops do not). */
+	busy = sv_slot_begin(s, pid, 0, pid, INT64_MAX, true);
+	if (t.memfd >= 0 && set_up(s, &t))
+		s->supervised++;
+	if (t.code_saved) {
+		poke(&t, t.regs.rip, &t.code, 8);
+		ptrace(PTRACE_SETREGS, pid, 0, &t.regs);
+	}
+	if (t.memfd >= 0)
+		close(t.memfd);
+	ptrace(PTRACE_DETACH, pid, 0, t.sig);
+	sv_slot_end(s, busy);
+}

@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Virtual timed waits of supervised processes (supervise.h, docs/static.md).
+ *
+ * The filter hands the supervisor nanosleep, clock_nanosleep, and
+ * epoll_wait/epoll_pwait with a timeout, made from code below 4 GiB (a
+ * non-PIE static or Go binary's own text). For a process whose monotonic
+ * clock is the run's (HM_VDSO_MONO), the supervisor does the wait for it,
+ * as the shim would (docs/virtual-time.md):
+ *   - it publishes the deadline in a slot of the run's clock page on the
+ *     waiting thread's behalf (its tid, so the keeper knows the task):
+ *     WAITING for a wait on the run, EXTERNAL for a wait on the world;
+ *   - a sleep ends when the run's clock reaches its deadline (the keeper
+ *     moves it there once the run is idle); one of 100 us or less is a
+ *     back-off and ends at once, without moving the clock;
+ *   - an epoll wait ends with the events of its epoll set (a duplicate of
+ *     the process's epoll descriptor, pidfd_getfd, polled here), or at its
+ *     deadline: the run's clock when every descriptor in the set is of the
+ *     run (eventfds, pipes not inherited from outside), else real time
+ *     (a socket, a terminal, anything else: the world keeps real
+ *     deadlines, and the run's clock follows it there);
+ *   - a signal that interrupts the waiter cancels the notification
+ *     (SECCOMP_IOCTL_NOTIF_ID_VALID fails): the slot is freed, and the
+ *     kernel restarts the call, which comes back as a new one.
+ * The keeper wakes a waiter's slot by its futex word, which no poll sees:
+ * a helper thread waits on the words of the pending waits (FUTEX_WAITV)
+ * and writes an eventfd the main loop polls. It touches nothing else (the
+ * main thread alone traces, answers and changes the waits). Every
+ * millisecond the pending waits are looked at anyway.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <linux/futex.h>
+#include <stddef.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <linux/kcmp.h>
+#include <linux/seccomp.h>
+#include "util.h"
+#include "cli.h"
+#include "supervise.h"
+#include "hermetic/vclock.h"
+
+#define SHORT_NS (100LL * 1000)
+#define SLACK_NS 1000LL /* as the shim: a timer ends 1 us after its deadline */
+#define MAX_EVENTS 128
+
+static int64_t real_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int64_t vmono(struct supervise *s)
+{
+	return __atomic_load_n(&s->vc->mono, __ATOMIC_ACQUIRE);
+}
+
+/* ---- the helper that sees the keeper's wake-ups ---- */
+
+static void *helper_main(void *arg)
+{
+	struct supervise *s = arg;
+	struct futex_waitv wv[SV_MAX_WAITS + 1];
+	uint64_t one = 1;
+
+	for (;;) {
+		int n = 0;
+
+		pthread_mutex_lock(&s->wv_lock);
+		wv[n++] = (struct futex_waitv){ .uaddr = (uintptr_t)&s->wv_ctl,
+						.val = __atomic_load_n(&s->wv_ctl, __ATOMIC_ACQUIRE),
+						.flags = FUTEX_32 | FUTEX_PRIVATE_FLAG };
+		for (int i = 0; i < SV_MAX_WAITS; i++)
+			if (s->waits_[i].used && s->waits_[i].slot && !s->waits_[i].external)
+				wv[n++] = (struct futex_waitv){
+					.uaddr = (uintptr_t)&s->waits_[i].slot->futex,
+					.val = __atomic_load_n(&s->waits_[i].slot->futex, __ATOMIC_ACQUIRE),
+					.flags = FUTEX_32, /* shared: the page is a file */
+				};
+		pthread_mutex_unlock(&s->wv_lock);
+		if (__atomic_load_n(&s->wv_stop, __ATOMIC_ACQUIRE))
+			return NULL;
+		if (syscall(SYS_futex_waitv, wv, n, 0, NULL, CLOCK_MONOTONIC) >= 0 && n > 1 &&
+		    write(s->wv_efd, &one, sizeof(one)) != sizeof(one)) {
+			/* the eventfd is full of wake-ups already */
+		}
+	}
+}
+
+/* The waits changed: the helper waits on the new set (started at the
+ * first wait, with every signal blocked: the main loop's signalfd takes
+ * them). */
+static void helper_kick(struct supervise *s)
+{
+	if (!s->wv_started) {
+		sigset_t all, old;
+
+		s->wv_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		pthread_mutex_init(&s->wv_lock, NULL);
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		s->wv_started = s->wv_efd >= 0 && pthread_create(&s->wv_thread, NULL, helper_main, s) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (!s->wv_started)
+			return; /* the millisecond's look still answers */
+	}
+	__atomic_add_fetch(&s->wv_ctl, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &s->wv_ctl, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void supervise_wait_stop(struct supervise *s)
+{
+	if (!s->wv_started)
+		return;
+	__atomic_store_n(&s->wv_stop, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&s->wv_ctl, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &s->wv_ctl, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pthread_join(s->wv_thread, NULL);
+	close(s->wv_efd);
+	s->wv_started = false;
+}
+
+/* ---- slots, on the waiting thread's behalf ---- */
+
+struct hm_vslot *sv_slot_begin(struct supervise *s, int pid, uint64_t order, int tid,
+			       int64_t deadline, bool external)
+{
+	struct hm_vslot *sl;
+	uint32_t hw;
+
+	if (!s->vc)
+		return NULL;
+	sl = HM_VCLOCK_SLOTS(s->vc);
+	for (uint32_t n = 0, i = (uint32_t)tid % HM_VSLOTS; n < HM_VSLOTS;
+	     n++, i = (i + 1) % HM_VSLOTS) {
+		uint32_t free_ = HM_VS_FREE;
+
+		if (__atomic_load_n(&sl[i].state, __ATOMIC_ACQUIRE) != HM_VS_FREE ||
+		    !__atomic_compare_exchange_n(&sl[i].state, &free_, HM_VS_OWNED, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			continue;
+		__atomic_store_n(&sl[i].tid, (uint32_t)tid, __ATOMIC_RELEASE);
+		__atomic_store_n(&sl[i].pid, (uint32_t)pid, __ATOMIC_RELEASE);
+		__atomic_store_n(&sl[i].order, order, __ATOMIC_RELEASE);
+		hw = __atomic_load_n(&s->vc->hw, __ATOMIC_ACQUIRE);
+		while (hw < i + 1 && !__atomic_compare_exchange_n(&s->vc->hw, &hw, i + 1, false,
+								   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			;
+		__atomic_store_n(&sl[i].deadline, deadline, __ATOMIC_RELEASE);
+		__atomic_store_n(&sl[i].flags, 0u, __ATOMIC_RELEASE);
+		__atomic_store_n(&sl[i].wake, (uint32_t)HM_VW_FUTEX, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&sl[i].seq, 1, __ATOMIC_ACQ_REL);
+		__atomic_add_fetch(&s->vc->activity, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&sl[i].state, external ? HM_VS_EXTERNAL : HM_VS_WAITING,
+				 __ATOMIC_RELEASE);
+		return &sl[i];
+	}
+	return NULL;
+}
+
+void sv_slot_end(struct supervise *s, struct hm_vslot *sl)
+{
+	if (!sl)
+		return;
+	__atomic_add_fetch(&s->vc->activity, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->state, HM_VS_FREE, __ATOMIC_RELEASE);
+}
+
+/* ---- the process's epoll set ---- */
+
+/* Our duplicate of the process's epoll descriptor fd, or -errno. */
+static int epoll_dup(struct supervise *s, struct sv_proc *p, int fd)
+{
+	if (p->ep_ours >= 0 && p->ep_fd == fd &&
+	    syscall(SYS_kcmp, getpid(), p->pid, KCMP_FILE, p->ep_ours, fd) == 0)
+		return p->ep_ours;
+	if (p->ep_ours >= 0)
+		close(p->ep_ours);
+	p->ep_ours = -1;
+	if (p->pidfd < 0 && (p->pidfd = syscall(SYS_pidfd_open, p->pid, 0)) < 0)
+		return -errno;
+	p->ep_ours = syscall(SYS_pidfd_getfd, p->pidfd, fd, 0);
+	if (p->ep_ours < 0)
+		return -errno;
+	fcntl(p->ep_ours, F_SETFD, FD_CLOEXEC);
+	p->ep_fd = fd;
+	return p->ep_ours;
+}
+
+/* Is every descriptor in the process's epoll set fd one of the run's?
+ * Eventfds are; a pipe is unless it is one the run's first process
+ * inherited from outside (the page lists those); anything else is taken
+ * as the world's (conservative: its timeout stays real). why: the first
+ * that is not, for HERMETIC_DEBUG=supervise. */
+static bool epoll_internal(struct supervise *s, int pid, int fd, char *why, size_t wsize)
+{
+	char path[96], buf[8192], *line, *save;
+	ssize_t n;
+
+	snprintf(why, wsize, "its epoll set cannot be read");
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	n = hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf));
+	if (n <= 0 || n >= (ssize_t)sizeof(buf) - 1)
+		return false;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char link[128];
+		struct stat st;
+		int tfd;
+		ssize_t l;
+		bool out = false;
+
+		if (sscanf(line, "tfd: %d", &tfd) != 1)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, tfd);
+		l = readlink(path, link, sizeof(link) - 1);
+		link[l > 0 ? l : 0] = 0;
+		snprintf(why, wsize, "descriptor %d: %s", tfd, l > 0 ? link : "gone");
+		if (l <= 0)
+			return false;
+		if (!strcmp(link, "anon_inode:[eventfd]"))
+			continue;
+		if (strncmp(link, "pipe:[", 6))
+			return false;
+		if (stat(path, &st) < 0) {
+			snprintf(why, wsize, "descriptor %d: %s: %s", tfd, link, strerror(errno));
+			return false;
+		}
+		for (uint32_t i = 0; i < s->vc->n_outside && i < 8; i++)
+			out |= s->vc->outside[i][0] == (uint64_t)st.st_dev &&
+			       s->vc->outside[i][1] == (uint64_t)st.st_ino;
+		if (out) {
+			snprintf(why, wsize, "descriptor %d: %s, the run's stdio from outside", tfd, link);
+			return false;
+		}
+	}
+	snprintf(why, wsize, "eventfds and the run's pipes");
+	return true;
+}
+
+/* Events ready in w's set: copied to the process, their count; 0 none;
+ * -errno. */
+static int epoll_take(struct sv_wait *w)
+{
+	struct epoll_event ev[MAX_EVENTS];
+	int n = epoll_wait(w->epfd, ev, w->maxevents < MAX_EVENTS ? w->maxevents : MAX_EVENTS, 0);
+	struct iovec l = { .iov_base = ev }, r = { .iov_base = (void *)w->events };
+
+	if (n <= 0)
+		return n < 0 ? -errno : 0;
+	l.iov_len = r.iov_len = (size_t)n * sizeof(ev[0]);
+	if (process_vm_writev(w->tid, &l, 1, &r, 1, 0) != (ssize_t)l.iov_len)
+		return -EFAULT;
+	return n;
+}
+
+/* ---- a wait begins ---- */
+
+static int read_ts(int pid, uint64_t addr, int64_t *ns)
+{
+	struct timespec ts;
+	struct iovec l = { .iov_base = &ts, .iov_len = sizeof(ts) };
+	struct iovec r = { .iov_base = (void *)addr, .iov_len = sizeof(ts) };
+
+	if (process_vm_readv(pid, &l, 1, &r, 1, 0) != sizeof(ts))
+		return -EFAULT;
+	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000L)
+		return -EINVAL;
+	*ns = ts.tv_sec > INT64_MAX / 1000000000LL - 1 ? INT64_MAX / 2
+						      : ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return 0;
+}
+
+static void lock(struct supervise *s)
+{
+	if (s->wv_started)
+		pthread_mutex_lock(&s->wv_lock);
+}
+
+static void unlock(struct supervise *s)
+{
+	if (s->wv_started)
+		pthread_mutex_unlock(&s->wv_lock);
+}
+
+/* A wait leaves the table (the helper must not read its slot meanwhile). */
+static void wait_free(struct supervise *s, struct sv_wait *w)
+{
+	lock(s);
+	w->used = false;
+	s->n_waits--;
+	unlock(s);
+}
+
+static struct sv_wait *wait_new(struct supervise *s)
+{
+	for (int i = 0; i < SV_MAX_WAITS; i++)
+		if (!s->waits_[i].used) {
+			lock(s);
+			memset(&s->waits_[i], 0, sizeof(s->waits_[i]));
+			s->waits_[i].epfd = -1;
+			s->waits_[i].used = true;
+			s->n_waits++;
+			unlock(s);
+			return &s->waits_[i];
+		}
+	return NULL;
+}
+
+static void wait_end(struct supervise *s, struct sv_wait *w, long val, int error)
+{
+	struct seccomp_notif_resp *resp = s->resp;
+
+	memset(resp, 0, s->resp_size);
+	resp->id = w->id;
+	resp->val = val;
+	resp->error = error;
+	/* ENOENT: the waiter is gone, or a signal took it out of the wait */
+	ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+	sv_slot_end(s, w->slot);
+	wait_free(s, w);
+}
+
+/* The deadline of a sleep on the run's monotonic clock, or false: not a
+ * clock of ours (the kernel's then). */
+static int sleep_deadline(struct supervise *s, const struct seccomp_notif *req, int64_t *dl,
+			  int64_t *len)
+{
+	const struct seccomp_data *d = &req->data;
+	int64_t t, now = vmono(s), wall = __atomic_load_n(&s->vc->wall_off, __ATOMIC_ACQUIRE);
+	int clk = (int)d->args[0], r;
+	bool abs = d->nr == SV_NR_CLOCK_NANOSLEEP && (d->args[1] & 1 /* TIMER_ABSTIME */);
+
+	if (d->nr == SV_NR_NANOSLEEP) {
+		if ((r = read_ts(req->pid, d->args[0], &t)) < 0)
+			return r;
+		*len = t;
+		*dl = now + t;
+		return 1;
+	}
+	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC && clk != CLOCK_BOOTTIME &&
+	    clk != 8 && clk != 9 && clk != 11)
+		return 0;
+	if ((r = read_ts(req->pid, d->args[2], &t)) < 0)
+		return r;
+	if (abs) {
+		if (clk == CLOCK_REALTIME || clk == 8)
+			t -= wall;
+		else if (clk == 11)
+			t -= wall + 37LL * 1000000000LL;
+		*len = t - now;
+		*dl = t;
+	} else {
+		*len = t;
+		*dl = now + t;
+	}
+	return 1;
+}
+
+bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp)
+{
+	const struct seccomp_data *d = &req->data;
+	bool epoll = d->nr == SV_NR_EPOLL_WAIT || d->nr == SV_NR_EPOLL_PWAIT;
+	int64_t dl = 0, len = 0;
+	struct sv_wait *w;
+	int r;
+
+	if (!epoll) {
+		r = sleep_deadline(s, req, &dl, &len);
+		if (r <= 0) {
+			if (r == 0)
+				resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+			else
+				resp->error = r;
+			return false;
+		}
+		if (len <= SHORT_NS)
+			return false; /* a back-off: over at once, the clock stays (val 0) */
+	}
+	if (!(w = wait_new(s))) {
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE; /* too many: a real wait */
+		return false;
+	}
+	w->id = req->id;
+	w->tid = (int)req->pid;
+	w->p = p;
+	w->nr = d->nr;
+	if (epoll) {
+		w->events = d->args[1];
+		w->maxevents = (int)d->args[2];
+		len = (int64_t)(int)d->args[3] * 1000000LL;
+		dl = vmono(s) + len;
+		if (w->maxevents <= 0 || (w->epfd = epoll_dup(s, p, (int)d->args[0])) < 0) {
+			wait_free(s, w); /* the kernel says what is wrong with it */
+			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+			return false;
+		}
+		char why[192];
+
+		w->external = !epoll_internal(s, p->pid, (int)d->args[0], why, sizeof(why));
+		if (s->debug)
+			warnx_("supervisor: epoll wait of %d for %lld ms on %s: %s", w->tid,
+			       (long long)(len / 1000000), w->external ? "real time" : "the run's clock",
+			       why);
+		if ((r = epoll_take(w)) != 0) {
+			wait_end(s, w, r > 0 ? r : 0, r < 0 ? r : 0);
+			return true; /* answered */
+		}
+	}
+	w->deadline = dl + SLACK_NS;
+	w->real_deadline = real_mono() + len;
+	lock(s);
+	w->slot = sv_slot_begin(s, p->pid, p->image, w->tid, w->deadline, w->external);
+	unlock(s);
+	if (!w->external)
+		helper_kick(s);
+	/* The thread blocked before we published its deadline: the run may be
+	 * idle already, with no new record for the keeper to come. Ask it to
+	 * look (daemon/quiesce.c): a write(2) to the page file, of a byte of
+	 * padding as it is. */
+	if (!w->external && s->page_fd >= 0) {
+		uint8_t b = __atomic_load_n((uint8_t *)&s->vc->pad1[0], __ATOMIC_RELAXED);
+
+		if (pwrite(s->page_fd, &b, 1, offsetof(struct hm_vclock, pad1)) != 1) {
+			/* the keeper's 50 ms tick comes anyway */
+		}
+	}
+	s->waits_total++;
+	return true;
+}
+
+/* ---- the main loop's part ---- */
+
+int supervise_wait_pollfds(struct supervise *s, struct pollfd *pfd, int max)
+{
+	int n = 0;
+
+	if (s->wv_started && s->n_waits && n < max)
+		pfd[n++] = (struct pollfd){ .fd = s->wv_efd, .events = POLLIN };
+	for (int i = 0; i < SV_MAX_WAITS && n < max; i++)
+		if (s->waits_[i].used && s->waits_[i].epfd >= 0)
+			pfd[n++] = (struct pollfd){ .fd = s->waits_[i].epfd, .events = POLLIN };
+	return n;
+}
+
+int supervise_wait_timeout(struct supervise *s, int timeout_ms)
+{
+	int64_t now = real_mono();
+
+	for (int i = 0; i < SV_MAX_WAITS; i++) {
+		struct sv_wait *w = &s->waits_[i];
+		int ms;
+
+		if (!w->used)
+			continue;
+		/* the keeper's move is seen by looking: every millisecond */
+		ms = w->external ? (int)((w->real_deadline - now) / 1000000 + 1) : 1;
+		if (ms < 1)
+			ms = 1;
+		if (timeout_ms < 0 || ms < timeout_ms)
+			timeout_ms = ms;
+	}
+	return timeout_ms;
+}
+
+void supervise_wait_tick(struct supervise *s)
+{
+	uint64_t v;
+
+	if (s->wv_started && read(s->wv_efd, &v, sizeof(v)) < 0) {
+		/* nothing woke: the millisecond's look */
+	}
+	for (int i = 0; i < SV_MAX_WAITS && s->n_waits; i++) {
+		struct sv_wait *w = &s->waits_[i];
+		int r;
+
+		if (!w->used)
+			continue;
+		if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &w->id) < 0) {
+			sv_slot_end(s, w->slot); /* interrupted: it will come back */
+			wait_free(s, w);
+			continue;
+		}
+		if (w->epfd >= 0 && (r = epoll_take(w)) != 0) {
+			wait_end(s, w, r > 0 ? r : 0, r < 0 ? r : 0);
+			continue;
+		}
+		if (w->external && real_mono() >= w->real_deadline) {
+			/* The world's deadline came: the run's clock goes there too. */
+			int64_t cur = vmono(s);
+
+			while (cur < w->deadline &&
+			       !__atomic_compare_exchange_n(&s->vc->mono, &cur, w->deadline, false,
+							    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				;
+			wait_end(s, w, 0, 0);
+		} else if (!w->external && vmono(s) >= w->deadline) {
+			wait_end(s, w, 0, 0);
+		}
+	}
+}
+
+/* The run is over, or the process execs: its waits go. */
+void supervise_wait_drop(struct supervise *s, struct sv_proc *p)
+{
+	for (int i = 0; i < SV_MAX_WAITS; i++)
+		if (s->waits_[i].used && (!p || s->waits_[i].p == p)) {
+			sv_slot_end(s, s->waits_[i].slot);
+			wait_free(s, &s->waits_[i]);
+		}
+	if (p && p->ep_ours >= 0)
+		close(p->ep_ours);
+	if (p && p->pidfd >= 0)
+		close(p->pidfd);
+	if (p)
+		p->ep_ours = p->pidfd = -1;
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The supervisor's cost (docs/static.md), printed, never asserted:
+#  1. a static Go program: ns per time.Now(), per 16-byte crypto/rand read
+#     and per time.Sleep(1ms), bare vs enrolled, timed from outside (target:
+#     time.Now within 2x of bare: the synthetic vDSO reads the clock page
+#     without a syscall; getrandom is a round trip to the supervisor; a
+#     virtual sleep costs a round trip and a move of the run's clock);
+#  2. enroll's wall and CPU time (its own and its children's) for `true`, for python3 -c pass and for a shell
+#     that execs /bin/true 100 times, with and without the supervisor
+#     (--supervise on|off; target: no measurable difference for the shim's
+#     programs: forks never stop, each exec costs one seccomp round trip).
+# Medians of RUNS runs, alternating.
+source "$(dirname "$0")/../lib.sh"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "static-bench: needs root (a private hermeticd)" >&2
+	exit 1
+fi
+start_daemon || exit 1
+RUNS=${BENCH_STATIC_RUNS:-11}
+N=${N:-2000000}
+
+wall_ms() {
+	local t
+	t=$({ TIMEFORMAT='%3R'; time "$@" >/dev/null 2>&1; } 2>&1)
+	awk -v t="$t" 'BEGIN { printf "%.1f\n", t * 1000 }'
+}
+# CPU time (user + system) of CMD and what it reaped, in ms
+cpu_ms() {
+	local t
+	t=$({ TIMEFORMAT='%3U %3S'; time "$@" >/dev/null 2>&1; } 2>&1)
+	awk -v t="$t" 'BEGIN { split(t, a, " "); printf "%.1f\n", (a[1] + a[2]) * 1000 }'
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
+
+mkdir -p "$T/go"
+cp "$TOP/tests/bench/static_bench.go" "$T/go/main.go"
+if ! go_static "$T/go" "$T/gobench"; then
+	echo "static-bench: cannot build the Go program: $(tail -n 3 "$T/go.log")" >&2
+	exit 1
+fi
+# ns_of PREFIX... MODE N: median wall ns of RUNS runs of the program
+ns_of() {
+	local i s
+	for i in $(seq "$RUNS"); do
+		s=$(date +%s%N)
+		"$@" >/dev/null 2>&1
+		echo $(($(date +%s%N) - s))
+	done | median
+}
+E=("$HERMETIC" enroll --seed 1 --)
+EW=("$HERMETIC" enroll --seed 1 --supervise waits --) # the sleeps: virtual
+printf '%-28s %10s %10s\n' "static Go, ns per call" bare enrolled
+# (enrolled sleeps: --supervise waits)
+for m in "now $N" "rand $((N / 100))" "sleep 1000"; do
+	set -- $m
+	b0=$(ns_of "$T/gobench" "$1" 0) b1=$(ns_of "$T/gobench" "$1" "$2")
+	e0=$(ns_of "${E[@]}" "$T/gobench" "$1" 0) e1=$(ns_of "${E[@]}" "$T/gobench" "$1" "$2")
+	[ "$1" = sleep ] && e0=$(ns_of "${EW[@]}" "$T/gobench" "$1" 0) e1=$(ns_of "${EW[@]}" "$T/gobench" "$1" "$2")
+	printf '%-28s %10s %10s\n' "$1 (x$2)" "$(((b1 - b0) / $2))" "$(((e1 - e0) / $2))"
+done
+
+printf '%-28s %16s %16s\n' "enroll, ms (median)" "off: wall/cpu" "on: wall/cpu"
+for what in true "python3 -c pass" "100 execs of /bin/true"; do
+	case $what in
+	true) cmd=(true) ;;
+	python3*) cmd=(python3 -c pass) ;;
+	*) cmd=(sh -c 'i=0; while [ $i -lt 100 ]; do /bin/true; i=$((i+1)); done') ;;
+	esac
+	: >"$T/off" && : >"$T/on" && : >"$T/offc" && : >"$T/onc"
+	for _ in $(seq "$RUNS"); do
+		wall_ms "$HERMETIC" enroll --seed 1 --supervise off -- "${cmd[@]}" >>"$T/off"
+		wall_ms "$HERMETIC" enroll --seed 1 -- "${cmd[@]}" >>"$T/on"
+		cpu_ms "$HERMETIC" enroll --seed 1 --supervise off -- "${cmd[@]}" >>"$T/offc"
+		cpu_ms "$HERMETIC" enroll --seed 1 -- "${cmd[@]}" >>"$T/onc"
+	done
+	printf '%-28s %16s %16s\n' "$what" "$(median <"$T/off") / $(median <"$T/offc")" \
+		"$(median <"$T/on") / $(median <"$T/onc")"
+done

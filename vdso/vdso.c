@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The synthetic vDSO (docs/static.md): what a process that does not load
+ * the shim (a static binary, Go's runtime) calls for the time instead of
+ * the kernel's vDSO, once the supervisor (cli/supervise.c) has pointed its
+ * AT_SYSINFO_EHDR here. The realtime clocks read the run's clock page
+ * (realtime = the page's mono + wall_off, include/hermetic/vclock.h), and
+ * so do the monotonic ones where the supervisor also makes the process's
+ * waits virtual (HM_VDSO_MONO); everything else goes to the kernel's own
+ * vDSO functions, or to the syscall where the process has none.
+ *
+ * Freestanding: no libc, no TLS (Go's runtime owns %fs), no stack
+ * protector, no relocation: it finds its data by its own address.
+ */
+#include <stddef.h>
+#include <linux/types.h>
+#include <time.h>
+#include <sys/time.h>
+#include "hermetic/vclock.h"
+#include "hermetic/vdso.h"
+
+#define NSEC 1000000000LL
+#define TAI_OFFSET (37LL * NSEC)
+
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+
+static inline const struct hm_vdso_data *data(void)
+{
+	return (const struct hm_vdso_data *)(__ehdr_start + HM_VDSO_DATA_OFF);
+}
+
+static inline const struct hm_vclock *page(void)
+{
+	return (const struct hm_vclock *)(__ehdr_start + HM_VDSO_PAGE_OFF);
+}
+
+static inline long raw3(long nr, long a, long b, long c)
+{
+	long ret;
+
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+	return ret;
+}
+
+static inline int is_mono(clockid_t id)
+{
+	return id == CLOCK_MONOTONIC || id == CLOCK_MONOTONIC_RAW || id == CLOCK_MONOTONIC_COARSE ||
+	       id == CLOCK_BOOTTIME || id == 9 /* BOOTTIME_ALARM */;
+}
+
+/* The process's view of the run's monotonic clock: the page's, plus ticks
+ * once it has read it tick_after times without the clock moving, never
+ * going back. Threads race on the counters; that changes how soon ticks
+ * start, never the order of one thread's readings past a move. */
+static inline long long view(const struct hm_vclock *vc)
+{
+	struct hm_vdso_data *d = (struct hm_vdso_data *)data();
+	long long m = __atomic_load_n(&vc->mono, __ATOMIC_ACQUIRE), v, last;
+
+	if (__atomic_load_n(&d->base, __ATOMIC_RELAXED) != m) {
+		last = __atomic_load_n(&d->last, __ATOMIC_RELAXED);
+		__atomic_store_n(&d->off, last > m ? last - m : 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&d->reads, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&d->base, m, __ATOMIC_RELEASE);
+	}
+	if (d->tick && __atomic_add_fetch(&d->reads, 1, __ATOMIC_RELAXED) > d->tick_after)
+		v = m + __atomic_add_fetch(&d->off, (long long)d->tick, __ATOMIC_RELAXED);
+	else
+		v = m + __atomic_load_n(&d->off, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->last, v, __ATOMIC_RELAXED);
+	return v;
+}
+
+static inline int is_wall(clockid_t id)
+{
+	return id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE || id == 8 /* _ALARM */ ||
+	       id == 11 /* TAI */;
+}
+
+/* The run's realtime, ns; false when this process keeps the real one. */
+static inline int wall(clockid_t id, long long *ns)
+{
+	const struct hm_vclock *vc = page();
+	unsigned long long fl = data()->flags;
+	long long v;
+
+	if (!(fl & HM_VDSO_WALL))
+		return 0;
+	v = fl & HM_VDSO_MONO ? view(vc) : __atomic_load_n(&vc->mono, __ATOMIC_ACQUIRE);
+	v += __atomic_load_n(&vc->wall_off, __ATOMIC_ACQUIRE);
+	*ns = id == 11 ? v + TAI_OFFSET : v;
+	return 1;
+}
+
+static inline void to_ts(long long ns, struct timespec *ts)
+{
+	long long s = ns / NSEC, r = ns % NSEC;
+
+	if (r < 0) {
+		r += NSEC;
+		s--;
+	}
+	ts->tv_sec = s;
+	ts->tv_nsec = r;
+}
+
+int __vdso_clock_gettime(clockid_t id, struct timespec *ts)
+{
+	const struct hm_vdso_data *d = data();
+	long long ns;
+
+	if (is_wall(id) && wall(id, &ns)) {
+		to_ts(ns, ts);
+		return 0;
+	}
+	if (is_mono(id) && (d->flags & HM_VDSO_MONO)) {
+		to_ts(view(page()), ts);
+		return 0;
+	}
+	if (d->real_clock_gettime)
+		return ((int (*)(clockid_t, struct timespec *))d->real_clock_gettime)(id, ts);
+	return (int)raw3(228 /* clock_gettime */, id, (long)ts, 0);
+}
+
+int __vdso_gettimeofday(struct timeval *tv, struct timezone *tz)
+{
+	const struct hm_vdso_data *d = data();
+	long long ns;
+
+	if (wall(CLOCK_REALTIME, &ns)) {
+		if (tv) {
+			struct timespec ts;
+
+			to_ts(ns, &ts);
+			tv->tv_sec = ts.tv_sec;
+			tv->tv_usec = ts.tv_nsec / 1000;
+		}
+		if (tz)
+			tz->tz_minuteswest = tz->tz_dsttime = 0; /* UTC, as the shim */
+		return 0;
+	}
+	if (d->real_gettimeofday)
+		return ((int (*)(struct timeval *, struct timezone *))d->real_gettimeofday)(tv, tz);
+	return (int)raw3(96 /* gettimeofday */, (long)tv, (long)tz, 0);
+}
+
+time_t __vdso_time(time_t *t)
+{
+	const struct hm_vdso_data *d = data();
+	long long ns;
+
+	if (wall(CLOCK_REALTIME, &ns)) {
+		struct timespec ts;
+
+		to_ts(ns, &ts);
+		if (t)
+			*t = ts.tv_sec;
+		return ts.tv_sec;
+	}
+	if (d->real_time)
+		return ((time_t(*)(time_t *))d->real_time)(t);
+	return (time_t)raw3(201 /* time */, (long)t, 0, 0);
+}
+
+long __vdso_getcpu(unsigned *cpu, unsigned *node, void *cache)
+{
+	const struct hm_vdso_data *d = data();
+
+	if (d->real_getcpu)
+		return ((long (*)(unsigned *, unsigned *, void *))d->real_getcpu)(cpu, node, cache);
+	return raw3(309 /* getcpu */, (long)cpu, (long)node, (long)cache);
+}
+
+int clock_gettime(clockid_t, struct timespec *) __attribute__((weak, alias("__vdso_clock_gettime")));
+int gettimeofday(struct timeval *, void *) __attribute__((weak, alias("__vdso_gettimeofday")));
+time_t time(time_t *) __attribute__((weak, alias("__vdso_time")));
+long getcpu(unsigned *, unsigned *, void *) __attribute__((weak, alias("__vdso_getcpu")));
