@@ -20,12 +20,15 @@
 #define HERMETIC_VCLOCK_H
 
 #define HM_VCLOCK_MAGIC 0x4b4c4356u /* "VCLK" */
-#define HM_VCLOCK_VERSION 1
+#define HM_VCLOCK_VERSION 2
 #define HM_VSLOTS 4096
 #define HM_VCLOCK_HDR 4096
 #define HM_VCLOCK_PORTS 65536
-/* header, slots, then one byte per TCP and per UDP port */
-#define HM_VCLOCK_SIZE (HM_VCLOCK_HDR + HM_VSLOTS * 64 + 2 * HM_VCLOCK_PORTS)
+#define HM_VFILES 65536 /* entries of the file-times table (docs/file-times.md) */
+/* header, slots, one byte per TCP and per UDP port, then the file-times
+ * table (a sparse file: only the entries a run uses take memory) */
+#define HM_VCLOCK_SIZE                                                                            \
+	(HM_VCLOCK_HDR + HM_VSLOTS * 64 + 2 * HM_VCLOCK_PORTS + HM_VFILES * 64)
 /* Virtual CLOCK_MONOTONIC at the start of a run: non-zero, and small, so that a
  * virtual deadline that reaches the kernel unconverted (a raw syscall) lies in
  * the real past and times out rather than hangs. */
@@ -91,12 +94,30 @@ struct hm_vclock {
 	 * every wait writes it, every clock reading reads mono. */
 	__u64 pad1[7];
 	__u64 activity;
-	__u64 pad[476];
+	/* Real CLOCK_REALTIME before the run's first instruction, ns, set by
+	 * the CLI: a file time after it was stamped during the run. 0: none. */
+	__s64 files_since;
+	__u64 pad[475];
+};
+
+/*
+ * The file-times table: per inode the run wrote or saw change, the real
+ * times the kernel gave it and the virtual time each stands for (preload/
+ * filetab.c). Field order: mtime, ctime, atime. Written by the run's shim
+ * processes only; the daemon never reads it.
+ */
+struct hm_vfile {
+	__u64 key; /* hash of (st_dev, st_ino), never 0; 0: free */
+	__u32 lock; /* 0 free, 1 held */
+	__u32 pad;
+	__s64 real[3]; /* ns, as the kernel stamped them; 0: none */
+	__s64 virt[3]; /* ns, what the run sees for them */
 };
 
 /* The slots follow the header; the port bytes follow the slots. */
 #define HM_VCLOCK_SLOTS(vc) ((struct hm_vslot *)((char *)(vc) + HM_VCLOCK_HDR))
 #define HM_VCLOCK_TCP(vc) ((__u8 *)(vc) + HM_VCLOCK_HDR + HM_VSLOTS * 64)
 #define HM_VCLOCK_UDP(vc) (HM_VCLOCK_TCP(vc) + HM_VCLOCK_PORTS)
+#define HM_VCLOCK_FILES(vc) ((struct hm_vfile *)(HM_VCLOCK_UDP(vc) + HM_VCLOCK_PORTS))
 
 #endif
