@@ -552,7 +552,7 @@ HM_EXPORT FILE *fopen(const char *path, const char *mode)
 	hm_ready();
 	if (unlikely(hm.rng_hook && rand_path(path)) && (f = fopen_rand(path, mode)))
 		return f;
-	return hm.real.fopen(path, mode);
+	return hm_fs_fopened(hm.real.fopen(path, mode), mode);
 }
 
 HM_EXPORT FILE *fopen64(const char *path, const char *mode)
@@ -562,7 +562,7 @@ HM_EXPORT FILE *fopen64(const char *path, const char *mode)
 	hm_ready();
 	if (unlikely(hm.rng_hook && rand_path(path)) && (f = fopen_rand(path, mode)))
 		return f;
-	return hm.real.fopen64(path, mode);
+	return hm_fs_fopened(hm.real.fopen64(path, mode), mode);
 }
 
 /*

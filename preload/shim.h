@@ -134,6 +134,10 @@
 	X(__openat64_2, int, (int, const char *, int))                                             \
 	X(fopen, FILE *, (const char *, const char *))                                             \
 	X(fopen64, FILE *, (const char *, const char *))                                           \
+	X(fflush, int, (FILE *))                                                                   \
+	X(ftruncate, int, (int, off_t))                                                            \
+	X(truncate, int, (const char *, off_t))                                                    \
+	X(copy_file_range, ssize_t, (int, off_t *, int, off_t *, size_t, unsigned))               \
 	X(close, int, (int))                                                                       \
 	X(connect, int, (int, const struct sockaddr *, socklen_t))                                 \
 	X(bind, int, (int, const struct sockaddr *, socklen_t))                                    \
@@ -509,6 +513,7 @@ static inline void hm_pycfd_set(int fd, bool on)
 bool hm_ft_map(uint64_t dev, uint64_t ino, int64_t t[HM_FT_N], const int64_t set[HM_FT_N]) HM_HIDDEN;
 int64_t hm_clock_page_wall(void) HM_HIDDEN; /* clock.c: the page's wall time */
 void hm_fs_wrote(int fd, bool wrote) HM_HIDDEN; /* fd written (wrote) or created */
+FILE *hm_fs_fopened(FILE *f, const char *mode) HM_HIDDEN; /* fwrites.c */
 static inline void hm_fsfd_set(int fd, bool file)
 {
 	hm_fdbits_set(hm.fs_known, fd, true);
