@@ -1,39 +1,36 @@
 // SPDX-License-Identifier: MIT
 /*
- * File times. The kernel stamps files with real time, years after a virtual
- * "now"; make would see files from the future. So every time a stat-family
- * call reports is moved back onto the virtual timeline by one constant, and
- * every time a program sets (utime family) is moved forward by it:
+ * File times (docs/file-times.md). The kernel stamps files with real time,
+ * years after a virtual "now"; make would see files from the future. A stamp
+ * is one of two kinds, told apart by the run's real start B (fs_since, set
+ * by the CLI in the clock page, cli/vclock.c):
  *
- *     virtual = real - shift          real = virtual + shift
- *     shift   = E - now               (whole seconds; lib/config.c)
+ *  - At most B: from before the run. Moved back by one constant,
+ *        virtual = real - shift,  shift = E - now  (whole seconds; lib/config.c)
+ *    where now is the run's virtual start and E the first 1 January 00:00
+ *    UTC more than a day after the run's real start. The CLI computes the
+ *    shift once (replay: from the recorded run's start) and hands it to every
+ *    process in HERMETIC_FS_SHIFT. Monotone and an exact bijection: make sees
+ *    the kernel's order, and a time set to before the run reads back exactly.
+ *    Every such file appears more than a day before the virtual start.
+ *  - After B: the run caused it. The run's table (filetab.c) says what
+ *    virtual time it stands for: the run's page time when a process of the
+ *    run first met it, right after its own write (pyc.c, fwrites.c,
+ *    hm_fs_wrote) or in the first stat that finds it. Deterministic (page
+ *    time moves only when the whole run is idle), fresh by the run's clock,
+ *    never ahead of any thread's reading.
  *
- * where now is the run's virtual start (HERMETIC_NOW, whole seconds) and E
- * the first 1 January 00:00 UTC more than a day after the run's real start.
- * The CLI computes the shift once (replay: from the recorded run's start)
- * and hands it to every process in HERMETIC_FS_SHIFT, so all of them agree
- * (a first process started without it computes it and passes it on).
+ * Setting times: a time that maps to before B is stored shifted; one after
+ * is recorded in the table for the stamp the kernel stores (at most the real
+ * now: nothing the run sets is in the real future outside it). UTIME_NOW
+ * stores the real now and records the virtual now.
  *
- * What that buys, all at once:
- *  - A constant shift is monotone and an exact bijection on nanoseconds:
- *    ordering and differences between files are exact (make rebuilds
- *    exactly what changed and never loops), and a time a program sets is read
- *    back unchanged (touch -d, cp -p, tar round-trip).
- *  - A file written at real time r appears at now - (E - r): before the
- *    virtual start for any run shorter than a day of real time, so make
- *    sees nothing the run wrote in its future. Files from before the run
- *    appear older still.
- *  - The shift depends on the real start only through its calendar year:
- *    two runs with one --now in one year show every file with the same time
- *    (across New Year they differ; a journal keeps its run's start, and
- *    replay uses it).
- *  - Python's bytecode caches record their source's mtime: pyc.c moves that
- *    field by the same shift where a run reads or writes one, so caches stay
- *    valid on both sides of the run and none is rewritten.
+ * Python's bytecode caches record their source's mtime: pyc.c moves that
+ * field by the shift where a run reads or writes one, so caches stay valid
+ * on both sides of the run and none is rewritten.
  *
  * Times before HM_FS_GUARD (early 1971) are left alone both ways: 0 and 1 are
  * "unknown" markers (reproducible builds, Nix), not times to shift.
- * UTIME_NOW and UTIME_OMIT pass through: "now" is the kernel's real now.
  */
 #include <fcntl.h>
 #include <stdlib.h>
