@@ -65,6 +65,19 @@ if awk -v a="$age" 'BEGIN { exit !(a != "" && a >= 0 && a < 1) }'; then
 else
 	fail "a just-written file is under one second old by the run's clock" "age '$age': $(tr '\n' '|' <<<"$w1")"
 fi
+# A replay sees the recorded run's times for the files it writes again.
+mkdir -p "$T/rp" && cd "$T/rp" || exit 1
+rp() { sh -c 'echo a >f; sleep 3; python3 -c "open(\"g\", \"w\").write(\"x\")"; stat -c "%n %.9Y %.9X %.9Z" f g'; }
+rec=$("$HERMETIC" enroll --seed 7 --now @$NOW --record="$T/rpj" --keep-passing -- bash -c "$(declare -f rp); rp" 2>>"$T/enroll.err")
+rm -f f g
+j=$(ls "$T"/rpj/*.hjournal 2>/dev/null | head -n 1)
+rep=$([ -n "$j" ] && "$HERMETIC" replay "$j" 2>>"$T/enroll.err")
+if [ -n "$rec" ] && [ "$rec" = "$rep" ] && [ "$(awk '{ print int($2) }' <<<"$rec" | tr '\n' ' ')" = "$NOW $((NOW + 3)) " ]; then
+	pass "replay: files the run writes show the recorded run's times"
+else
+	fail "replay: files the run writes show the recorded run's times" "recorded '$(tr '\n' '|' <<<"$rec")', replayed '$(tr '\n' '|' <<<"$rep")'"
+fi
+cd "$T" || exit 1
 # logging's midnight rotation computes the next midnight from the log's
 # mtime: with a file from the past it rotates on the first record.
 rot=$(cd "$T/w1" && run python3 -c '
