@@ -98,14 +98,19 @@ static void fix_times(uint64_t dev, uint64_t ino, int64_t t[FT_ALL], const int64
 			continue;
 		}
 		orig[i] = r[i] = t[i];
-		any = true;
+		any |= i != FT_A;
 	}
-	if (likely(!any && !in_run(t[FT_B]))) {
+	if (likely(!any)) {
+		/* Not changed in the run. A read in it may have moved the atime
+		 * (relatime): that is no change worth an entry, and shows as the
+		 * last modification. */
+		if (orig[FT_A] != HM_FT_SKIP)
+			t[FT_A] = t[FT_M] != HM_FT_SKIP ? t[FT_M] : shifted(orig[FT_A]);
 		if (t[FT_B] != HM_FT_SKIP)
 			t[FT_B] = shifted(t[FT_B]);
 		return;
 	}
-	mapped = any && hm_ft_map(dev, ino, r, set ? set : seen);
+	mapped = hm_ft_map(dev, ino, r, set ? set : seen);
 	for (int i = 0; i < HM_FT_N; i++) {
 		if (orig[i] == HM_FT_SKIP)
 			continue;

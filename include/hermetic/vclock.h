@@ -24,7 +24,7 @@
 #define HM_VSLOTS 4096
 #define HM_VCLOCK_HDR 4096
 #define HM_VCLOCK_PORTS 65536
-#define HM_VFILES 65536 /* entries of the file-times table (docs/file-times.md) */
+#define HM_VFILES 262144 /* entries of the file-times table (docs/file-times.md) */
 /* header, slots, one byte per TCP and per UDP port, then the file-times
  * table (a sparse file: only the entries a run uses take memory) */
 #define HM_VCLOCK_SIZE                                                                            \
