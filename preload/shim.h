@@ -528,7 +528,8 @@ static inline void hm_fsfd_forget(int fd)
  * made by a call we do not wrap): hm_fs_wrote then looks once. */
 static inline bool hm_fsfd(int fd)
 {
-	if (!hm.fs_since)
+	/* (beyond the bitmaps: the first stat meets the change instead) */
+	if (!hm.fs_since || fd < 0 || fd >= 64 * HM_FDBITS)
 		return false;
 	if (likely(hm_fdbits_get(hm.fs_known, fd)))
 		return hm_fdbits_get(hm.fs_file, fd);
