@@ -357,7 +357,7 @@ static int set_times(int dirfd, const char *path, const struct timespec t[2], in
 		int e = errno;
 
 		s = path ? hm_sys6(SYS_newfstatat, dirfd, (long)path, (long)&st,
-				   flags & AT_SYMLINK_NOFOLLOW, 0, 0)
+				   flags & (AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH), 0, 0)
 			 : hm_sys(SYS_fstat, dirfd, &st, 0);
 		if (s == 0)
 			fix_st(&st, set);
