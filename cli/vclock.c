@@ -97,6 +97,32 @@ static void note_stdio(struct hm_vclock *vc)
 	__atomic_fetch_or(&vc->flags, HM_VCF_STDIO, __ATOMIC_RELEASE);
 }
 
+static int64_t realtime_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/*
+ * The line between file times from before the run and those stamped during
+ * it (docs/file-times.md): now, and then wait until the kernel's coarse
+ * clock - what it stamps inodes with - has passed it (at most one tick,
+ * 1/HZ). Every stamp from before is at most now (stamps are never ahead of
+ * the fine clock); every stamp the run causes is at least the coarse time
+ * when it happens, so after the wait, above the line.
+ */
+static int64_t files_since(void)
+{
+	int64_t since = realtime_ns(CLOCK_REALTIME);
+	struct timespec ms = { 0, 1000000 };
+
+	for (int i = 0; i < 1000 && realtime_ns(CLOCK_REALTIME_COARSE) <= since; i++)
+		nanosleep(&ms, NULL);
+	return since;
+}
+
 void cli_vclock_setup(struct enroll *e)
 {
 	struct hm_clockfd c;
@@ -141,6 +167,7 @@ void cli_vclock_setup(struct enroll *e)
 	__atomic_store_n(&e->vc->mono, mono, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->vc->wall_off, e->cfg.now_ns - mono, __ATOMIC_RELEASE);
 	note_stdio(e->vc);
+	__atomic_store_n(&e->vc->files_since, files_since(), __ATOMIC_RELEASE);
 }
 
 /* A string the run wrote: up to its first NUL, printable ASCII only. */

@@ -139,6 +139,13 @@ int64_t hm_clock_now(clockid_t id)
 	return view(false);
 }
 
+/* The run's wall time as the page holds it, without this thread's ticks:
+ * what file times record (filetab.c). No thread of the run reads less. */
+int64_t hm_clock_page_wall(void)
+{
+	return __atomic_load_n(&hm.vc->mono, __ATOMIC_ACQUIRE) + wall_off();
+}
+
 int64_t hm_clock_to_mono(clockid_t id, int64_t t)
 {
 	if (is_wall_id(id))

@@ -271,12 +271,20 @@ static inline int serve_fd(int fd)
 	return hm.rng_hook && hm_randfd(fd) ? rand_fd_live(fd) : 0;
 }
 
-static int opened(int fd, const char *path)
+static int opened(int fd, const char *path, int flags)
 {
 	if (fd >= 0 && hm.rng_hook)
 		hm_randfd_set(fd, rand_path(path));
 	if (fd >= 0 && hm.pyc)
 		hm_pycfd_set(fd, path && hm_pyc_path(path));
+	if (fd >= 0 && hm.fs_since) {
+		/* Writes to it are recorded (files.c); a file it created or
+		 * truncated was changed now. */
+		hm_fsfd_set(fd, !(flags & O_PATH) && ((flags & O_ACCMODE) != O_RDONLY ||
+						      (flags & (O_CREAT | O_TRUNC))));
+		if (flags & (O_CREAT | O_TRUNC) && !(flags & O_PATH))
+			hm_fs_wrote(fd, flags & O_TRUNC);
+	}
 	return fd;
 }
 
@@ -315,7 +323,7 @@ HM_EXPORT int open(const char *path, int flags, ...)
 		return hm_sys_errno(hm_sys6(SYS_openat, AT_FDCWD, (long)path, flags, mode, 0, 0));
 	if (unlikely(hm_magic_path(path)) && hm.active)
 		return hm_magic_open(path, flags);
-	return opened(hm.real.open(path, flags, mode), path);
+	return opened(hm.real.open(path, flags, mode), path, flags);
 }
 
 HM_EXPORT int open64(const char *path, int flags, ...)
@@ -327,7 +335,7 @@ HM_EXPORT int open64(const char *path, int flags, ...)
 		return hm_sys_errno(hm_sys6(SYS_openat, AT_FDCWD, (long)path, flags, mode, 0, 0));
 	if (unlikely(hm_magic_path(path)) && hm.active)
 		return hm_magic_open(path, flags);
-	return opened(hm.real.open64(path, flags, mode), path);
+	return opened(hm.real.open64(path, flags, mode), path, flags);
 }
 
 HM_EXPORT int openat(int dirfd, const char *path, int flags, ...)
@@ -339,7 +347,7 @@ HM_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 		return hm_sys_errno(hm_sys6(SYS_openat, dirfd, (long)path, flags, mode, 0, 0));
 	if (unlikely(hm_magic_path(path)) && hm.active)
 		return hm_magic_open(path, flags);
-	return opened(hm.real.openat(dirfd, path, flags, mode), path);
+	return opened(hm.real.openat(dirfd, path, flags, mode), path, flags);
 }
 
 HM_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
@@ -351,7 +359,7 @@ HM_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 		return hm_sys_errno(hm_sys6(SYS_openat, dirfd, (long)path, flags, mode, 0, 0));
 	if (unlikely(hm_magic_path(path)) && hm.active)
 		return hm_magic_open(path, flags);
-	return opened(hm.real.openat64(dirfd, path, flags, mode), path);
+	return opened(hm.real.openat64(dirfd, path, flags, mode), path, flags);
 }
 
 HM_EXPORT int __open_2(const char *path, int flags)
@@ -359,7 +367,7 @@ HM_EXPORT int __open_2(const char *path, int flags)
 	hm_ready();
 	if (unlikely(hm_magic_path(path)) && hm.active)
 		return hm_magic_open(path, flags);
-	return opened(hm.real.__open_2(path, flags), path);
+	return opened(hm.real.__open_2(path, flags), path, flags);
 }
 
 HM_EXPORT int __open64_2(const char *path, int flags)
@@ -367,7 +375,7 @@ HM_EXPORT int __open64_2(const char *path, int flags)
 	hm_ready();
 	if (unlikely(hm_magic_path(path)) && hm.active)
 		return hm_magic_open(path, flags);
-	return opened(hm.real.__open64_2(path, flags), path);
+	return opened(hm.real.__open64_2(path, flags), path, flags);
 }
 
 HM_EXPORT int __openat_2(int dirfd, const char *path, int flags)
@@ -375,7 +383,7 @@ HM_EXPORT int __openat_2(int dirfd, const char *path, int flags)
 	hm_ready();
 	if (unlikely(hm_magic_path(path)) && hm.active)
 		return hm_magic_open(path, flags);
-	return opened(hm.real.__openat_2(dirfd, path, flags), path);
+	return opened(hm.real.__openat_2(dirfd, path, flags), path, flags);
 }
 
 HM_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
@@ -383,7 +391,7 @@ HM_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
 	hm_ready();
 	if (unlikely(hm_magic_path(path)) && hm.active)
 		return hm_magic_open(path, flags);
-	return opened(hm.real.__openat64_2(dirfd, path, flags), path);
+	return opened(hm.real.__openat64_2(dirfd, path, flags), path, flags);
 }
 
 HM_EXPORT int close(int fd)
@@ -397,10 +405,19 @@ HM_EXPORT int close(int fd)
 		hm_randfd_set(fd, false);
 	if (hm_pycfd(fd))
 		hm_pycfd_set(fd, false);
+	hm_fsfd_forget(fd);
 	hm_fd_forget(fd);
 	if (unlikely(hm_timerfd(fd)))
 		hm_timerfd_closed(fd);
 	return hm.real.close(fd);
+}
+
+static void copy_fsfd(int fd, int old)
+{
+	if (hm_fdbits_get(&hm.fs_known, old))
+		hm_fsfd_set(fd, hm_fdbits_get(&hm.fs_file, old));
+	else
+		hm_fsfd_forget(fd);
 }
 
 HM_EXPORT int dup2(int old, int new)
@@ -415,6 +432,8 @@ HM_EXPORT int dup2(int old, int new)
 		hm_randfd_set(r, hm_randfd(old));
 	if (r >= 0 && hm.pyc && old != new)
 		hm_pycfd_set(r, hm_pycfd(old));
+	if (r >= 0 && hm.fs_since && old != new)
+		copy_fsfd(r, old);
 	if (r >= 0 && old != new)
 		hm_fd_copy(r, old);
 	return r;
@@ -432,6 +451,8 @@ HM_EXPORT int dup3(int old, int new, int flags)
 		hm_randfd_set(r, hm_randfd(old));
 	if (r >= 0 && hm.pyc)
 		hm_pycfd_set(r, hm_pycfd(old));
+	if (r >= 0 && hm.fs_since)
+		copy_fsfd(r, old);
 	if (r >= 0)
 		hm_fd_copy(r, old);
 	return r;
@@ -549,7 +570,7 @@ HM_EXPORT FILE *fopen(const char *path, const char *mode)
 	hm_ready();
 	if (unlikely(hm.rng_hook && rand_path(path)) && (f = fopen_rand(path, mode)))
 		return f;
-	return hm.real.fopen(path, mode);
+	return hm_fs_fopened(hm.real.fopen(path, mode), mode);
 }
 
 HM_EXPORT FILE *fopen64(const char *path, const char *mode)
@@ -559,7 +580,7 @@ HM_EXPORT FILE *fopen64(const char *path, const char *mode)
 	hm_ready();
 	if (unlikely(hm.rng_hook && rand_path(path)) && (f = fopen_rand(path, mode)))
 		return f;
-	return hm.real.fopen64(path, mode);
+	return hm_fs_fopened(hm.real.fopen64(path, mode), mode);
 }
 
 /*

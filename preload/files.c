@@ -1,49 +1,49 @@
 // SPDX-License-Identifier: MIT
 /*
- * File times. The kernel stamps files with real time, years after a virtual
- * "now"; make would see files from the future. So every time a stat-family
- * call reports is moved back onto the virtual timeline by one constant, and
- * every time a program sets (utime family) is moved forward by it:
+ * File times (docs/file-times.md). The kernel stamps files with real time,
+ * years after a virtual "now"; make would see files from the future. A stamp
+ * is one of two kinds, told apart by the run's real start B (fs_since, set
+ * by the CLI in the clock page, cli/vclock.c):
  *
- *     virtual = real - shift          real = virtual + shift
- *     shift   = E - now               (whole seconds; lib/config.c)
+ *  - At most B: from before the run. Moved back by one constant,
+ *        virtual = real - shift,  shift = E - now  (whole seconds; lib/config.c)
+ *    where now is the run's virtual start and E the first 1 January 00:00
+ *    UTC more than a day after the run's real start. The CLI computes the
+ *    shift once (replay: from the recorded run's start) and hands it to every
+ *    process in HERMETIC_FS_SHIFT. Monotone and an exact bijection: make sees
+ *    the kernel's order, and a time set to before the run reads back exactly.
+ *    Every such file appears more than a day before the virtual start.
+ *  - After B: the run caused it. The run's table (filetab.c) says what
+ *    virtual time it stands for: the run's page time when a process of the
+ *    run first met it, right after its own write (pyc.c, fwrites.c,
+ *    hm_fs_wrote) or in the first stat that finds it. Deterministic (page
+ *    time moves only when the whole run is idle), fresh by the run's clock,
+ *    never ahead of any thread's reading.
  *
- * where now is the run's virtual start (HERMETIC_NOW, whole seconds) and E
- * the first 1 January 00:00 UTC more than a day after the run's real start.
- * The CLI computes the shift once (replay: from the recorded run's start)
- * and hands it to every process in HERMETIC_FS_SHIFT, so all of them agree
- * (a first process started without it computes it and passes it on).
+ * Setting times: a time that maps to before B is stored shifted; one after
+ * is recorded in the table for the stamp the kernel stores (at most the real
+ * now: nothing the run sets is in the real future outside it). UTIME_NOW
+ * stores the real now and records the virtual now.
  *
- * What that buys, all at once:
- *  - A constant shift is monotone and an exact bijection on nanoseconds:
- *    ordering and differences between files are exact (make rebuilds
- *    exactly what changed and never loops), and a time a program sets is read
- *    back unchanged (touch -d, cp -p, tar round-trip).
- *  - A file written at real time r appears at now - (E - r): before the
- *    virtual start for any run shorter than a day of real time, so make
- *    sees nothing the run wrote in its future. Files from before the run
- *    appear older still.
- *  - The shift depends on the real start only through its calendar year:
- *    two runs with one --now in one year show every file with the same time
- *    (across New Year they differ; a journal keeps its run's start, and
- *    replay uses it).
- *  - Python's bytecode caches record their source's mtime: pyc.c moves that
- *    field by the same shift where a run reads or writes one, so caches stay
- *    valid on both sides of the run and none is rewritten.
+ * Python's bytecode caches record their source's mtime: pyc.c moves that
+ * field by the shift where a run reads or writes one, so caches stay valid
+ * on both sides of the run and none is rewritten.
  *
  * Times before HM_FS_GUARD (early 1971) are left alone both ways: 0 and 1 are
  * "unknown" markers (reproducible builds, Nix), not times to shift.
- * UTIME_NOW and UTIME_OMIT pass through: "now" is the kernel's real now.
  */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include "shim.h"
 #include "config.h"
 
 _Static_assert(sizeof(struct stat) == sizeof(struct stat64), "LP64: stat64 is stat");
 
 #define HM_FS_GUARD (31536000LL * NSEC_PER_SEC)
+
+enum { FT_M, FT_C, FT_A, FT_B, FT_ALL };
 
 void hm_fs_init_shift(void)
 {
@@ -60,58 +60,142 @@ void hm_fs_init_shift(void)
 	}
 	hm.fs_shift = s * NSEC_PER_SEC;
 	hm.pyc = hm.clock && hm.fs_shift != 0;
+	/* The run's line between stamps from before it and stamps it caused
+	 * (cli/vclock.c); without one, every time is shifted. */
+	if (hm.clock && hm.vc)
+		hm.fs_since = __atomic_load_n(&hm.vc->files_since, __ATOMIC_ACQUIRE);
 }
 
-static inline void to_virtual(struct timespec *ts)
+/* A real time stamped during the run: the table says what it stands for. */
+static inline bool in_run(int64_t ns)
 {
-	int64_t ns = ts_to_ns(ts);
-
-	if (ns >= HM_FS_GUARD)
-		*ts = ns_to_ts(ns - hm.fs_shift);
+	return hm.fs_since && ns > hm.fs_since;
 }
 
-static inline struct timespec to_real(struct timespec ts)
+static inline int64_t shifted(int64_t ns)
 {
-	int64_t ns;
+	return ns >= HM_FS_GUARD ? ns - hm.fs_shift : ns;
+}
 
-	if (ts.tv_nsec == UTIME_NOW || ts.tv_nsec == UTIME_OMIT || ts.tv_nsec < 0 ||
-	    ts.tv_nsec >= NSEC_PER_SEC)
-		return ts;
-	ns = ts_to_ns(&ts);
-	return ns >= HM_FS_GUARD ? ns_to_ts(ns + hm.fs_shift) : ts;
+/*
+ * t: the real mtime, ctime, atime, btime in ns (HM_FT_SKIP: absent), made
+ * virtual. set: what to record for mtime, ctime, atime (NULL: observe).
+ * Times from before the run are shifted; times stamped during it are what
+ * the table says, learnt now if new; without the table, shifted as well.
+ */
+static void fix_times(uint64_t dev, uint64_t ino, int64_t t[FT_ALL], const int64_t *set)
+{
+	static const int64_t seen[HM_FT_N] = { HM_FT_SEEN, HM_FT_SEEN, HM_FT_SEEN };
+	int64_t r[HM_FT_N], orig[HM_FT_N], lo = INT64_MAX;
+	bool any = false, mapped;
+
+	for (int i = 0; i < HM_FT_N; i++) {
+		orig[i] = r[i] = HM_FT_SKIP;
+		if (t[i] == HM_FT_SKIP)
+			continue;
+		if (likely(!in_run(t[i]))) {
+			t[i] = shifted(t[i]);
+			continue;
+		}
+		orig[i] = r[i] = t[i];
+		any |= i != FT_A;
+	}
+	if (likely(!any)) {
+		/* Not changed in the run. A read in it may have moved the atime
+		 * (relatime): that is no change worth an entry, and shows as the
+		 * last modification. */
+		if (orig[FT_A] != HM_FT_SKIP)
+			t[FT_A] = t[FT_M] != HM_FT_SKIP ? t[FT_M] : shifted(orig[FT_A]);
+		if (t[FT_B] != HM_FT_SKIP)
+			t[FT_B] = shifted(t[FT_B]);
+		return;
+	}
+	mapped = hm_ft_map(dev, ino, r, set ? set : seen);
+	for (int i = 0; i < HM_FT_N; i++) {
+		if (orig[i] == HM_FT_SKIP)
+			continue;
+		t[i] = mapped ? r[i] : shifted(orig[i]);
+		lo = t[i] < lo ? t[i] : lo;
+	}
+	/* Birth during the run: the time of the field stamped with it, else the
+	 * earliest the run has seen of the file. */
+	if (t[FT_B] == HM_FT_SKIP || !in_run(t[FT_B]))
+		t[FT_B] = t[FT_B] == HM_FT_SKIP ? t[FT_B] : shifted(t[FT_B]);
+	else if (!mapped || lo == INT64_MAX)
+		t[FT_B] = shifted(t[FT_B]);
+	else {
+		int64_t b = lo;
+
+		for (int i = 0; i < HM_FT_N; i++)
+			if (orig[i] == t[FT_B])
+				b = t[i];
+		t[FT_B] = b;
+	}
+}
+
+static void fix_st(struct stat *st, const int64_t *set)
+{
+	int64_t t[FT_ALL] = { ts_to_ns(&st->st_mtim), ts_to_ns(&st->st_ctim),
+			      ts_to_ns(&st->st_atim), HM_FT_SKIP };
+
+	fix_times(st->st_dev, st->st_ino, t, set);
+	st->st_mtim = ns_to_ts(t[FT_M]);
+	st->st_ctim = ns_to_ts(t[FT_C]);
+	st->st_atim = ns_to_ts(t[FT_A]);
 }
 
 static int fix_stat(int r, struct stat *st)
 {
-	if (r == 0 && hm.clock && st) {
-		to_virtual(&st->st_atim);
-		to_virtual(&st->st_mtim);
-		to_virtual(&st->st_ctim);
-	}
+	if (r == 0 && hm.clock && st)
+		fix_st(st, NULL);
 	return r;
 }
 
-static void fix_statx_ts(struct statx_timestamp *t)
+static int64_t stx_ns(const struct statx_timestamp *t)
 {
-	struct timespec ts = { t->tv_sec, t->tv_nsec };
+	return (int64_t)t->tv_sec * NSEC_PER_SEC + t->tv_nsec;
+}
 
-	to_virtual(&ts);
+static void stx_set(struct statx_timestamp *t, int64_t ns)
+{
+	struct timespec ts = ns_to_ts(ns);
+
 	t->tv_sec = ts.tv_sec;
 	t->tv_nsec = ts.tv_nsec;
 }
 
 void hm_fs_fix_statx(struct statx *stx)
 {
+	struct statx_timestamp *f[FT_ALL];
+	unsigned bits[FT_ALL] = { STATX_MTIME, STATX_CTIME, STATX_ATIME, STATX_BTIME };
+	int64_t t[FT_ALL];
+
 	if (!hm.clock || !stx)
 		return;
-	if (stx->stx_mask & STATX_ATIME)
-		fix_statx_ts(&stx->stx_atime);
-	if (stx->stx_mask & STATX_MTIME)
-		fix_statx_ts(&stx->stx_mtime);
-	if (stx->stx_mask & STATX_CTIME)
-		fix_statx_ts(&stx->stx_ctime);
-	if (stx->stx_mask & STATX_BTIME)
-		fix_statx_ts(&stx->stx_btime);
+	f[FT_M] = &stx->stx_mtime;
+	f[FT_C] = &stx->stx_ctime;
+	f[FT_A] = &stx->stx_atime;
+	f[FT_B] = &stx->stx_btime;
+	for (int i = 0; i < FT_ALL; i++)
+		t[i] = stx->stx_mask & bits[i] ? stx_ns(f[i]) : HM_FT_SKIP;
+	fix_times(makedev(stx->stx_dev_major, stx->stx_dev_minor), stx->stx_ino, t, NULL);
+	for (int i = 0; i < FT_ALL; i++)
+		if (stx->stx_mask & bits[i])
+			stx_set(f[i], t[i]);
+}
+
+/* After this process wrote (or truncated) fd: the write happened now. */
+void hm_fs_wrote(int fd, bool wrote)
+{
+	static const int64_t now[HM_FT_N] = { HM_FT_NOW, HM_FT_NOW, HM_FT_SEEN };
+	struct stat st;
+	int e = errno;
+
+	if (hm_sys(SYS_fstat, fd, &st, 0) == 0 && S_ISREG(st.st_mode))
+		fix_st(&st, wrote ? now : NULL);
+	else
+		hm_fsfd_set(fd, false); /* not a file: its writes stamp nothing */
+	errno = e;
 }
 
 #define STAT_RAW(...) hm_sys_errno(hm_sys6(SYS_newfstatat, __VA_ARGS__, 0, 0))
@@ -223,28 +307,83 @@ HM_EXPORT int statx(int dirfd, const char *path, int flags, unsigned mask, struc
 
 /* ---- setting times ---- */
 
+/*
+ * A virtual time a program sets, as the real time to store, and in *set
+ * what the table records for it. A time that maps to before the run's start
+ * is stored shifted (the bijection: read back exactly, and the same real
+ * time outside as before). One that maps into the run is recorded in the
+ * table with the virtual value asked for, and stored at most at the real
+ * now: nothing the run sets is in the real future outside it.
+ */
+static struct timespec to_real(struct timespec ts, int64_t *set)
+{
+	int64_t ns, real;
+
+	if (ts.tv_nsec == UTIME_NOW)
+		*set = HM_FT_NOW;
+	if (ts.tv_nsec == UTIME_NOW || ts.tv_nsec == UTIME_OMIT || ts.tv_nsec < 0 ||
+	    ts.tv_nsec >= NSEC_PER_SEC)
+		return ts;
+	ns = ts_to_ns(&ts);
+	if (ns < HM_FS_GUARD)
+		return ts;
+	real = ns + hm.fs_shift;
+	if (!in_run(real))
+		return ns_to_ts(real);
+	*set = ns;
+	if (real > hm_real_ns(CLOCK_REALTIME))
+		return (struct timespec){ 0, UTIME_NOW };
+	return ns_to_ts(real);
+}
+
+/* utimensat, or futimens when path is NULL (then dirfd is the file). */
+static int set_times(int dirfd, const char *path, const struct timespec t[2], int flags)
+{
+	int64_t set[HM_FT_N] = { HM_FT_SEEN, HM_FT_NOW, HM_FT_SEEN };
+	struct timespec r[2];
+	struct stat st;
+	long s;
+	int ret;
+
+	if (!t) {
+		set[FT_M] = set[FT_A] = HM_FT_NOW;
+	} else {
+		r[0] = to_real(t[0], &set[FT_A]);
+		r[1] = to_real(t[1], &set[FT_M]);
+	}
+	ret = path ? hm.real.utimensat(dirfd, path, t ? r : NULL, flags)
+		   : hm.real.futimens(dirfd, t ? r : NULL);
+	if (ret == 0 && hm.fs_since) {
+		int e = errno;
+
+		s = path ? hm_sys6(SYS_newfstatat, dirfd, (long)path, (long)&st,
+				   flags & (AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH), 0, 0)
+			 : hm_sys(SYS_fstat, dirfd, &st, 0);
+		if (s == 0)
+			fix_st(&st, set);
+		errno = e;
+	}
+	return ret;
+}
+
 HM_EXPORT int utimensat(int dirfd, const char *path, const struct timespec t[2], int flags)
 {
-	struct timespec r[2];
-
 	hm_ready();
-	if (!hm.clock || !t)
+	if (!hm.clock)
 		return hm.real.utimensat(dirfd, path, t, flags);
-	r[0] = to_real(t[0]);
-	r[1] = to_real(t[1]);
-	return hm.real.utimensat(dirfd, path, r, flags);
+	/* A NULL path (declared nonnull, but the kernel's futimens form). */
+	__asm__("" : "+r"(path));
+	if (!path)
+		return set_times(dirfd, NULL, t, 0);
+	return set_times(dirfd, path, t, flags);
 }
 
 HM_EXPORT int futimens(int fd, const struct timespec t[2])
 {
-	struct timespec r[2];
-
 	hm_ready();
-	if (!hm.clock || !t)
+	if (!hm.clock)
 		return hm.real.futimens(fd, t);
-	r[0] = to_real(t[0]);
-	r[1] = to_real(t[1]);
-	return hm.real.futimens(fd, r);
+	return set_times(fd, NULL, t, 0);
 }
 
 static void tv_to_ts(const struct timeval tv[2], struct timespec ts[2])
@@ -260,8 +399,10 @@ HM_EXPORT int utime(const char *path, const struct utimbuf *b)
 	struct timespec ts[2];
 
 	hm_ready();
-	if (!hm.clock || !b)
+	if (!hm.clock)
 		return hm.real.utime(path, b);
+	if (!b)
+		return utimensat(AT_FDCWD, path, NULL, 0);
 	ts[0] = (struct timespec){ b->actime, 0 };
 	ts[1] = (struct timespec){ b->modtime, 0 };
 	return utimensat(AT_FDCWD, path, ts, 0);
@@ -272,8 +413,10 @@ HM_EXPORT int utimes(const char *path, const struct timeval tv[2])
 	struct timespec ts[2];
 
 	hm_ready();
-	if (!hm.clock || !tv)
+	if (!hm.clock)
 		return hm.real.utimes(path, tv);
+	if (!tv)
+		return utimensat(AT_FDCWD, path, NULL, 0);
 	tv_to_ts(tv, ts);
 	return utimensat(AT_FDCWD, path, ts, 0);
 }
@@ -283,8 +426,10 @@ HM_EXPORT int lutimes(const char *path, const struct timeval tv[2])
 	struct timespec ts[2];
 
 	hm_ready();
-	if (!hm.clock || !tv)
+	if (!hm.clock)
 		return hm.real.lutimes(path, tv);
+	if (!tv)
+		return utimensat(AT_FDCWD, path, NULL, AT_SYMLINK_NOFOLLOW);
 	tv_to_ts(tv, ts);
 	return utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
 }
@@ -294,8 +439,10 @@ HM_EXPORT int futimes(int fd, const struct timeval tv[2])
 	struct timespec ts[2];
 
 	hm_ready();
-	if (!hm.clock || !tv)
+	if (!hm.clock)
 		return hm.real.futimes(fd, tv);
+	if (!tv)
+		return futimens(fd, NULL);
 	tv_to_ts(tv, ts);
 	return futimens(fd, ts);
 }
@@ -305,8 +452,10 @@ HM_EXPORT int futimesat(int dirfd, const char *path, const struct timeval tv[2])
 	struct timespec ts[2];
 
 	hm_ready();
-	if (!hm.clock || !tv)
+	if (!hm.clock)
 		return hm.real.futimesat(dirfd, path, tv);
+	if (!tv)
+		return path ? utimensat(dirfd, path, NULL, 0) : futimens(dirfd, NULL);
 	tv_to_ts(tv, ts);
 	return path ? utimensat(dirfd, path, ts, 0) : futimens(dirfd, ts);
 }

@@ -226,22 +226,30 @@ static ssize_t pyc_writev(int fd, const struct iovec *iov, int cnt, off_t off)
 HM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
 	struct iovec iov = { (void *)buf, n };
+	ssize_t r;
 
 	if (unlikely(!hm_ready()))
 		return hm_sys_errno(hm_sys(SYS_write, fd, buf, n));
 	if (likely(!hm_pycfd(fd)))
-		return hm.real.write(fd, buf, n);
-	return pyc_writev(fd, &iov, 1, -1);
+		r = hm.real.write(fd, buf, n);
+	else
+		r = pyc_writev(fd, &iov, 1, -1);
+	hm_fs_after_write(fd, r);
+	return r;
 }
 
 HM_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
 	struct iovec iov = { (void *)buf, n };
+	ssize_t r;
 
 	hm_ready();
 	if (likely(!hm_pycfd(fd)) || off < 0)
-		return hm.real.pwrite(fd, buf, n, off);
-	return pyc_writev(fd, &iov, 1, off);
+		r = hm.real.pwrite(fd, buf, n, off);
+	else
+		r = pyc_writev(fd, &iov, 1, off);
+	hm_fs_after_write(fd, r);
+	return r;
 }
 
 HM_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
@@ -251,8 +259,13 @@ HM_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
 
 HM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
+	ssize_t r;
+
 	hm_ready();
 	if (likely(!hm_pycfd(fd)))
-		return hm.real.writev(fd, iov, cnt);
-	return pyc_writev(fd, iov, cnt, -1);
+		r = hm.real.writev(fd, iov, cnt);
+	else
+		r = pyc_writev(fd, iov, cnt, -1);
+	hm_fs_after_write(fd, r);
+	return r;
 }

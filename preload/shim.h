@@ -135,6 +135,10 @@
 	X(__openat64_2, int, (int, const char *, int))                                             \
 	X(fopen, FILE *, (const char *, const char *))                                             \
 	X(fopen64, FILE *, (const char *, const char *))                                           \
+	X(fflush, int, (FILE *))                                                                   \
+	X(ftruncate, int, (int, off_t))                                                            \
+	X(truncate, int, (const char *, off_t))                                                    \
+	X(copy_file_range, ssize_t, (int, off_t *, int, off_t *, size_t, unsigned))               \
 	X(close, int, (int))                                                                       \
 	X(connect, int, (int, const struct sockaddr *, socklen_t))                                 \
 	X(bind, int, (int, const struct sockaddr *, socklen_t))                                    \
@@ -274,6 +278,7 @@ struct shim_state {
 	uint64_t tick;
 	uint64_t spin_limit;
 	int64_t fs_shift; /* real - virtual for file times (files.c) */
+	int64_t fs_since; /* real stamps after this the run caused (filetab.c); 0: none */
 	pid_t pid; /* real pid of this process (updated in fork children) */
 	pid_t ppid; /* its parent then: reparented orphans do not publish their exit */
 	/* Who we are (lib/lineage.h; spawn.c hands it on in HERMETIC_LINEAGE and
@@ -311,6 +316,11 @@ struct shim_state {
 	 * virtual clock shifts file times (fs_shift, whole seconds, not 0). */
 	bool pyc;
 	struct hm_fdtab pyc_fds; /* a bitmap (fdtab.h) */
+	/* fds whose kind is known (opened here, or written once), and those of
+	 * them that may be regular files: writes to them are recorded (files.c).
+	 * Bitmaps (fdtab.h). */
+	struct hm_fdtab fs_known;
+	struct hm_fdtab fs_file;
 	struct hm_real real;
 };
 
@@ -512,6 +522,45 @@ static inline bool hm_pycfd(int fd)
 static inline void hm_pycfd_set(int fd, bool on)
 {
 	hm_fdbits_set(&hm.pyc_fds, fd, on);
+}
+/* files.c and filetab.c: file times of the run's own writes */
+#define HM_FT_N 3 /* mtime, ctime, atime */
+#define HM_FT_SKIP INT64_MIN /* not a field to map */
+#define HM_FT_SEEN (INT64_MIN + 1) /* keep a known stamp's time, else now */
+#define HM_FT_NOW (INT64_MIN + 2) /* this stamp is now, known or not */
+/* t: real ns (HM_FT_SKIP: not this field) of the inode (dev, ino), made
+ * virtual; set: per field HM_FT_SEEN, HM_FT_NOW or the virtual ns to record.
+ * false: no room in the table (t unchanged). */
+bool hm_ft_map(uint64_t dev, uint64_t ino, int64_t t[HM_FT_N], const int64_t set[HM_FT_N]) HM_HIDDEN;
+int64_t hm_clock_page_wall(void) HM_HIDDEN; /* clock.c: the page's wall time */
+void hm_fs_wrote(int fd, bool wrote) HM_HIDDEN; /* fd written (wrote) or created */
+FILE *hm_fs_fopened(FILE *f, const char *mode) HM_HIDDEN; /* fwrites.c */
+static inline void hm_fsfd_set(int fd, bool file)
+{
+	hm_fdbits_set(&hm.fs_known, fd, true);
+	hm_fdbits_set(&hm.fs_file, fd, file);
+}
+static inline void hm_fsfd_forget(int fd)
+{
+	hm_fdbits_set(&hm.fs_known, fd, false);
+	hm_fdbits_set(&hm.fs_file, fd, false);
+}
+/* A write to fd is to be recorded: a file, or not known yet (inherited,
+ * made by a call we do not wrap): hm_fs_wrote then looks once. */
+static inline bool hm_fsfd(int fd)
+{
+	if (!hm.fs_since || fd < 0)
+		return false;
+	if (likely(hm_fdbits_get(&hm.fs_known, fd)))
+		return hm_fdbits_get(&hm.fs_file, fd);
+	hm_fsfd_set(fd, true);
+	return true;
+}
+/* After a successful write of r bytes to fd. */
+static inline void hm_fs_after_write(int fd, ssize_t r)
+{
+	if (r > 0 && hm_fsfd(fd))
+		hm_fs_wrote(fd, true);
 }
 /* read (off < 0) or pread at off, and readv, on a cache's descriptor */
 ssize_t hm_pyc_read(int fd, void *buf, size_t n, off_t off) HM_HIDDEN;

@@ -24,12 +24,15 @@
 #define HERMETIC_VCLOCK_H
 
 #define HM_VCLOCK_MAGIC 0x4b4c4356u /* "VCLK" */
-#define HM_VCLOCK_VERSION 2 /* 2: the run's seed lives here (secret) */
+#define HM_VCLOCK_VERSION 3 /* 2: the run's seed lives here (secret); 3: the file-times table */
 #define HM_VSLOTS 4096
 #define HM_VCLOCK_HDR 4096
 #define HM_VCLOCK_PORTS 65536
-/* header, slots, then one byte per TCP and per UDP port */
-#define HM_VCLOCK_SIZE (HM_VCLOCK_HDR + HM_VSLOTS * 64 + 2 * HM_VCLOCK_PORTS)
+#define HM_VFILES 262144 /* entries of the file-times table (docs/file-times.md) */
+/* header, slots, one byte per TCP and per UDP port, then the file-times
+ * table (a sparse file: only the entries a run uses take memory) */
+#define HM_VCLOCK_SIZE                                                                            \
+	(HM_VCLOCK_HDR + HM_VSLOTS * 64 + 2 * HM_VCLOCK_PORTS + HM_VFILES * 64)
 /* Virtual CLOCK_MONOTONIC at the start of a run: non-zero, and small, so that a
  * virtual deadline that reaches the kernel unconverted (a raw syscall) lies in
  * the real past and times out rather than hangs. */
@@ -135,7 +138,24 @@ struct hm_vclock {
 	__u64 seed;
 	__u32 has_seed; /* 1: seed is set */
 	__u32 pad3;
-	__u64 pad[430 - HM_VLAG_LOG * 14];
+	/* Real CLOCK_REALTIME before the run's first instruction, ns, set by
+	 * the CLI: a file time after it was stamped during the run. 0: none. */
+	__s64 files_since;
+	__u64 pad[429 - HM_VLAG_LOG * 14];
+};
+
+/*
+ * The file-times table: per inode the run wrote or saw change, the real
+ * times the kernel gave it and the virtual time each stands for (preload/
+ * filetab.c). Field order: mtime, ctime, atime. Written by the run's shim
+ * processes only; the daemon never reads it.
+ */
+struct hm_vfile {
+	__u64 key; /* hash of (st_dev, st_ino), never 0; 0: free */
+	__u32 lock; /* 0 free, 1 held */
+	__u32 pad;
+	__s64 real[3]; /* ns, as the kernel stamped them; 0: none */
+	__s64 virt[3]; /* ns, what the run sees for them */
 };
 /* Fields are carved from the padding: the header stays one page. */
 _Static_assert(sizeof(struct hm_vclock) == HM_VCLOCK_HDR, "the clock page's header is one page");
@@ -147,5 +167,6 @@ _Static_assert(sizeof(struct hm_vclock) == HM_VCLOCK_HDR, "the clock page's head
 #define HM_VCLOCK_SLOTS(vc) ((struct hm_vslot *)((char *)(vc) + HM_VCLOCK_HDR))
 #define HM_VCLOCK_TCP(vc) ((__u8 *)(vc) + HM_VCLOCK_HDR + HM_VSLOTS * 64)
 #define HM_VCLOCK_UDP(vc) (HM_VCLOCK_TCP(vc) + HM_VCLOCK_PORTS)
+#define HM_VCLOCK_FILES(vc) ((struct hm_vfile *)(HM_VCLOCK_UDP(vc) + HM_VCLOCK_PORTS))
 
 #endif
