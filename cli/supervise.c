@@ -472,6 +472,32 @@ void sv_warn_pid(int pid, const char *what, int err)
 
 /* ---- exec ---- */
 
+/* The page has no path (lib/clockfd.h): a process whose program closed its
+ * inherited descriptor (Python's close_fds) gets one from us, put in while
+ * its exec waits on the notification. It survives the exec and is closed
+ * at the exec stop, before the new image's first instruction, so the
+ * program never sees it. */
+static void add_page_fd(struct supervise *s, const struct seccomp_notif *req)
+{
+	struct seccomp_notif_addfd a = { .id = req->id, .srcfd = (uint32_t)s->cmd_page_fd };
+	int slot = -1, fd;
+
+	if (!s->clock || s->cmd_page_fd < 0)
+		return;
+	for (int i = 0; i < (int)ARRAY_SIZE(s->added); i++)
+		if (!s->added[i].pid || s->added[i].pid == (int)req->pid) {
+			slot = i;
+			break;
+		}
+	if (slot < 0)
+		return; /* (the process maps the one it inherited, if any) */
+	fd = ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+	if (fd < 0)
+		return;
+	s->added[slot].pid = (int)req->pid;
+	s->added[slot].fd = fd;
+}
+
 static void on_exec(struct supervise *s, const struct seccomp_notif *req)
 {
 	struct sv_proc *p;
@@ -513,6 +539,7 @@ static void on_exec(struct supervise *s, const struct seccomp_notif *req)
 		}
 		return;
 	}
+	add_page_fd(s, req);
 }
 
 /* ---- entropy ---- */

@@ -75,6 +75,12 @@ struct supervise {
 	bool debug; /* HERMETIC_DEBUG=supervise: a line per decision */
 	uint64_t seed;
 	int cmd_page_fd; /* the page's number in CMD (HERMETIC_CLOCK_FD), -1: none */
+	/* A descriptor of the page put into a process at its exec (seccomp
+	 * ADDFD), for one whose program closed its own: mapped, then closed,
+	 * at the exec stop (supervise_exec.c). */
+	struct {
+		int pid, fd;
+	} added[16];
 	int sock[2]; /* the child passes the listener over it */
 	int listener;
 	struct sock_filter insns[SV_MAX_INSNS];

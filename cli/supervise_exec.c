@@ -144,6 +144,7 @@ struct tracee {
 	struct user_regs_struct regs; /* at the end of execve */
 	uint64_t code; /* the 8 bytes at regs.rip */
 	bool code_saved;
+	int added; /* a page descriptor the supervisor put in at its exec, or -1 */
 };
 
 /* Wait for the next ptrace stop of t that is a syscall stop; signals that
@@ -328,7 +329,9 @@ static int map_vdso(struct supervise *s, struct tracee *t, uint64_t auxv_at, uin
 	long base, fd = tracee_page_fd(s, t->pid), r;
 
 	if (fd < 0)
-		return (int)fd; /* it lost the page: as without the synthetic vDSO */
+		fd = t->added; /* its program closed its own: ours (supervise.c) */
+	if (fd < 0)
+		return -EBADF; /* it has no page: as without the synthetic vDSO */
 	for (int i = 0; i < 4; i++)
 		*real[i] = real_base && s->real_off[i] ? real_base + s->real_off[i] : 0;
 	base = inject(t, SYS_mmap, 0, REGION, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -422,12 +425,27 @@ static bool set_up(struct supervise *s, struct tracee *t)
 	/* The kernel's view: covered, if both routes it needs are in place. */
 	if ((!clock || r == 0) && (rng || !s->rng))
 		inject(t, SYS_getrandom, 0, 0, HM_SHIM_HELLO_FLAGS, 0, 0, 0);
+	/* Ours is mapped (or not needed): the program never sees it. */
+	if (t->added >= 0)
+		inject(t, SYS_close, t->added, 0, 0, 0, 0, 0);
 	return true;
+}
+
+/* The descriptor supervise.c put into pid at its exec, or -1; the slot is
+ * free again. */
+static int take_added(struct supervise *s, int pid)
+{
+	for (int i = 0; i < (int)ARRAY_SIZE(s->added); i++)
+		if (s->added[i].pid == pid) {
+			s->added[i].pid = 0;
+			return s->added[i].fd;
+		}
+	return -1;
 }
 
 void sv_exec_stop(struct supervise *s, int pid)
 {
-	struct tracee t = { .pid = pid, .memfd = -1 };
+	struct tracee t = { .pid = pid, .memfd = -1, .added = take_added(s, pid) };
 	struct hm_vslot *busy;
 	char path[64];
 	int fd;

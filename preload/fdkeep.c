@@ -3,21 +3,18 @@
  * The run's clock page as an inherited descriptor (lib/clockfd.h).
  *
  * enroll hands CMD the page as a descriptor named by HERMETIC_CLOCK_FD, and
- * every process hands it down: the page has no path any process of the run
- * could open, so a child that does not inherit the descriptor leaves the
- * run's clock (and does not know the run's seed). Programs close what they
- * did not open before they exec (Python's subprocess with close_fds,
- * closefrom in daemons, bash, make): the wrappers here never close the
- * page's descriptor nor let a dup2/dup3 overwrite it.
- *   close(page)             succeeds without closing it
- *   close_range, closefrom  close (or mark close-on-exec) around it
- *   dup2/dup3 onto it       it moves to a free number first, and
- *                           HERMETIC_CLOCK_FD for children follows it
- * and so does syscall(SYS_close, ...) and its kin through libc's syscall()
- * (entropy.c).
- * A process whose descriptor is gone all the same (a raw close syscall, a
- * static helper in between) asks hermeticd for its run's page; where that
- * fails too, vclock.c gives it a private page and says so.
+ * processes hand it down as they hand down any descriptor they inherited:
+ * the page has no path any process of the run could open. The descriptor is
+ * the program's like any other: close, close_range, closefrom and a
+ * dup2/dup3 onto its number do what they say (CPython's own tests list a
+ * child's descriptors after close_fds and expect exactly what they passed).
+ * The wrappers only note that it is gone (shim.h, hm_page_fd_gone); a
+ * process started without it (after Python's subprocess with close_fds,
+ * closefrom in daemons, a raw close) asks hermeticd for its run's page, maps
+ * it and closes the descriptor again, so that it holds no descriptor its
+ * program did not give it; its children ask in their turn. Where asking
+ * fails too (hermeticd's socket is not open to the process's user),
+ * vclock.c gives it a private page and says so.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -25,9 +22,6 @@
 #include <linux/close_range.h>
 #include "shim.h"
 #include "config.h"
-
-/* Where a moved descriptor goes: as enroll puts it (cli/vclock.c). */
-#define PAGE_FD_MIN 100
 
 /* HERMETIC_CLOCK_FD=... for children, two buffers swapped whole so that a
  * concurrent exec copies one entry or the other, never a torn one. */
@@ -40,25 +34,13 @@ static void env_format(char *buf)
 	hm_clockfd_format(&hm.page, buf + strlen(HM_ENV_CLOCK_FD "="));
 }
 
-/* Keep fd, a descriptor of the page, for exec (no FD_CLOEXEC), at a high
- * number. Returns the number it is at, or -errno. */
-static int keep_fd(int fd)
-{
-	long nfd = hm_sys(SYS_fcntl, fd, F_DUPFD, PAGE_FD_MIN);
-
-	if (nfd < 0) /* (RLIMIT_NOFILE below PAGE_FD_MIN) */
-		return (int)hm_sys(SYS_fcntl, fd, F_SETFD, 0) < 0 ? -EBADF : fd;
-	hm_sys(SYS_close, fd, 0, 0);
-	return (int)nfd;
-}
-
 struct hm_vclock *hm_page_init(const char **ret_why)
 {
 	const char *v = getenv(HM_ENV_CLOCK_FD);
 	struct hm_clockfd c;
 	struct hm_vclock *vc;
 	bool asked;
-	int err, fd;
+	int err;
 
 	*ret_why = NULL;
 	hm.page.fd = -1;
@@ -77,14 +59,10 @@ struct hm_vclock *hm_page_init(const char **ret_why)
 		return NULL;
 	}
 	if (asked) {
-		fd = keep_fd(c.fd);
-		if (fd < 0) {
-			hm_sys(SYS_close, c.fd, 0, 0);
-			hm_sys(SYS_munmap, vc, HM_VCLOCK_SIZE, 0);
-			*ret_why = "the descriptor hermeticd gave back cannot be kept";
-			return NULL;
-		}
-		c.fd = fd;
+		/* Mapped, the page needs no descriptor here; one this
+		 * process's program did not inherit must not be seen in it. */
+		hm_sys(SYS_close, c.fd, 0, 0);
+		c.fd = -1;
 	}
 	hm.page = c;
 	return vc;
@@ -114,60 +92,23 @@ void hm_page_env_publish(void)
 	__atomic_store_n(&hm.nenv, n + 1, __ATOMIC_RELEASE);
 }
 
-void hm_page_fd_evict(int fd)
-{
-	long nfd;
-
-	if (!hm_page_fd_is(fd))
-		return;
-	/* A copy at a free number, kept across exec; then fd is the caller's. */
-	nfd = hm_sys(SYS_fcntl, fd, F_DUPFD, PAGE_FD_MIN);
-	if (nfd < 0)
-		nfd = hm_sys(SYS_fcntl, fd, F_DUPFD, 3);
-	if (nfd < 0)
-		return; /* no number free: the caller's dup2 takes it (children ask) */
-	__atomic_store_n(&hm.page.fd, (int)nfd, __ATOMIC_RELEASE);
-	hm_page_env_publish();
-}
-
-/* [first, last] without the page's descriptor, as up to two ranges. */
-int hm_page_close_range(unsigned first, unsigned last, int flags)
-{
-	int p = __atomic_load_n(&hm.page.fd, __ATOMIC_ACQUIRE);
-	long r = 0;
-
-	if (p < 0 || (unsigned)p < first || (unsigned)p > last)
-		return (int)hm_sys(SYS_close_range, first, last, flags);
-	if ((unsigned)p > first)
-		r = hm_sys(SYS_close_range, first, (unsigned)p - 1, flags);
-	if (r == 0 && (unsigned)p < last)
-		r = hm_sys(SYS_close_range, (unsigned)p + 1, last, flags);
-	return (int)r;
-}
-
 HM_EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
-	if (unlikely(!hm_ready()) || first > last)
-		return hm_sys_errno(hm_sys(SYS_close_range, first, last, flags));
-	return hm_sys_errno(hm_page_close_range(first, last, flags));
+	/* (with CLOSE_RANGE_CLOEXEC it stays open here, but is not inherited) */
+	if (likely(hm_ready()) && first <= last)
+		hm_page_fd_range_gone(first, last);
+	return hm_sys_errno(hm_sys(SYS_close_range, first, last, flags));
 }
 
 HM_EXPORT void closefrom(int low)
 {
 	int saved = errno;
 
-	if (unlikely(!hm_ready()) || low < 0 || !hm_page_fd_is(hm.page.fd)) {
-		if (hm.real.closefrom)
-			hm.real.closefrom(low);
-		else
-			hm_sys(SYS_close_range, low < 0 ? 0 : low, ~0U, 0);
-		errno = saved;
-		return;
-	}
-	if (hm_page_close_range((unsigned)low, ~0U, 0) < 0 && hm.real.closefrom) {
-		/* (no close_range: glibc's own way, which closes the page too;
-		 * children then ask hermeticd for it) */
+	if (likely(hm_ready()) && low >= 0)
+		hm_page_fd_range_gone((unsigned)low, ~0U);
+	if (hm.real.closefrom)
 		hm.real.closefrom(low);
-	}
+	else
+		hm_sys(SYS_close_range, low < 0 ? 0 : low, ~0U, 0);
 	errno = saved;
 }

@@ -74,6 +74,21 @@ for p in "${progs[@]}"; do
 	fi
 done
 
+# A static program started by Python's subprocess (close_fds=True: the
+# page's descriptor is closed before its exec) still reads the run's clock:
+# the supervisor hands it a descriptor at its exec and closes it before the
+# program's first instruction, so the program sees only its own.
+if [[ " ${progs[*]} " == *" gostatic "* ]]; then
+	run 1 "$T/pyspawn" -- /usr/bin/python3 -c "import subprocess, sys, os
+subprocess.run(['$T/gostatic'], close_fds=True, check=True)
+subprocess.run(['sh', '-c', 'ls /proc/self/fd | tr \"\\\\n\" \" \"; echo'], close_fds=True, check=True)"
+	if [ "$(field now "$T/pyspawn")" = "$NOW" ] && grep -qx '0 1 2 3 ' "$T/pyspawn"; then
+		pass "gostatic under Python's subprocess(close_fds=True): the run's --now; a close_fds child holds no descriptor it was not given"
+	else
+		fail "gostatic under Python's subprocess(close_fds=True)" "$(flat "$T/pyspawn") $(flat "$T/pyspawn.err")"
+	fi
+fi
+
 if [[ " ${progs[*]} " == *" gostatic "* ]]; then
 	G=$T/gostatic
 	# The kernel's audit counts the supervised process as covered. (Up to

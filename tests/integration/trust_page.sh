@@ -127,10 +127,10 @@ lockstep() {
 }
 child='sh -c "sleep 50; date -u +%T"'
 for who in user root; do
-	lockstep $who "a child after close_range(3, ~0)" 0 "$T/pagefd range $child"
-	lockstep $who "a child of Python's subprocess(close_fds=True)" 0 \
+	lockstep $who "a child after close_range(3, ~0) (asks hermeticd)" + "$T/pagefd range $child"
+	lockstep $who "a child of Python's subprocess(close_fds=True) (asks hermeticd)" + \
 		"python3 -c 'import subprocess; subprocess.run([\"sh\", \"-c\", \"sleep 50; date -u +%T\"], close_fds=True)'"
-	lockstep $who "a child of bash after 'exec 100>/dev/null' (dup2 onto the page's number)" 0 \
+	lockstep $who "a child of bash after 'exec 100>/dev/null' (dup2 onto the page's number: asks hermeticd)" + \
 		"bash -c 'exec 100>/dev/null 101>/dev/null; $child'"
 	lockstep $who "a recipe of make" 0 "printf 'all:\n\t@sleep 50; date -u +%%T\n' | make -s -f -"
 	lockstep $who "a child after a raw close of the descriptor (asks hermeticd)" + "$T/pagefd raw $child"
@@ -145,9 +145,9 @@ public class Spawn {
 }
 JAVA
 	chmod 644 "$T/Spawn.java"
-	lockstep user "a child of Java's ProcessBuilder" 0 "java $T/Spawn.java"
+	lockstep user "a child of Java's ProcessBuilder (asks hermeticd)" + "java $T/Spawn.java"
 elif [ "${CI:-}" = true ]; then
-	fail "user: a child of Java's ProcessBuilder reads the run's one clock" "no java (make deps)"
+	fail "user: a child of Java's ProcessBuilder (asks hermeticd) reads the run's one clock" "no java (make deps)"
 fi
 lockstep root "a process that became nobody (setpriv)" 0 \
 	"setpriv --reuid=65534 --regid=65534 --clear-groups $child"
