@@ -58,6 +58,7 @@ static int create_page(void)
 	vc->nslots = HM_VSLOTS;
 	vc->mono = HM_VMONO_BASE;
 	vc->keeper = HM_VK_SELF;
+	vc->flags = HM_VCF_OWN;
 	vc->real_start = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 	vc->version = HM_VCLOCK_VERSION;
 	__atomic_store_n(&vc->magic, HM_VCLOCK_MAGIC, __ATOMIC_RELEASE);

@@ -222,17 +222,24 @@ HM_EXPORT long syscall(long n, ...)
 	if (n == SYS_futex && d && hm_ready() && hm.clock_hook)
 		return hm_futex_wait((uint32_t *)a, (int)b, (uint32_t)c, (const struct timespec *)d,
 				     (uint32_t *)e, (uint32_t)f);
-	/* The run's clock page is the program's to close (fdkeep.c). */
-	if (n == SYS_close && hm_ready() && hm_page_fd_is((int)a))
+	/* The run's clock page is the program's to close, unless it is
+	 * enroll's own, which nobody could give back (fdkeep.c). */
+	if (n == SYS_close && hm_ready() && hm_page_fd_is((int)a)) {
+		if (hm_page_kept())
+			return 0;
 		hm_page_fd_gone((int)a);
-	if (n == SYS_close_range && hm_ready() && a <= b)
+	}
+	if (n == SYS_close_range && hm_ready() && a <= b) {
+		if (hm_page_kept())
+			return hm_sys_errno(hm_page_close_range((unsigned)a, (unsigned)b, (int)c));
 		hm_page_fd_range_gone((unsigned)a, (unsigned)b);
+	}
 #ifdef SYS_dup2
 	if (n == SYS_dup2 && a != b && hm_ready() && hm_page_fd_is((int)b))
-		hm_page_fd_gone((int)b);
+		hm_page_kept() ? hm_page_fd_evict((int)b) : hm_page_fd_gone((int)b);
 #endif
 	if (n == SYS_dup3 && a != b && hm_ready() && hm_page_fd_is((int)b))
-		hm_page_fd_gone((int)b);
+		hm_page_kept() ? hm_page_fd_evict((int)b) : hm_page_fd_gone((int)b);
 	if (n == SYS_statx && hm_ready()) {
 		/* libuv (Node) calls statx this way: file times as stat shows them */
 		long r = hm_sys_errno(hm_sys6(n, a, b, c, d, e, f));
@@ -399,8 +406,11 @@ HM_EXPORT int close(int fd)
 	if (unlikely(!hm_ready()))
 		return hm_sys_errno(hm_sys(SYS_close, fd, 0, 0));
 	/* The run's clock page is the program's to close (fdkeep.c). */
-	if (unlikely(hm_page_fd_is(fd)))
+	if (unlikely(hm_page_fd_is(fd))) {
+		if (hm_page_kept())
+			return 0;
 		hm_page_fd_gone(fd);
+	}
 	if (hm_randfd(fd))
 		hm_randfd_set(fd, false);
 	if (hm_pycfd(fd))
@@ -425,8 +435,8 @@ HM_EXPORT int dup2(int old, int new)
 	int r;
 
 	hm_ready();
-	if (unlikely(hm_page_fd_is(new)) && old != new)
-		hm_page_fd_gone(new); /* the caller takes its number */
+	if (unlikely(hm_page_fd_is(new)) && old != new) /* the caller takes its number */
+		hm_page_kept() ? hm_page_fd_evict(new) : hm_page_fd_gone(new);
 	r = hm.real.dup2(old, new);
 	if (r >= 0 && hm.rng_hook && old != new)
 		hm_randfd_set(r, hm_randfd(old));
@@ -445,7 +455,7 @@ HM_EXPORT int dup3(int old, int new, int flags)
 
 	hm_ready();
 	if (unlikely(hm_page_fd_is(new)) && old != new)
-		hm_page_fd_gone(new);
+		hm_page_kept() ? hm_page_fd_evict(new) : hm_page_fd_gone(new);
 	r = hm.real.dup3(old, new, flags);
 	if (r >= 0 && hm.rng_hook)
 		hm_randfd_set(r, hm_randfd(old));

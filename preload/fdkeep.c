@@ -15,6 +15,10 @@
  * program did not give it; its children ask in their turn. Where asking
  * fails too (hermeticd's socket is not open to the process's user),
  * vclock.c gives it a private page and says so.
+ * enroll's own page (--no-daemon, --clock off: HM_VCF_OWN) has no hermeticd
+ * to ask: its descriptor is kept as before, close(page) succeeds without
+ * closing it, close_range and closefrom close around it, a dup onto its
+ * number moves it first and HERMETIC_CLOCK_FD follows.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -25,6 +29,9 @@
 
 /* HERMETIC_CLOCK_FD=... for children, two buffers swapped whole so that a
  * concurrent exec copies one entry or the other, never a torn one. */
+/* Where a moved descriptor goes: as enroll puts it (cli/vclock.c). */
+#define PAGE_FD_MIN 100
+
 static char env_bufs[2][sizeof(HM_ENV_CLOCK_FD "=") + HM_CLOCKFD_STR];
 static int env_cur;
 
@@ -92,8 +99,41 @@ void hm_page_env_publish(void)
 	__atomic_store_n(&hm.nenv, n + 1, __ATOMIC_RELEASE);
 }
 
+void hm_page_fd_evict(int fd)
+{
+	long nfd;
+
+	if (!hm_page_fd_is(fd))
+		return;
+	/* A copy at a free number, kept across exec; then fd is the caller's. */
+	nfd = hm_sys(SYS_fcntl, fd, F_DUPFD, PAGE_FD_MIN);
+	if (nfd < 0)
+		nfd = hm_sys(SYS_fcntl, fd, F_DUPFD, 3);
+	if (nfd < 0)
+		return; /* no number free: the caller's dup2 takes it (children ask) */
+	__atomic_store_n(&hm.page.fd, (int)nfd, __ATOMIC_RELEASE);
+	hm_page_env_publish();
+}
+
+/* [first, last] without the page's descriptor, as up to two ranges. */
+int hm_page_close_range(unsigned first, unsigned last, int flags)
+{
+	int p = __atomic_load_n(&hm.page.fd, __ATOMIC_ACQUIRE);
+	long r = 0;
+
+	if (p < 0 || (unsigned)p < first || (unsigned)p > last)
+		return (int)hm_sys(SYS_close_range, first, last, flags);
+	if ((unsigned)p > first)
+		r = hm_sys(SYS_close_range, first, (unsigned)p - 1, flags);
+	if (r == 0 && (unsigned)p < last)
+		r = hm_sys(SYS_close_range, (unsigned)p + 1, last, flags);
+	return (int)r;
+}
+
 HM_EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
+	if (likely(hm_ready()) && first <= last && hm_page_kept())
+		return hm_sys_errno(hm_page_close_range(first, last, flags));
 	/* (with CLOSE_RANGE_CLOEXEC it stays open here, but is not inherited) */
 	if (likely(hm_ready()) && first <= last)
 		hm_page_fd_range_gone(first, last);
@@ -104,6 +144,11 @@ HM_EXPORT void closefrom(int low)
 {
 	int saved = errno;
 
+	if (likely(hm_ready()) && low >= 0 && hm_page_kept() && hm_page_fd_is(hm.page.fd) &&
+	    hm_page_close_range((unsigned)low, ~0U, 0) == 0) {
+		errno = saved;
+		return;
+	}
 	if (likely(hm_ready()) && low >= 0)
 		hm_page_fd_range_gone((unsigned)low, ~0U);
 	if (hm.real.closefrom)

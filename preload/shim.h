@@ -412,6 +412,14 @@ static inline bool hm_page_fd_is(int fd)
 {
 	return fd >= 0 && fd == __atomic_load_n(&hm.page.fd, __ATOMIC_ACQUIRE);
 }
+/* enroll's own page (HM_VCF_OWN): nobody could give it back, so the
+ * wrappers keep its descriptor open for children (fdkeep.c). */
+static inline bool hm_page_kept(void)
+{
+	return hm.vc && (__atomic_load_n(&hm.vc->flags, __ATOMIC_ACQUIRE) & HM_VCF_OWN);
+}
+void hm_page_fd_evict(int fd) HM_HIDDEN;
+int hm_page_close_range(unsigned first, unsigned last, int flags) HM_HIDDEN;
 static inline void hm_page_fd_gone(int fd)
 {
 	int want = fd;

@@ -162,6 +162,8 @@ _Static_assert(sizeof(struct hm_vclock) == HM_VCLOCK_HDR, "the clock page's head
 
 /* Header flags. */
 #define HM_VCF_STDIO 0x1 /* enroll noted outside[] (n_outside may be 0): the shim leaves it */
+#define HM_VCF_OWN 0x2 /* enroll's own page (--no-daemon, --clock off): no hermeticd can
+			* hand it back, so the shim keeps its descriptor (preload/fdkeep.c) */
 
 /* The slots follow the header; the port bytes follow the slots. */
 #define HM_VCLOCK_SLOTS(vc) ((struct hm_vslot *)((char *)(vc) + HM_VCLOCK_HDR))

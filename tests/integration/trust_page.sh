@@ -222,3 +222,21 @@ else
 	fail "RUN_CLOCK: ENOENT outside every run and in a run without a clock; the asker's own page inside one" \
 		"outside=$outside noclock=$noclock inrun=$inrun"
 fi
+
+# enroll's own page (--clock off, --no-daemon: HM_VCF_OWN) has no hermeticd
+# to ask for it again: its descriptor survives close_fds, and a child of
+# Python's subprocess(close_fds=True) keeps the run's seed (the same bytes
+# in two runs, no warning).
+own() {
+	timeout 120 "$HERMETIC" enroll "$@" --seed 5 -- python3 -c 'import subprocess
+subprocess.run(["python3", "-c", "import os; print(os.urandom(8).hex())"], close_fds=True)' 2>&1
+}
+for mode in "--clock off" "--no-daemon"; do
+	# shellcheck disable=SC2086
+	o1=$(own $mode) o2=$(own $mode)
+	if [ "$o1" = "$o2" ] && [[ $(tail -n 1 <<<"$o1") =~ ^[0-9a-f]{16}$ ]] && [[ $o1 != *unusable* ]]; then
+		pass "$mode: a child of subprocess(close_fds=True) keeps the run's seed (enroll's own page is kept open)"
+	else
+		fail "$mode: a child of subprocess(close_fds=True) keeps the run's seed" "$(tr '\n' '|' <<<"$o1") / $(tr '\n' '|' <<<"$o2")"
+	fi
+done
