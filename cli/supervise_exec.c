@@ -145,6 +145,7 @@ struct tracee {
 	uint64_t code; /* the 8 bytes at regs.rip */
 	bool code_saved;
 	int added; /* a page descriptor the supervisor put in at its exec, or -1 */
+	int inherited_closed; /* its own, marked closed by its parent's program, or -1 */
 };
 
 /* Wait for the next ptrace stop of t that is a syscall stop; signals that
@@ -301,7 +302,7 @@ static uint64_t image_of(int pid)
  * one HERMETIC_CLOCK_FD names in its environment, if that descriptor is
  * still the page (its st_dev and st_ino, seen through /proc/PID/fd). The
  * page has no path a process could open (lib/clockfd.h). -errno if none. */
-static int tracee_page_fd(const struct supervise *s, int pid)
+static int tracee_page_fd(const struct supervise *s, int pid, bool *ret_closed)
 {
 	struct hm_clockfd c;
 	struct stat st;
@@ -314,6 +315,7 @@ static int tracee_page_fd(const struct supervise *s, int pid)
 		return -errno;
 	if ((uint64_t)st.st_dev != c.dev || (uint64_t)st.st_ino != c.ino)
 		return -ESTALE;
+	*ret_closed = c.closed;
 	return c.fd;
 }
 
@@ -326,10 +328,15 @@ static int map_vdso(struct supervise *s, struct tracee *t, uint64_t auxv_at, uin
 				  .tick = s->tick_ns, .tick_after = 100000 /* the shim's HM_TICK_AFTER */ };
 	__u64 *real[4] = { &d.real_clock_gettime, &d.real_gettimeofday, &d.real_time,
 			      &d.real_getcpu };
-	long base, fd = tracee_page_fd(s, t->pid), r;
+	bool closed = false;
+	long base, fd = tracee_page_fd(s, t->pid, &closed), r;
 
+	/* ":c": its parent's program closed it (preload/fdkeep.c): mapped,
+	 * it is closed below like ours, before the program's first instruction */
+	if (fd >= 0 && closed)
+		t->inherited_closed = (int)fd;
 	if (fd < 0)
-		fd = t->added; /* its program closed its own: ours (supervise.c) */
+		fd = t->added; /* it has none: ours (supervise.c) */
 	if (fd < 0)
 		return -EBADF; /* it has no page: as without the synthetic vDSO */
 	for (int i = 0; i < 4; i++)
@@ -428,6 +435,8 @@ static bool set_up(struct supervise *s, struct tracee *t)
 	/* Ours is mapped (or not needed): the program never sees it. */
 	if (t->added >= 0)
 		inject(t, SYS_close, t->added, 0, 0, 0, 0, 0);
+	if (t->inherited_closed >= 0)
+		inject(t, SYS_close, t->inherited_closed, 0, 0, 0, 0, 0);
 	return true;
 }
 
@@ -445,7 +454,7 @@ static int take_added(struct supervise *s, int pid)
 
 void sv_exec_stop(struct supervise *s, int pid)
 {
-	struct tracee t = { .pid = pid, .memfd = -1, .added = take_added(s, pid) };
+	struct tracee t = { .pid = pid, .memfd = -1, .added = take_added(s, pid), .inherited_closed = -1 };
 	struct hm_vslot *busy;
 	char path[64];
 	int fd;

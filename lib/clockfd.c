@@ -37,7 +37,10 @@ int hm_clockfd_parse(const char *v, struct hm_clockfd *ret)
 	const char *p = v ? parse_u64(v, &fd) : NULL;
 
 	if (!p || *p++ != ':' || !(p = parse_u64(p, &dev)) || *p++ != ':' ||
-	    !(p = parse_u64(p, &ino)) || *p || fd > 0x7fffffff)
+	    !(p = parse_u64(p, &ino)) || fd > 0x7fffffff)
+		return -EINVAL;
+	ret->closed = p[0] == ':' && p[1] == 'c' && !p[2];
+	if (*p && !ret->closed)
 		return -EINVAL;
 	ret->fd = (int)fd;
 	ret->dev = dev;
@@ -66,6 +69,10 @@ void hm_clockfd_format(const struct hm_clockfd *c, char *buf)
 	p = put_u64(p, c->dev);
 	*p++ = ':';
 	p = put_u64(p, c->ino);
+	if (c->closed) {
+		*p++ = ':';
+		*p++ = 'c';
+	}
 	*p = 0;
 }
 
@@ -77,6 +84,7 @@ int hm_clockfd_stat(int fd, struct hm_clockfd *c)
 	if (r < 0)
 		return (int)r;
 	c->fd = fd;
+	c->closed = false;
 	c->dev = st.st_dev;
 	c->ino = st.st_ino;
 	return 0;
@@ -153,9 +161,23 @@ static int ask_on(int s)
 	iov.iov_len = sizeof(m);
 	msg.msg_control = ctl.buf;
 	msg.msg_controllen = sizeof(ctl.buf);
-	do
-		r = hm_sys(SYS_recvmsg, s, &msg, MSG_CMSG_CLOEXEC);
-	while (r == -EINTR);
+	/*
+	 * Wait for the answer without blocking: a process blocked on the
+	 * daemon looks idle to the run's keeper, which could then move the
+	 * run's clock to another process's deadline while hermeticd, an agent
+	 * outside the run, works for us (a parent's communicate(timeout=3)
+	 * expired before its child had started). Polling with sched_yield
+	 * keeps this thread runnable, as it is in effect; the answer takes
+	 * microseconds. After about 2 s of it (a daemon that is stuck) the
+	 * wait blocks.
+	 */
+	for (long spins = 0;; spins++) {
+		r = hm_sys(SYS_recvmsg, s, &msg, MSG_CMSG_CLOEXEC | (spins < 2000000 ? MSG_DONTWAIT : 0));
+		if (r != -EAGAIN && r != -EINTR)
+			break;
+		if (r == -EAGAIN)
+			hm_sys(SYS_sched_yield, 0, 0, 0);
+	}
 	if (r < 0)
 		return (int)r;
 	/* Keep the first descriptor, close any other (none is expected). */

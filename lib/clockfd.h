@@ -32,10 +32,14 @@ struct hm_vclock;
 struct hm_clockfd {
 	int fd;
 	uint64_t dev, ino;
+	/* ":c" after them: the parent's program closed the descriptor before
+	 * this exec (the shim kept it open to hand the page down): the child
+	 * maps the page and closes it before its program runs. */
+	bool closed;
 };
 
-/* Longest "fd:dev:ino" with its NUL. */
-#define HM_CLOCKFD_STR (11 + 1 + 20 + 1 + 20 + 1)
+/* Longest "fd:dev:ino:c" with its NUL. */
+#define HM_CLOCKFD_STR (11 + 1 + 20 + 1 + 20 + 2 + 1)
 
 /* Parse "fd:dev:ino". 0 or -EINVAL. */
 int hm_clockfd_parse(const char *v, struct hm_clockfd *ret);

@@ -225,21 +225,17 @@ HM_EXPORT long syscall(long n, ...)
 	/* The run's clock page is the program's to close, unless it is
 	 * enroll's own, which nobody could give back (fdkeep.c). */
 	if (n == SYS_close && hm_ready() && hm_page_fd_is((int)a)) {
-		if (hm_page_kept())
-			return 0;
-		hm_page_fd_gone((int)a);
+		hm_page_fd_closed();
+		return 0;
 	}
-	if (n == SYS_close_range && hm_ready() && a <= b) {
-		if (hm_page_kept())
-			return hm_sys_errno(hm_page_close_range((unsigned)a, (unsigned)b, (int)c));
-		hm_page_fd_range_gone((unsigned)a, (unsigned)b);
-	}
+	if (n == SYS_close_range && hm_ready() && a <= b)
+		return hm_sys_errno(hm_page_close_range((unsigned)a, (unsigned)b, (int)c));
 #ifdef SYS_dup2
 	if (n == SYS_dup2 && a != b && hm_ready() && hm_page_fd_is((int)b))
-		hm_page_kept() ? hm_page_fd_evict((int)b) : hm_page_fd_gone((int)b);
+		hm_page_fd_evict((int)b);
 #endif
 	if (n == SYS_dup3 && a != b && hm_ready() && hm_page_fd_is((int)b))
-		hm_page_kept() ? hm_page_fd_evict((int)b) : hm_page_fd_gone((int)b);
+		hm_page_fd_evict((int)b);
 	if (n == SYS_statx && hm_ready()) {
 		/* libuv (Node) calls statx this way: file times as stat shows them */
 		long r = hm_sys_errno(hm_sys6(n, a, b, c, d, e, f));
@@ -407,9 +403,8 @@ HM_EXPORT int close(int fd)
 		return hm_sys_errno(hm_sys(SYS_close, fd, 0, 0));
 	/* The run's clock page is the program's to close (fdkeep.c). */
 	if (unlikely(hm_page_fd_is(fd))) {
-		if (hm_page_kept())
-			return 0;
-		hm_page_fd_gone(fd);
+		hm_page_fd_closed();
+		return 0;
 	}
 	if (hm_randfd(fd))
 		hm_randfd_set(fd, false);
@@ -435,8 +430,8 @@ HM_EXPORT int dup2(int old, int new)
 	int r;
 
 	hm_ready();
-	if (unlikely(hm_page_fd_is(new)) && old != new) /* the caller takes its number */
-		hm_page_kept() ? hm_page_fd_evict(new) : hm_page_fd_gone(new);
+	if (unlikely(hm_page_fd_is(new)) && old != new)
+		hm_page_fd_evict(new); /* the page moves; the caller gets its number */
 	r = hm.real.dup2(old, new);
 	if (r >= 0 && hm.rng_hook && old != new)
 		hm_randfd_set(r, hm_randfd(old));
@@ -455,7 +450,7 @@ HM_EXPORT int dup3(int old, int new, int flags)
 
 	hm_ready();
 	if (unlikely(hm_page_fd_is(new)) && old != new)
-		hm_page_kept() ? hm_page_fd_evict(new) : hm_page_fd_gone(new);
+		hm_page_fd_evict(new);
 	r = hm.real.dup3(old, new, flags);
 	if (r >= 0 && hm.rng_hook)
 		hm_randfd_set(r, hm_randfd(old));

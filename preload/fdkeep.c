@@ -3,22 +3,29 @@
  * The run's clock page as an inherited descriptor (lib/clockfd.h).
  *
  * enroll hands CMD the page as a descriptor named by HERMETIC_CLOCK_FD, and
- * processes hand it down as they hand down any descriptor they inherited:
- * the page has no path any process of the run could open. The descriptor is
- * the program's like any other: close, close_range, closefrom and a
- * dup2/dup3 onto its number do what they say (CPython's own tests list a
- * child's descriptors after close_fds and expect exactly what they passed).
- * The wrappers only note that it is gone (shim.h, hm_page_fd_gone); a
- * process started without it (after Python's subprocess with close_fds,
- * closefrom in daemons, a raw close) asks hermeticd for its run's page, maps
- * it and closes the descriptor again, so that it holds no descriptor its
- * program did not give it; its children ask in their turn. Where asking
- * fails too (hermeticd's socket is not open to the process's user),
- * vclock.c gives it a private page and says so.
- * enroll's own page (--no-daemon, --clock off: HM_VCF_OWN) has no hermeticd
- * to ask: its descriptor is kept as before, close(page) succeeds without
- * closing it, close_range and closefrom close around it, a dup onto its
- * number moves it first and HERMETIC_CLOCK_FD follows.
+ * every process hands it down: the page has no path any process of the run
+ * could open. Programs close what they did not open before they exec
+ * (Python's subprocess with close_fds, closefrom in daemons, bash, make,
+ * Java's jspawnhelper); the wrappers here never close the page's
+ * descriptor nor let a dup2/dup3 overwrite it:
+ *   close(page)             succeeds without closing it
+ *   close_range, closefrom  close (or mark close-on-exec) around it
+ *   dup2/dup3 onto it       it moves to a free number first, and
+ *                           HERMETIC_CLOCK_FD for children follows it
+ * and so does syscall(SYS_close, ...) and its kin through libc's syscall()
+ * (entropy.c).
+ * A program that closed it must not find it in its children: a child lists
+ * its descriptors after close_fds and expects exactly those it was passed
+ * (CPython's test_pass_fds_redirected). So a close marks the page ":c" in
+ * HERMETIC_CLOCK_FD, and the next image maps the page and closes the
+ * descriptor in the shim's constructor, before its program runs; its own
+ * children then ask hermeticd for the page (RUN_CLOCK) and keep no
+ * descriptor of it either. Asking costs a round trip at start, and a wait
+ * on the daemon could let the run's clock move (the run looks idle): only
+ * processes two execs past a close_fds pay it. enroll's own page
+ * (--no-daemon, --clock off: HM_VCF_OWN) has no daemon to ask and is never
+ * marked. Where asking fails (hermeticd's socket is not open to the
+ * process's user), vclock.c gives it a private page and says so.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -65,12 +72,14 @@ struct hm_vclock *hm_page_init(const char **ret_why)
 				 : "its descriptor is gone and hermeticd did not give it back";
 		return NULL;
 	}
-	if (asked) {
+	if (asked || c.closed) {
 		/* Mapped, the page needs no descriptor here; one this
-		 * process's program did not inherit must not be seen in it. */
+		 * process's program did not inherit (or its parent's program
+		 * closed) must not be seen in it. */
 		hm_sys(SYS_close, c.fd, 0, 0);
 		c.fd = -1;
 	}
+	c.closed = false;
 	hm.page = c;
 	return vc;
 }
@@ -123,6 +132,7 @@ int hm_page_close_range(unsigned first, unsigned last, int flags)
 
 	if (p < 0 || (unsigned)p < first || (unsigned)p > last)
 		return (int)hm_sys(SYS_close_range, first, last, flags);
+	hm_page_fd_closed();
 	if ((unsigned)p > first)
 		r = hm_sys(SYS_close_range, first, (unsigned)p - 1, flags);
 	if (r == 0 && (unsigned)p < last)
@@ -130,30 +140,41 @@ int hm_page_close_range(unsigned first, unsigned last, int flags)
 	return (int)r;
 }
 
+/* The program closed the page's descriptor: it stays open for the next
+ * exec, marked (":c") so that the next image closes it before its program
+ * runs. enroll's own page is never marked: nobody could give it back. */
+void hm_page_fd_closed(void)
+{
+	if (hm.page.fd < 0 || hm.page.closed ||
+	    (hm.vc && (__atomic_load_n(&hm.vc->flags, __ATOMIC_ACQUIRE) & HM_VCF_OWN)))
+		return;
+	hm.page.closed = true;
+	hm_page_env_publish();
+}
+
 HM_EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
-	if (likely(hm_ready()) && first <= last && hm_page_kept())
-		return hm_sys_errno(hm_page_close_range(first, last, flags));
-	/* (with CLOSE_RANGE_CLOEXEC it stays open here, but is not inherited) */
-	if (likely(hm_ready()) && first <= last)
-		hm_page_fd_range_gone(first, last);
-	return hm_sys_errno(hm_sys(SYS_close_range, first, last, flags));
+	if (unlikely(!hm_ready()) || first > last)
+		return hm_sys_errno(hm_sys(SYS_close_range, first, last, flags));
+	return hm_sys_errno(hm_page_close_range(first, last, flags));
 }
 
 HM_EXPORT void closefrom(int low)
 {
 	int saved = errno;
 
-	if (likely(hm_ready()) && low >= 0 && hm_page_kept() && hm_page_fd_is(hm.page.fd) &&
-	    hm_page_close_range((unsigned)low, ~0U, 0) == 0) {
+	if (unlikely(!hm_ready()) || low < 0 || !hm_page_fd_is(hm.page.fd)) {
+		if (hm.real.closefrom)
+			hm.real.closefrom(low);
+		else
+			hm_sys(SYS_close_range, low < 0 ? 0 : low, ~0U, 0);
 		errno = saved;
 		return;
 	}
-	if (likely(hm_ready()) && low >= 0)
-		hm_page_fd_range_gone((unsigned)low, ~0U);
-	if (hm.real.closefrom)
+	if (hm_page_close_range((unsigned)low, ~0U, 0) < 0 && hm.real.closefrom) {
+		/* (no close_range: glibc's own way, which closes the page too;
+		 * children then ask hermeticd for it) */
 		hm.real.closefrom(low);
-	else
-		hm_sys(SYS_close_range, low < 0 ? 0 : low, ~0U, 0);
+	}
 	errno = saved;
 }

@@ -405,35 +405,16 @@ void hm_vc_init(struct hm_vclock *page, const char *why) HM_HIDDEN;
 struct hm_vclock *hm_page_init(const char **ret_why) HM_HIDDEN;
 /* After snapshot_env: HERMETIC_CLOCK_FD in hm.env names hm.page. */
 void hm_page_env_publish(void) HM_HIDDEN;
-/* Wrapper hooks: is fd the page descriptor this process inherited; the
- * program closes it, or takes its number (dup2/dup3), or closes a range
- * that holds it: from then on its children ask hermeticd (fdkeep.c). */
+/* Wrapper hooks: is fd the page descriptor (fdkeep.c); the program closed
+ * it (it stays open, marked for the next exec); make room at fd (move the
+ * page) before a dup2/dup3 onto it; close_range(2) around it. */
 static inline bool hm_page_fd_is(int fd)
 {
 	return fd >= 0 && fd == __atomic_load_n(&hm.page.fd, __ATOMIC_ACQUIRE);
 }
-/* enroll's own page (HM_VCF_OWN): nobody could give it back, so the
- * wrappers keep its descriptor open for children (fdkeep.c). */
-static inline bool hm_page_kept(void)
-{
-	return hm.vc && (__atomic_load_n(&hm.vc->flags, __ATOMIC_ACQUIRE) & HM_VCF_OWN);
-}
+void hm_page_fd_closed(void) HM_HIDDEN;
 void hm_page_fd_evict(int fd) HM_HIDDEN;
 int hm_page_close_range(unsigned first, unsigned last, int flags) HM_HIDDEN;
-static inline void hm_page_fd_gone(int fd)
-{
-	int want = fd;
-
-	__atomic_compare_exchange_n(&hm.page.fd, &want, -1, false, __ATOMIC_ACQ_REL,
-				    __ATOMIC_ACQUIRE);
-}
-static inline void hm_page_fd_range_gone(unsigned first, unsigned last)
-{
-	int p = __atomic_load_n(&hm.page.fd, __ATOMIC_ACQUIRE);
-
-	if (p >= 0 && (unsigned)p >= first && (unsigned)p <= last)
-		hm_page_fd_gone(p);
-}
 bool hm_vc_cas_max(int64_t mono) HM_HIDDEN; /* move the clock to mono if later */
 void hm_vc_thread_exit(void) HM_HIDDEN;
 void hm_vc_process_exit(void) HM_HIDDEN; /* exit or exec: every slot of ours */
