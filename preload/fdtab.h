@@ -77,11 +77,12 @@ static inline bool hm_fdbits_get(struct hm_fdtab *t, int fd)
 }
 static inline void hm_fdbits_set(struct hm_fdtab *t, int fd, bool on)
 {
-	uint64_t bit = 1ULL << (fd % 64);
+	uint64_t bit;
 	_Atomic uint64_t *w;
 
 	if (fd < 0)
 		return;
+	bit = 1ULL << (fd % 64);
 	w = hm_fdtab_at(t, (unsigned)fd / 64, sizeof(*w), HM_FDBITS_SHIFT, on);
 	if (!w)
 		return; /* clearing in a segment that does not exist, or no memory */

@@ -24,12 +24,12 @@ mkdir -p "$R"/{bin,sbin,proc,sys,dev,run,tmp,etc,lib64,usr/lib}
 
 # Userland: static busybox, our binaries and the shared libraries they need.
 cp "$(command -v busybox)" "$R/bin/busybox"
-for a in sh mount mkdir sleep cat grep nc poweroff echo kill ls head ifconfig tr; do ln -s busybox "$R/bin/$a"; done
+for a in sh mount mkdir sleep cat grep nc poweroff echo kill ls head ifconfig tr insmod; do ln -s busybox "$R/bin/$a"; done
 cp "$B/hermeticd" "$B/hermetic" "$R/bin/"
 # The shim, next to hermetic (where enroll looks), and a small dynamic program
 # for the virtual clock: a thread computes while main waits for it (the
 # wait's event comes first), then main sleeps 100 virtual seconds.
-cp "$B/libhermetic-preload.so" "$R/bin/"
+cp "$B/libhermetic-preload.so" "$B/libhermetic-vdso.so" "$R/bin/"
 cat >"$W/vclock.c" <<'CEOF'
 #include <pthread.h>
 #include <stdio.h>
@@ -70,6 +70,14 @@ int main(void)
 }
 CEOF
 cc -O1 -o "$R/bin/vclock" "$W/vclock.c" || echo "FAIL vm: cannot build the clock program"
+# unix_diag: on this kernel (6.1, no SO_PEERPIDFD) hermeticd identifies a
+# client through sock_diag, and fails closed without it (daemon/peer.c).
+KVER=${KERNEL#/boot/vmlinuz-}
+if [ -r "/lib/modules/$KVER/kernel/net/unix/unix_diag.ko" ]; then
+	cp "/lib/modules/$KVER/kernel/net/unix/unix_diag.ko" "$R/unix_diag.ko"
+else
+	echo "FAIL vm: /lib/modules/$KVER/kernel/net/unix/unix_diag.ko is missing (linux-image-amd64)"
+fi
 for lib in $(ldd "$B/hermeticd" "$B/hermetic" | grep -o '/[^ ]*\.so[^ ]*' | sort -u); do
 	mkdir -p "$R$(dirname "$lib")"
 	cp -L "$lib" "$R$lib"
@@ -83,6 +91,7 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 mount -t tmpfs run /run
+[ -e /unix_diag.ko ] && insmod /unix_diag.ko
 echo "lsm: $(cat /sys/kernel/security/lsm 2>/dev/null || echo '?')"
 ifconfig lo 127.0.0.1 up
 export HERMETIC_SOCKET=/run/h.sock
