@@ -54,12 +54,12 @@ int main(void)
 		if (!e || !hm_fdbits_get(&bits, fds[i]))
 			ok = false;
 		else
-			e->v = fds[i] + 1;
+			e->v = (int)((unsigned)fds[i] + 1);
 	}
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		struct ent *e = ent(&tab, fds[i], false);
 
-		ok &= e && e->v == fds[i] + 1;
+		ok &= e && e->v == (int)((unsigned)fds[i] + 1);
 		if (fds[i] > 1 && fds[i] - 1 != fds[i - 1])
 			neigh &= !hm_fdbits_get(&bits, fds[i] - 1);
 		if (fds[i] < INT_MAX && (i + 1 == sizeof(fds) / sizeof(fds[0]) || fds[i] + 1 != fds[i + 1]))
