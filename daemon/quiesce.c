@@ -57,6 +57,11 @@ struct kclock {
 	struct kseen {
 		uint32_t seq;
 		int64_t mono;
+		/* a series of waits of one thread that the bound ended while the
+		 * run's clock stood at a_mono: the real time the first began, and
+		 * the virtual time the bound has given the thread since */
+		uint32_t a_tid;
+		int64_t a_mono, a_real, a_credit;
 	} *seen;
 	int64_t last_mono, t_move;
 };
@@ -198,21 +203,40 @@ static void process(struct hmd_keeper *k, uint32_t dom)
  * than HM_VLAG_FLOOR_NS fires (a moment's business is not a hang). Lock
  * held.
  */
+/* A series of this slot's waits that the bound ended goes on: same
+ * thread, and the run's clock has not moved since it began. */
+static bool lag_series(const struct kseen *w, uint32_t tid, int64_t mono)
+{
+	return w->a_real > 0 && w->a_tid == tid && w->a_mono == mono;
+}
+
 /* When (real ns) the bound fires the wait: b + the floor at the earliest.
+ * A thread whose waits the bound keeps ending (a parent polling a busy
+ * child with growing sleeps, as subprocess.run's timeout does) is one
+ * waiter that has been busy since its series began: its next wait fires
+ * once the run has computed K times all the virtual time the series waited,
+ * so that n waits of d end after K * n * d, not n * (K * d + the floor).
  * In doubles: deadlines may lie far away. */
-static double lag_at(const struct kclock *c, int64_t b, const struct kseen *w, int64_t dl,
-		     int64_t mono, uint64_t milli)
+static double lag_at(const struct kclock *c, int64_t b, const struct kseen *w, uint32_t tid,
+		     int64_t dl, int64_t mono, uint64_t milli)
 {
 	int64_t since = c->t_move > b ? c->t_move : b;
-	double k = (double)milli / 1000.0;
+	double k = (double)milli / 1000.0, base = (double)b;
 	double a = (double)b + k * (double)(dl - w->mono), bb = (double)since + k * (double)(dl - mono);
 	double t = a < bb ? a : bb;
 
-	return t > (double)b + HM_VLAG_FLOOR_NS ? t : (double)b + HM_VLAG_FLOOR_NS;
+	if (lag_series(w, tid, mono)) {
+		double s = (double)w->a_real + k * (double)(w->a_credit + (dl - mono));
+
+		if (s < t)
+			t = s;
+		base = (double)w->a_real;
+	}
+	return t > base + HM_VLAG_FLOOR_NS ? t : base + HM_VLAG_FLOOR_NS;
 }
 
 static bool lag_due(const struct kclock *c, int64_t now, int64_t b, const struct kseen *w,
-		    int64_t dl, int64_t mono, uint64_t milli, int64_t *next)
+		    uint32_t tid, int64_t dl, int64_t mono, uint64_t milli, int64_t *next)
 {
 	double at;
 
@@ -220,7 +244,7 @@ static bool lag_due(const struct kclock *c, int64_t now, int64_t b, const struct
 		return true;
 	if (b <= 0)
 		return false;
-	at = lag_at(c, b, w, dl, mono, milli);
+	at = lag_at(c, b, w, tid, dl, mono, milli);
 	if (at <= (double)now)
 		return true;
 	if (at < (double)*next)
@@ -254,7 +278,8 @@ static int lag_pick(struct kclock *c, int64_t now, uint64_t milli, uint32_t hw, 
 		dl = LOAD(slots[i].deadline);
 		ord = LOAD(slots[i].order);
 		if (dl == INT64_MAX ||
-		    !lag_due(c, now, LOAD(slots[i].real_begin), &c->seen[i], dl, mono, milli, next))
+		    !lag_due(c, now, LOAD(slots[i].real_begin), &c->seen[i], LOAD(slots[i].tid), dl,
+			     mono, milli, next))
 			continue;
 		if (best < 0 || dl < bdl || (dl == bdl && ord < bord)) {
 			best = (int)i;
@@ -264,6 +289,20 @@ static int lag_pick(struct kclock *c, int64_t now, uint64_t milli, uint32_t hw, 
 	}
 	*ret_dl = bdl;
 	return best;
+}
+
+/* The bound ended this wait: it begins a series or continues one. */
+static void lag_series_add(struct kseen *w, const struct hm_vslot *s, int64_t dl, int64_t mono)
+{
+	uint32_t tid = LOAD(s->tid);
+
+	if (!lag_series(w, tid, mono)) {
+		w->a_tid = tid;
+		w->a_mono = mono;
+		w->a_real = LOAD(s->real_begin);
+		w->a_credit = 0;
+	}
+	w->a_credit += dl - mono;
 }
 
 static void lag(struct hmd_keeper *k, uint32_t dom, int64_t now)
@@ -308,6 +347,7 @@ static void lag(struct hmd_keeper *k, uint32_t dom, int64_t now)
 			 * deadline (preload/vclock.c), and it says so. */
 			STORE(slots[best].lagged, seq);
 			INC(vc->lag_fires);
+			lag_series_add(&c->seen[best], &slots[best], bdl, LOAD(vc->mono));
 		}
 		if (LOAD(slots[best].wake) == HM_VW_FUTEX) {
 			__atomic_fetch_add(&slots[best].futex, 1, __ATOMIC_RELEASE);

@@ -339,6 +339,10 @@ struct shim_thread {
 	 * are the view above plus this; its deadlines, published in the page,
 	 * minus this, so that no other thread sees it. */
 	int64_t lagoff;
+	/* A series of this thread's waits the bound ended while the run's
+	 * clock stood at lag_a_mono (vclock.c's self_lag, as quiesce.c's
+	 * lag_at): when the first began (real), what the series waited. */
+	int64_t lag_a_mono, lag_a_real, lag_a_credit;
 	uint64_t reads;
 	int64_t cpu; /* virtual CPU time, ns */
 	uint32_t tid; /* gettid(), cached */

@@ -329,22 +329,36 @@ static void self_keep(struct hm_vwait *w)
 static bool self_lag(struct hm_vwait *w)
 {
 	uint64_t milli = LOAD(hm.vc->lag_milli);
-	int64_t mono = LOAD(hm.vc->mono), now, since;
+	int64_t mono = LOAD(hm.vc->mono), now, since, base;
+	double k;
+	bool series;
 
 	if (!milli || !w->s || w->short_wait || w->deadline == INT64_MAX || w->deadline <= mono)
 		return false;
 	now = hm_real_ns(CLOCK_MONOTONIC);
-	if (now - w->real_begin < HM_VLAG_FLOOR_NS)
+	series = hm_t.lag_a_real > 0 && hm_t.lag_a_mono == mono;
+	base = series ? hm_t.lag_a_real : w->real_begin;
+	if (now - base < HM_VLAG_FLOOR_NS)
 		return false;
 	if (mono != w->lag_mono) {
 		w->lag_mono = mono;
 		w->lag_moved = now;
 	}
 	since = w->lag_moved > w->real_begin ? w->lag_moved : w->real_begin;
-	/* busy since it began, or since the clock last moved (quiesce.c's rule) */
-	if ((double)(now - w->real_begin) * 1000.0 < (double)milli * (double)(w->deadline - w->start) &&
-	    (double)(now - since) * 1000.0 < (double)milli * (double)(w->deadline - mono))
+	k = (double)milli / 1000.0;
+	/* busy since it began, since the clock last moved, or since the
+	 * series of waits the bound ended began (quiesce.c's rule) */
+	if ((double)(now - w->real_begin) < k * (double)(w->deadline - w->start) &&
+	    (double)(now - since) < k * (double)(w->deadline - mono) &&
+	    (!series || (double)(now - hm_t.lag_a_real) <
+				k * (double)(hm_t.lag_a_credit + (w->deadline - mono))))
 		return false;
+	if (!series) {
+		hm_t.lag_a_mono = mono;
+		hm_t.lag_a_real = w->real_begin;
+		hm_t.lag_a_credit = 0;
+	}
+	hm_t.lag_a_credit += w->deadline - mono;
 	/* (as the keeper: the run's clock stays, the waiter's own moves) */
 	__atomic_fetch_add(&hm.vc->lag_fires, 1, __ATOMIC_RELAXED);
 	w->self_lagged = true;
