@@ -27,6 +27,11 @@ void die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf,
  * --report: a line for hermetic's own failure); cleared before the call. */
 extern void (*cli_die_hook)(int code, const char *msg);
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* asprintf, or die: out of memory */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* args[(*n)++] = s, keeping room for the NULL of an argv of max; dies
+ * (EXIT_DATAERR) when a journal asks for more (replay rebuilds its run) */
+void push_arg(char **args, size_t *n, size_t max, char *s);
 
 /* A getopt_long (opterr = 0) error of verb ("hermetic status"): "unknown
  * option 'X'" or "option needs a value: 'X'", and where help is; returns

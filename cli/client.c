@@ -29,6 +29,27 @@ void die(int code, const char *fmt, ...)
 	exit(code);
 }
 
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		die(EXIT_INTERNAL, "out of memory");
+	return s;
+}
+
+void push_arg(char **args, size_t *n, size_t max, char *s)
+{
+	if (*n + 1 >= max)
+		die(EXIT_DATAERR, "the journal holds too many options and arguments");
+	args[(*n)++] = s;
+}
+
 void warnx_(const char *fmt, ...)
 {
 	va_list ap;

@@ -11,7 +11,6 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -536,26 +535,6 @@ static int read_report(struct replay *rp, int code)
 
 /* --- the run ---------------------------------------------------------------------------- */
 
-static void push(char **args, size_t *n, char *s)
-{
-	if (*n + 1 >= MAX_ARGS)
-		die(EXIT_DATAERR, "the journal holds too many options and arguments");
-	args[(*n)++] = s;
-}
-
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		die(EXIT_INTERNAL, "out of memory");
-	va_end(ap);
-	return s;
-}
-
 /* The options of a run that a journal carries (enroll_parse records them);
  * anything else, --record or --help from a crafted journal, is not taken. */
 static bool run_option(const char *name)
@@ -624,9 +603,9 @@ int cmd_replay(int argc, char **argv)
 		die(EXIT_DATAERR, "journal '%s' records no command; give one after '--'", rp.source);
 
 	/* The journal's configuration, as enroll's own options. */
-	push(args, &n, "replay");
-	push(args, &n, xasprintf("--seed=%" PRIu64, c->cfg.seed));
-	push(args, &n, xasprintf("--now=%s", hm_format_time(c->cfg.now_ns, t, sizeof(t))));
+	push_arg(args, &n, MAX_ARGS, "replay");
+	push_arg(args, &n, MAX_ARGS, xasprintf("--seed=%" PRIu64, c->cfg.seed));
+	push_arg(args, &n, MAX_ARGS, xasprintf("--now=%s", hm_format_time(c->cfg.now_ns, t, sizeof(t))));
 	replay_policy_push(&rp.pol, c, args, &n, MAX_ARGS);
 	for (size_t i = 0; i < c->n_opts; i++) {
 		if (!strcmp(c->opts[i].key, "daemon_restart") || replay_policy_key(c->opts[i].key))
@@ -641,13 +620,13 @@ int cmd_replay(int argc, char **argv)
 										 : k);
 			continue;
 		}
-		push(args, &n,
-		     c->opts[i].value ? xasprintf("--%s=%s", c->opts[i].key, c->opts[i].value)
-				      : xasprintf("--%s", c->opts[i].key));
+		push_arg(args, &n, MAX_ARGS,
+			 c->opts[i].value ? xasprintf("--%s=%s", c->opts[i].key, c->opts[i].value)
+						  : xasprintf("--%s", c->opts[i].key));
 	}
-	push(args, &n, "--");
+	push_arg(args, &n, MAX_ARGS, "--");
 	for (char **a = cmd ? cmd : c->argv; *a; a++)
-		push(args, &n, *a);
+		push_arg(args, &n, MAX_ARGS, *a);
 	args[n] = NULL;
 	enroll_parse(&e, (int)n, args, "hermetic replay");
 	net = e.cfg;

@@ -6,7 +6,6 @@
  * network is the replay command line's (blocked by default), and a journal
  * this user did not record here runs only once they saw what it runs.
  */
-#include <stdarg.h>
 #include <unistd.h>
 #include "util.h"
 #include "config.h"
@@ -62,28 +61,6 @@ bool replay_policy_option(struct replay_policy *p, int argc, char **argv, int *i
 bool replay_policy_key(const char *key)
 {
 	return !strcmp(key, "allow") || !strcmp(key, "no-daemon");
-}
-
-static void push(char **args, size_t *n, size_t max, char *s)
-{
-	if (*n + 1 >= max)
-		die(EXIT_DATAERR, "the journal holds too many options and arguments");
-	args[(*n)++] = s;
-}
-
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int r;
-
-	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		die(EXIT_INTERNAL, "out of memory");
-	return s;
 }
 
 /* s as a shell word, for a person to read: what a journal holds is shown
@@ -154,23 +131,23 @@ void replay_policy_push(struct replay_policy *p, const struct hm_journal_config 
 	if (j_no_daemon && !no_daemon && !jp)
 		note_dropped(p, "--no-daemon", NULL);
 	no_daemon |= jp && j_no_daemon;
-	push(args, n, max, xasprintf("--network=%s", hm_network_name(net)));
+	push_arg(args, n, max, xasprintf("--network=%s", hm_network_name(net)));
 	if (no_daemon)
-		push(args, n, max, "--no-daemon");
+		push_arg(args, n, max, "--no-daemon");
 	/* What narrows is kept, where it means something. */
 	if (!off && !no_daemon && !c->cfg.loopback)
-		push(args, n, max, "--no-loopback");
+		push_arg(args, n, max, "--no-loopback");
 	if (!off && !no_daemon && !c->cfg.unix_sockets)
-		push(args, n, max, "--no-unix");
+		push_arg(args, n, max, "--no-unix");
 	for (size_t i = 0; i < p->n_allow; i++)
-		push(args, n, max, xasprintf("--allow=%s", p->allow[i]));
+		push_arg(args, n, max, xasprintf("--allow=%s", p->allow[i]));
 	for (size_t i = 0; i < c->n_opts; i++) {
 		const char *v = c->opts[i].value;
 
 		if (strcmp(c->opts[i].key, "allow") || !v || given_allow(p, v))
 			continue;
 		if (jp && !off && !no_daemon)
-			push(args, n, max, xasprintf("--allow=%s", v));
+			push_arg(args, n, max, xasprintf("--allow=%s", v));
 		else if (!jp && !off && !no_daemon)
 			note_dropped(p, "--allow=", v);
 	}
