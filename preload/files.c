@@ -185,16 +185,56 @@ void hm_fs_fix_statx(struct statx *stx)
 }
 
 /* After this process wrote (or truncated) fd: the write happened now. */
+/*
+ * A write through fd whose last stamp (this same descriptor, this same
+ * page time) is still the table's: the write happened at the time already
+ * recorded, so instead of an fstat to learn the kernel's new stamp, the
+ * entry is marked dirty and whoever next finds that stamp gives it the
+ * recorded time (filetab.c). What a stat then answers is what it would
+ * have answered with the fstat; a write per syscall costs a table lookup,
+ * not a second syscall (docs/file-times.md).
+ */
+static bool rewrote(int fd)
+{
+	struct hm_fsstamp *c = hm_fdtab_at(&hm.fs_stamp, (unsigned)fd, sizeof(*c),
+					   HM_FSSTAMP_SHIFT, false);
+
+	if (!c || !__atomic_load_n(&c->ino, __ATOMIC_RELAXED) ||
+	    c->mono != __atomic_load_n(&hm.vc->mono, __ATOMIC_ACQUIRE))
+		return false;
+	return hm_ft_rewrote(c->dev, c->ino, hm_clock_page_wall());
+}
+
+static void stamped(int fd, const struct stat *st)
+{
+	struct hm_fsstamp *c = hm_fdtab_at(&hm.fs_stamp, (unsigned)fd, sizeof(*c),
+					   HM_FSSTAMP_SHIFT, true);
+
+	if (!c)
+		return;
+	__atomic_store_n(&c->ino, 0, __ATOMIC_RELAXED);
+	c->dev = st->st_dev;
+	c->mono = __atomic_load_n(&hm.vc->mono, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&c->ino, st->st_ino ? st->st_ino : 0, __ATOMIC_RELEASE);
+}
+
 void hm_fs_wrote(int fd, bool wrote)
 {
 	static const int64_t now[HM_FT_N] = { HM_FT_NOW, HM_FT_NOW, HM_FT_SEEN };
 	struct stat st;
 	int e = errno;
 
-	if (hm_sys(SYS_fstat, fd, &st, 0) == 0 && S_ISREG(st.st_mode))
+	if (fd < 0)
+		return;
+	if (wrote && hm.vc && rewrote(fd))
+		return;
+	if (hm_sys(SYS_fstat, fd, &st, 0) == 0 && S_ISREG(st.st_mode)) {
 		fix_st(&st, wrote ? now : NULL);
-	else
+		if (wrote && hm.vc)
+			stamped(fd, &st);
+	} else {
 		hm_fsfd_set(fd, false); /* not a file: its writes stamp nothing */
+	}
 	errno = e;
 }
 

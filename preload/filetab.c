@@ -66,8 +66,9 @@ static void unlock(struct hm_vfile *f)
 	__atomic_store_n(&f->lock, 0, __ATOMIC_RELEASE);
 }
 
-/* The entry of (dev, ino), claimed if new; NULL: the table is full. */
-static struct hm_vfile *entry(uint64_t dev, uint64_t ino)
+/* The entry of (dev, ino), claimed if new (claim); NULL: the table is full,
+ * or (!claim) it has none. */
+static struct hm_vfile *entry(uint64_t dev, uint64_t ino, bool claim)
 {
 	struct hm_vfile *tab = HM_VCLOCK_FILES(hm.vc);
 	uint64_t k = key_of(dev, ino), cur;
@@ -80,6 +81,8 @@ static struct hm_vfile *entry(uint64_t dev, uint64_t ino)
 			return f;
 		if (cur)
 			continue;
+		if (!claim)
+			return NULL;
 		if (__atomic_compare_exchange_n(&f->key, &cur, k, false, __ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE) ||
 		    cur == k)
@@ -90,12 +93,14 @@ static struct hm_vfile *entry(uint64_t dev, uint64_t ino)
 
 bool hm_ft_map(uint64_t dev, uint64_t ino, int64_t t[HM_FT_N], const int64_t set[HM_FT_N])
 {
-	struct hm_vfile *f = entry(dev, ino);
+	struct hm_vfile *f = entry(dev, ino, true);
 	int64_t now = hm_clock_page_wall();
+	bool dirty;
 
 	if (!f)
 		return false;
 	lock(f);
+	dirty = f->dirty;
 	for (int i = 0; i < HM_FT_N; i++) {
 		if (t[i] == HM_FT_SKIP)
 			continue;
@@ -103,10 +108,38 @@ bool hm_ft_map(uint64_t dev, uint64_t ino, int64_t t[HM_FT_N], const int64_t set
 			t[i] = f->virt[i];
 			continue;
 		}
+		if (set[i] == HM_FT_SEEN && dirty && i != HM_FT_A_INDEX) {
+			/* the stamp of a write hm_ft_rewrote marked: its time */
+			f->real[i] = t[i];
+			t[i] = f->virt[i];
+			f->dirty = 0;
+			continue;
+		}
 		f->real[i] = t[i];
 		f->virt[i] = set[i] == HM_FT_SEEN || set[i] == HM_FT_NOW ? now : set[i];
 		t[i] = f->virt[i];
+		if (i != HM_FT_A_INDEX)
+			f->dirty = 0;
 	}
 	unlock(f);
 	return true;
+}
+
+/* fd's inode was written again at page time now, and its last stamp was
+ * recorded at now too (files.c): mark it so (true), or say the caller must
+ * look (false: no entry, or its times are no longer now's, set by a
+ * utimensat or another write at another time). */
+bool hm_ft_rewrote(uint64_t dev, uint64_t ino, int64_t now)
+{
+	struct hm_vfile *f = entry(dev, ino, false);
+	bool ok;
+
+	if (!f)
+		return false;
+	lock(f);
+	ok = f->virt[0] == now && f->virt[1] == now && f->real[0] && f->real[1];
+	if (ok)
+		f->dirty = 1;
+	unlock(f);
+	return ok;
 }

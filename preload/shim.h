@@ -321,6 +321,7 @@ struct shim_state {
 	 * Bitmaps (fdtab.h). */
 	struct hm_fdtab fs_known;
 	struct hm_fdtab fs_file;
+	struct hm_fdtab fs_stamp; /* per descriptor: struct hm_fsstamp (files.c) */
 	struct hm_real real;
 };
 
@@ -530,6 +531,7 @@ static inline void hm_pycfd_set(int fd, bool on)
 }
 /* files.c and filetab.c: file times of the run's own writes */
 #define HM_FT_N 3 /* mtime, ctime, atime */
+#define HM_FT_A_INDEX 2 /* atime: no write stamps it */
 #define HM_FT_SKIP INT64_MIN /* not a field to map */
 #define HM_FT_SEEN (INT64_MIN + 1) /* keep a known stamp's time, else now */
 #define HM_FT_NOW (INT64_MIN + 2) /* this stamp is now, known or not */
@@ -540,15 +542,36 @@ bool hm_ft_map(uint64_t dev, uint64_t ino, int64_t t[HM_FT_N], const int64_t set
 int64_t hm_clock_page_wall(void) HM_HIDDEN; /* clock.c: the page's wall time */
 void hm_fs_wrote(int fd, bool wrote) HM_HIDDEN; /* fd written (wrote) or created */
 FILE *hm_fs_fopened(FILE *f, const char *mode) HM_HIDDEN; /* fwrites.c */
+/* The inode a descriptor's last write was stamped on, and the page's clock
+ * then: a write at the same page time needs no fstat (files.c). */
+struct hm_fsstamp {
+	uint64_t dev, ino; /* ino 0: none */
+	int64_t mono;
+	uint64_t pad;
+};
+#define HM_FSSTAMP_SHIFT 6
+bool hm_ft_rewrote(uint64_t dev, uint64_t ino, int64_t now) HM_HIDDEN;
+static inline void hm_fsstamp_forget(int fd)
+{
+	struct hm_fsstamp *c;
+
+	if (fd < 0)
+		return;
+	c = hm_fdtab_at(&hm.fs_stamp, (unsigned)fd, sizeof(*c), HM_FSSTAMP_SHIFT, false);
+	if (c && c->ino)
+		__atomic_store_n(&c->ino, 0, __ATOMIC_RELAXED);
+}
 static inline void hm_fsfd_set(int fd, bool file)
 {
 	hm_fdbits_set(&hm.fs_known, fd, true);
 	hm_fdbits_set(&hm.fs_file, fd, file);
+	hm_fsstamp_forget(fd);
 }
 static inline void hm_fsfd_forget(int fd)
 {
 	hm_fdbits_set(&hm.fs_known, fd, false);
 	hm_fdbits_set(&hm.fs_file, fd, false);
+	hm_fsstamp_forget(fd);
 }
 /* A write to fd is to be recorded: a file, or not known yet (inherited,
  * made by a call we do not wrap): hm_fs_wrote then looks once. */

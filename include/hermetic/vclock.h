@@ -153,7 +153,11 @@ struct hm_vclock {
 struct hm_vfile {
 	__u64 key; /* hash of (st_dev, st_ino), never 0; 0: free */
 	__u32 lock; /* 0 free, 1 held */
-	__u32 pad;
+	/* 1: written again since real[] was recorded, all at the page time
+	 * virt[0] and virt[1] say (a write the shim did not fstat after:
+	 * filetab.c, hm_ft_rewrote); the next stamp found for mtime and ctime
+	 * stands for them */
+	__u32 dirty;
 	__s64 real[3]; /* ns, as the kernel stamped them; 0: none */
 	__s64 virt[3]; /* ns, what the run sees for them */
 };

@@ -65,6 +65,42 @@ if awk -v a="$age" 'BEGIN { exit !(a != "" && a >= 0 && a < 1) }'; then
 else
 	fail "a just-written file is under one second old by the run's clock" "age '$age': $(tr '\n' '|' <<<"$w1")"
 fi
+# Many writes through one descriptor at one page time need one fstat, not
+# one each (files.c rewrote): the stamps the later ones leave still stand
+# for the time of the writes, also when the clock has moved before another
+# process (stat(1)) meets them; and the first write after a move is that
+# move's time.
+cat >"$T/rewrite.sh" <<'EOF'
+python3 -c '
+import os, time
+fd = os.open("many", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+for i in range(20000):
+    os.write(fd, b"x")
+time.sleep(3)
+os.write(fd, b"y")
+time.sleep(2)
+for i in range(20000):
+    os.write(fd, b"z")
+os.close(fd)
+fd = os.open("once", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+for i in range(20000):
+    os.write(fd, b"x")
+os.close(fd)
+time.sleep(4)
+'
+stat -c '%n %Y %Z' many once
+EOF
+for i in 1 2; do
+	rm -rf "$T/r$i" && mkdir -p "$T/r$i" && (cd "$T/r$i" && run sh "$T/rewrite.sh" >out 2>&1)
+done
+r1=$(cat "$T/r1/out") r2=$(cat "$T/r2/out")
+want="many $((NOW + 5)) $((NOW + 5))|once $((NOW + 5)) $((NOW + 5))"
+name="20,000 write(2)s at one clock time, then a move: stat in another process shows the writes' time"
+if [ "$(tr '\n' '|' <<<"$r1" | sed 's/|$//')" = "$want" ] && [ "$r1" = "$r2" ]; then
+	pass "$name"
+else
+	fail "$name" "got $(tr '\n' '|' <<<"$r1") and $(tr '\n' '|' <<<"$r2"), want $want"
+fi
 # Four writers at once, each writing, sleeping and reading the others' files:
 # every process meets every stamp, in whatever real order; the times repeat.
 cat >"$T/par.sh" <<'EOF'
