@@ -264,6 +264,29 @@ en --allow www.hm.test:8080 -- "$PY" "$T/dnsq.py" q www.hm.test
 expect "a flood of random datagrams: the daemon and the next run's lookup are fine" \
 	'[[ $EN_OUT == "ANS rcode=0 addrs=$A2 "* ]] && kill -0 $HMD_PID'
 
+# --- another run's resolver -------------------------------------------------------------
+# Run A keeps its resolver up; run B sends to A's resolver sockets directly
+# (found with ss, outside both): refused, only the redirect leads there.
+res_ports() { ss -Hlnp "$1" 2>/dev/null | grep "pid=$HMD_PID," | awk '{print $4}' | sed -n 's/^127\.0\.0\.1://p' | sort; }
+tcp_before=$(res_ports -t) udp_before=$(res_ports -u)
+timeout -k 5 120 "$HERMETIC" enroll --clock off --allow www.hm.test:8080 -- sleep 60 >/dev/null 2>&1 &
+runa=$!
+for _ in $(seq 100); do
+	tport=$(comm -13 <(echo "$tcp_before") <(res_ports -t) | head -n 1)
+	uport=$(comm -13 <(echo "$udp_before") <(res_ports -u) | head -n 1)
+	[ -n "$tport" ] && [ -n "$uport" ] && break
+	sleep 0.1
+done
+if [ -n "$tport" ] && [ -n "$uport" ]; then
+	en --allow www.hm.test:8080 -- sh -c "$PY '$T/probe.py' tcp 127.0.0.1 $tport; $PY '$T/probe.py' udp 127.0.0.1 $uport x"
+	expect "another run's resolver sockets, asked directly: refused (TCP and UDP)" \
+		'[[ $EN_OUT == "ERR ECONNREFUSED "*"ERR ECONNREFUSED "* ]]'
+else
+	fail "another run's resolver sockets, asked directly: refused (TCP and UDP)" "run A's resolver sockets not found with ss"
+fi
+kill $runa 2>/dev/null
+wait $runa 2>/dev/null
+
 # --- audit ------------------------------------------------------------------------------
 before=$(asked evil.hm.test)
 en --network audit --allow www.hm.test:8080 -- "$PY" "$T/dnsq.py" q evil.hm.test c "$A3" 8080
