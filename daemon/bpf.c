@@ -326,6 +326,21 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* The resolvers of a daemon before us went with it (dns.c): no pinned entry
+ * may send a run's DNS to a port that is no longer theirs (a resolver of
+ * ours could get it). Without its entry an adopted run's DNS goes where it
+ * was sent, which its policy refuses: it fails closed. */
+static void dns_reset(struct hmd_bpf *b)
+{
+	int fds[] = { bpf_map__fd(b->net->maps.hm_dns), bpf_map__fd(b->net->maps.hm_dns_ports) };
+	uint8_t key[8];
+
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		while (!bpf_map_get_next_key(fds[i], NULL, key))
+			if (bpf_map_delete_elem(fds[i], key))
+				break;
+}
+
 int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool lsm_only,
 		 uint32_t ringbuf_size, const char *pin_dir, struct hmd_attach *att,
 		 int *ret_n_att)
@@ -434,6 +449,7 @@ int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool l
 trace:
 	b->att = att;
 	load_trace(b, att, &n);
+	dns_reset(b);
 
 	*ret_n_att = n;
 	*ret = b;

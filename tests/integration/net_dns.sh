@@ -227,6 +227,10 @@ expect "a name not allowed: NXDOMAIN (UDP and TCP), its address stays refused" \
 	'[[ $EN_OUT == "ANS rcode=3 addrs=- ttl=None"*"ANS rcode=3 addrs=- ttl=None"*"CONN ENETUNREACH" ]]'
 expect "a name not allowed is never sent upstream (dnsmasq's log)" '[ "$(asked evil.hm.test)" = "$before" ]'
 
+en --no-loopback --allow www.hm.test:8080 -- "$PY" "$T/dnsq.py" q www.hm.test q www.hm.test tcp c "$A2" 8080
+expect "--no-loopback: the run's resolver (on loopback) still answers, UDP and TCP" \
+	'[[ $EN_OUT == "ANS rcode=0 addrs=$A2 "*"ANS rcode=0 addrs=$A2 "*"CONN ok" ]]'
+
 # --- DNS over TCP, CNAME chains, *.NAME -------------------------------------------
 en --allow tcp.hm.test:8080 -- "$PY" "$T/dnsq.py" q tcp.hm.test tcp c "$A3" 8080
 expect "DNS over TCP: answered, the address opened" \
