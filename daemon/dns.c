@@ -194,21 +194,32 @@ static ssize_t ask(struct hmd_dns *r, int i, const uint8_t *m, size_t n,
 
 	if (getrandom(&uq.id, sizeof(uq.id), 0) != sizeof(uq.id))
 		return -EIO;
-	s = socket(upstream[i].ss_family, (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC, 0);
+	s = socket(upstream[i].ss_family,
+		   (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0)
 		return -errno;
-	/* Connected: the kernel takes only the nameserver's datagrams. */
+	/* Connected: the kernel takes only the nameserver's datagrams. Never
+	 * blocking: a stop (the run ended) must not wait for a TCP handshake. */
 	if (connect(s, (struct sockaddr *)&upstream[i], upstream_len[i]) < 0) {
-		len = -errno;
-		goto cleanup;
+		struct pollfd p[2] = { { .fd = s, .events = POLLOUT },
+				       { .fd = r->stop, .events = POLLIN } };
+		int soerr = 0;
+		socklen_t sl = sizeof(soerr);
+
+		if (errno != EINPROGRESS || poll(p, 2, UPSTREAM_MS) <= 0 || p[1].revents ||
+		    getsockopt(s, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0 || soerr) {
+			len = -ETIMEDOUT;
+			goto cleanup;
+		}
 	}
 	out[0] = (uint8_t)(n >> 8);
 	out[1] = (uint8_t)n;
 	memcpy(out + 2, m, n);
 	out[2] = (uint8_t)(uq.id >> 8);
 	out[3] = (uint8_t)uq.id;
-	if (send(s, tcp ? out : out + 2, tcp ? n + 2 : n, MSG_NOSIGNAL) < 0) {
-		len = -errno;
+	if (send(s, tcp ? out : out + 2, tcp ? n + 2 : n, MSG_NOSIGNAL | MSG_DONTWAIT) !=
+	    (ssize_t)(tcp ? n + 2 : n)) {
+		len = -EIO;
 		goto cleanup;
 	}
 	for (;;) {

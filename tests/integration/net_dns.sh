@@ -30,6 +30,8 @@ $A3 evil.hm.test
 $A3 api.sub.hm.test
 $A3 tcp.hm.test
 EOF
+# big.hm.test: 40 addresses, an answer larger than 512 bytes (truncated over UDP).
+for i in $(seq 10 49); do echo "${NH_HOST%.*}.$i big.hm.test"; done >>"$T/dns.hosts"
 ip netns exec "$NH_NS" dnsmasq -k --conf-file=/dev/null --no-resolv --no-hosts --no-poll \
 	--listen-address="$A1" --bind-interfaces --port=53 --user=root --group=root \
 	--addn-hosts="$T/dns.hosts" --local-ttl=$TTL --cname=alias.hm.test,mid.hm.test \
@@ -235,6 +237,10 @@ expect "--no-loopback: the run's resolver (on loopback) still answers, UDP and T
 en --allow tcp.hm.test:8080 -- "$PY" "$T/dnsq.py" q tcp.hm.test tcp c "$A3" 8080
 expect "DNS over TCP: answered, the address opened" \
 	'[[ $EN_OUT == "ANS rcode=0 addrs=$A3 ttl=$TTL"*"CONN ok" ]]'
+en --allow big.hm.test:8080 -- "$PY" "$T/dnsq.py" q big.hm.test tcp
+n_big=$(grep -o 'addrs=[^ ]*' <<<"$EN_OUT" | tr ',' '\n' | grep -c .)
+expect "DNS over TCP, an answer too large for UDP: all 40 addresses (asked upstream over TCP)" \
+	'[[ $EN_OUT == "ANS rcode=0 "* ]] && ((n_big == 40))'
 en --allow alias.hm.test:8080 -- "$PY" "$T/dnsq.py" q alias.hm.test c "$A3" 8080 q target.hm.test
 expect "CNAME chain (alias -> mid -> target): the target's address opened, the target's own name not allowed" \
 	'[[ $EN_OUT == "ANS rcode=0 addrs=$A3 ttl=$TTL"*"CONN ok"*"ANS rcode=3 "* ]]'
