@@ -44,7 +44,8 @@ static void usage(FILE *f)
 		"                          resolver, and opens the A/AAAA addresses of each\n"
 		"                          answer (CNAMEs followed) for its TTL; connections\n"
 		"                          opened meanwhile outlive it. Other names: NXDOMAIN\n"
-		"                          at once, never sent upstream (docs/network.md)\n"
+		"                          at once, never sent upstream. Addresses\n"
+		"                          /etc/hosts gives the name open now (docs/network.md)\n"
 		"  --no-daemon             shim only: NO kernel network refusal, no kernel view\n"
 		"  --confine on|off        on (default): the kernel refuses the run's\n"
 		"                          processes, static ones too, packet and vsock\n"
@@ -205,6 +206,47 @@ static void url_allow(const char *spec)
 		  host[0] ? host : "HOST", port);
 }
 
+/* The addresses /etc/hosts gives a name (or the names below *.suffix):
+ * opened now, for the whole run. Such a lookup never becomes DNS (glibc's
+ * and Go's "files" answer it), so the run's resolver never sees it; the file
+ * is as static as an address given on the command line. Lines are "ADDR
+ * NAME [ALIAS...]", '#' to the end of a line a comment. */
+static void hosts_allow(struct enroll *e, const char *pattern, uint16_t port)
+{
+	char line[4096];
+	FILE *f = fopen("/etc/hosts", "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *save, *tok, *addr;
+		uint8_t a[16] = {};
+		bool v4;
+
+		line[strcspn(line, "#")] = 0;
+		addr = strtok_r(line, " \t\r\n", &save);
+		if (!addr)
+			continue;
+		v4 = inet_pton(AF_INET, addr, a + 12) == 1;
+		if (v4)
+			a[10] = a[11] = 0xff;
+		else if (inet_pton(AF_INET6, addr, a) != 1)
+			continue;
+		while ((tok = strtok_r(NULL, " \t\r\n", &save))) {
+			size_t n = strlen(tok);
+
+			if (n && tok[n - 1] == '.')
+				tok[--n] = 0;
+			for (size_t i = 0; i < n; i++)
+				tok[i] = (char)tolower((unsigned char)tok[i]);
+			if (hm_dns_match(pattern, tok)) {
+				add_allow(e, a, port);
+				break;
+			}
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
 /* An address opens now; a name is given to the run's resolver in hermeticd,
  * which opens the addresses of the answers the run receives, for their TTL
  * (docs/network.md). */
@@ -250,6 +292,7 @@ static void resolve_allow(struct enroll *e, const char *spec)
 	nm = &e->names[e->n_names++];
 	snprintf(nm->name, sizeof(nm->name), "%s", host);
 	nm->port = port;
+	hosts_allow(e, host, port);
 	/* The shim lets these names through to the system's resolver, whose
 	 * queries the kernel sends to the run's resolver. */
 	{

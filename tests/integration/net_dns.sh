@@ -258,6 +258,16 @@ expect "glibc getaddrinfo of an allowed name (any nameserver address) resolves" 
 en --allow www.hm.test:8080 -- "$PY" "$T/probe.py" gai evil.hm.test
 expect "glibc getaddrinfo of a name not allowed fails" '[[ $EN_OUT == "ERR GAIERROR"* ]]'
 
+# A name /etc/hosts answers never becomes DNS: its addresses open at
+# enrollment (an /etc/hosts of the test's own, in a private mount namespace).
+{ echo "$A3 hosts.hm.test"; cat /etc/hosts; } >"$T/etc_hosts"
+timeout -k 5 120 unshare -m --propagation private sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh \
+	"$T/etc_hosts" "$HERMETIC" enroll --clock off --allow hosts.hm.test:8080 -- \
+	sh -c "$PY '$T/probe.py' gai hosts.hm.test; $PY '$T/dnsq.py' c $A3 8080 c $A3 9090" >"$T/out" 2>"$T/err"
+EN_RC=$? EN_OUT=$(cat "$T/out") EN_ERR=$(cat "$T/err")
+expect "a name in /etc/hosts: resolved from the file, its address opened at the allowed port only" \
+	'[[ $EN_OUT == "OK $A3 "*"CONN ok"*"CONN ENETUNREACH" ]]'
+
 # --- hostile queries ----------------------------------------------------------------
 # Garbage, a truncated header, a compression loop in the question, a query
 # with a huge count: none answered with data, the resolver goes on serving.
