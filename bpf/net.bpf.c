@@ -18,6 +18,58 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define AF_INET 2
 #define AF_INET6 10
 
+#define SOCK_STREAM 1
+#define SOCK_DGRAM 2
+
+/* Domains that follow DNS (docs/network.md). For a run with a resolver
+ * (an hm_dns entry): DNS to any address, port 53, goes to the run's own
+ * resolver in hermeticd instead, and the original destination is kept by
+ * socket cookie for the recvmsg hooks; a run's direct traffic to any
+ * resolver port is refused (only the redirect leads there, so a run can
+ * never ask another run's resolver). Returns 1 or 0 as the hook's verdict,
+ * -1 when this is not DNS of such a run. */
+static __always_inline int hm_dns_redirect(struct bpf_sock_addr *ctx, __u64 cgid,
+					   const __u8 addr[16], __u16 port, __u8 family)
+{
+	struct hm_net_dns_orig orig = {};
+	struct hm_net_dns *dns;
+	__u64 cookie;
+	__u32 key = HM_NET_DNS_PORT_KEY(hm_is_v4_mapped(addr) ? 4 : 6, ctx->type, port);
+	__u16 to;
+
+	if (hm_is_local(addr) && bpf_map_lookup_elem(&hm_dns_ports, &key)) {
+		bpf_set_retval(-ECONNREFUSED);
+		return 0;
+	}
+	if (port != 53 || (ctx->type != SOCK_DGRAM && ctx->type != SOCK_STREAM))
+		return -1;
+	dns = bpf_map_lookup_elem(&hm_dns, &cgid);
+	if (!dns)
+		return -1;
+	if (family == AF_INET)
+		to = ctx->type == SOCK_STREAM ? dns->tcp4 : dns->udp4;
+	else
+		to = ctx->type == SOCK_STREAM ? dns->tcp6 : dns->udp6;
+	if (!to) {
+		bpf_set_retval(-ENETUNREACH); /* no resolver of this family */
+		return 0;
+	}
+	__builtin_memcpy(orig.addr, addr, 16);
+	orig.port = port;
+	cookie = bpf_get_socket_cookie(ctx);
+	bpf_map_update_elem(&hm_dns_orig, &cookie, &orig, BPF_ANY);
+	if (family == AF_INET) {
+		ctx->user_ip4 = bpf_htonl(0x7f000001);
+	} else {
+		ctx->user_ip6[0] = 0;
+		ctx->user_ip6[1] = 0;
+		ctx->user_ip6[2] = 0;
+		ctx->user_ip6[3] = bpf_htonl(1);
+	}
+	ctx->user_port = bpf_htons(to);
+	return 1;
+}
+
 /* Decide for one inet destination. Returns 1 to let the call proceed. */
 static __always_inline int decide(struct bpf_sock_addr *ctx, const __u8 addr[16], __u8 family,
 				  __u8 op)
@@ -25,8 +77,14 @@ static __always_inline int decide(struct bpf_sock_addr *ctx, const __u8 addr[16]
 	__u64 cgid = hm_run_cgid();
 	struct hm_net_policy *pol = bpf_map_lookup_elem(&hm_policy, &cgid);
 	__u16 port = bpf_ntohs(ctx->user_port);
+	int dns;
 
-	if (!pol || hm_allowed(cgid, pol, addr, port))
+	if (!pol)
+		return 1;
+	dns = hm_dns_redirect(ctx, cgid, addr, port, family);
+	if (dns >= 0)
+		return dns;
+	if (hm_allowed(cgid, pol, addr, port))
 		return 1;
 	hm_report(cgid, pol, addr, port, family, op, ctx->protocol);
 	if (pol->flags & HM_NET_AUDIT)
@@ -58,6 +116,9 @@ static __always_inline int v6(struct bpf_sock_addr *ctx, __u8 op)
 	a[1] = ctx->user_ip6[1];
 	a[2] = ctx->user_ip6[2];
 	a[3] = ctx->user_ip6[3];
+	/* The copy is what is read from here on: the DNS redirect rewrites
+	 * the context, and the verifier allows no byte reads of it. */
+	asm volatile("" : : "r"(a) : "memory");
 	return decide(ctx, (const __u8 *)a, AF_INET6, op);
 }
 
@@ -83,6 +144,68 @@ SEC("cgroup/sendmsg6")
 int hm_sendmsg6(struct bpf_sock_addr *ctx)
 {
 	return v6(ctx, HM_OP_SENDMSG);
+}
+
+/* An answer of a run's resolver to a redirected socket: its source is
+ * given back as the address the program asked (glibc drops answers from
+ * anyone but its nameserver). */
+static __always_inline int hm_dns_recv(struct bpf_sock_addr *ctx, const __u8 addr[16], __u8 family)
+{
+	__u64 cgid = hm_run_cgid(), cookie;
+	struct hm_net_dns_orig *orig;
+
+	if (!hm_dns_own(cgid, addr, bpf_ntohs(ctx->user_port)))
+		return 1;
+	cookie = bpf_get_socket_cookie(ctx);
+	orig = bpf_map_lookup_elem(&hm_dns_orig, &cookie);
+	if (!orig)
+		return 1;
+	/* Each hook may write only its own family's field (family is a
+	 * constant here: the other branch is not compiled in). */
+	if (family == AF_INET) {
+		__u32 a;
+
+		if (!hm_is_v4_mapped(orig->addr))
+			return 1;
+		__builtin_memcpy(&a, &orig->addr[12], 4);
+		ctx->user_ip4 = a;
+	} else {
+		__u32 a[4]; /* ::ffff:a.b.c.d as the AF_INET6 socket asked */
+
+		__builtin_memcpy(a, orig->addr, 16);
+		ctx->user_ip6[0] = a[0];
+		ctx->user_ip6[1] = a[1];
+		ctx->user_ip6[2] = a[2];
+		ctx->user_ip6[3] = a[3];
+	}
+	ctx->user_port = bpf_htons(orig->port);
+	return 1;
+}
+
+SEC("cgroup/recvmsg4")
+int hm_recvmsg4(struct bpf_sock_addr *ctx)
+{
+	__u8 addr[16];
+
+	hm_map_v4(addr, ctx->user_ip4);
+	if (hm_is_local(addr))
+		return hm_dns_recv(ctx, addr, AF_INET);
+	return 1;
+}
+
+SEC("cgroup/recvmsg6")
+int hm_recvmsg6(struct bpf_sock_addr *ctx)
+{
+	__u32 a[4];
+
+	a[0] = ctx->user_ip6[0];
+	a[1] = ctx->user_ip6[1];
+	a[2] = ctx->user_ip6[2];
+	a[3] = ctx->user_ip6[3];
+	asm volatile("" : : "r"(a) : "memory"); /* as in v6() */
+	if (hm_is_local((const __u8 *)a))
+		return hm_dns_recv(ctx, (const __u8 *)a, AF_INET6);
+	return 1;
 }
 
 /* Unix sockets. libbpf 1.1 has no section name for these attach types, so
@@ -183,6 +306,15 @@ int hm_egress(struct __sk_buff *skb)
 	}
 	if (hm_allowed(cgid, pol, addr, port))
 		return 1;
+	/* A learned destination past its TTL: a TCP or UDP socket connected
+	 * while it was open keeps working (connect and sendmsg were checked). */
+	if (proto == IPPROTO_TCP || proto == IPPROTO_UDP) {
+		struct hm_net_allow_key key = { .cgroup_id = cgid, .port = port };
+
+		__builtin_memcpy(key.addr, addr, 16);
+		if (hm_dns_learned(&key, true))
+			return 1;
+	}
 	hm_report_ctx(cgid, pol, addr, port, family, HM_OP_PACKET, proto, hm_skb_task_helpers);
 	return (pol->flags & HM_NET_AUDIT) ? 1 : 0;
 }

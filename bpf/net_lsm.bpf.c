@@ -46,6 +46,10 @@ int BPF_PROG(hm_lsm_connect, struct socket *sock, struct sockaddr *address, int 
 	}
 	if (hm_allowed(cgid, pol, addr, port))
 		return 0;
+	/* DNS of a run with a resolver: the cgroup hook, after this one,
+	 * redirects it there (net.bpf.c hm_dns_redirect). */
+	if (port == 53 && bpf_map_lookup_elem(&hm_dns, &cgid))
+		return 0;
 	/* This hook runs before the cgroup one: count and report here. */
 	hm_report(cgid, pol, addr, port, family, HM_OP_CONNECT, BPF_CORE_READ(sock, sk, sk_protocol));
 	if (pol->flags & HM_NET_AUDIT)

@@ -45,6 +45,43 @@ struct {
 	__type(value, __u8);
 } hm_allow SEC(".maps");
 
+/* Domains that follow DNS (docs/network.md): cgroup id -> the ports of the
+ * run's resolver in hermeticd; a run with an entry has its DNS redirected. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HM_NET_MAX_RUNS);
+	__type(key, __u64);
+	__type(value, struct hm_net_dns);
+} hm_dns SEC(".maps");
+
+/* Every resolver socket of every run (key: HM_NET_DNS_PORT_KEY) -> 1. No run may reach
+ * one but through the redirect: a run sending to another's resolver
+ * directly would use that run's names. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HM_NET_MAX_RUNS * 4);
+	__type(key, __u32);
+	__type(value, __u8);
+} hm_dns_ports SEC(".maps");
+
+/* Destinations the run's resolver learned from answers -> when they close
+ * to new connections (bpf_ktime_get_ns). Allocated as used. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HM_NET_MAX_DNS_TOTAL);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct hm_net_allow_key);
+	__type(value, __u64);
+} hm_dns_allow SEC(".maps");
+
+/* Socket cookie -> original destination of a redirected DNS socket. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, struct hm_net_dns_orig);
+} hm_dns_orig SEC(".maps");
+
 /* Every event of enrolled cgroups; sized by the daemon before load. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -81,6 +118,35 @@ static __always_inline int hm_is_local(const __u8 a[16])
 	return zero && (a[15] == 1 || a[15] == 0);
 }
 
+/* A destination the run's resolver learned (key.port is tried as given and
+ * as 0): still open for new connections, or, with any_age, learned at all
+ * (the packet backstop: a connection opened in time keeps working). */
+static __always_inline int hm_dns_learned(struct hm_net_allow_key *key, bool any_age)
+{
+	__u16 port = key->port;
+	__u64 *exp;
+
+	for (int i = 0; i < 2; i++) {
+		key->port = i ? 0 : port;
+		exp = bpf_map_lookup_elem(&hm_dns_allow, key);
+		if (exp && (any_age || *exp > bpf_ktime_get_ns()))
+			return 1;
+	}
+	return 0;
+}
+
+/* Is addr:port this run's own resolver (reached through the redirect)? */
+static __always_inline int hm_dns_own(__u64 cgid, const __u8 addr[16], __u16 port)
+{
+	struct hm_net_dns *dns;
+
+	if (!port || !hm_is_local(addr))
+		return 0;
+	dns = bpf_map_lookup_elem(&hm_dns, &cgid);
+	return dns && (port == dns->udp4 || port == dns->tcp4 || port == dns->udp6 ||
+		       port == dns->tcp6);
+}
+
 /* 1 when the run may reach addr:port (addr IPv4-mapped or IPv6). */
 static __always_inline int hm_allowed(__u64 cgid, const struct hm_net_policy *pol,
 				      const __u8 addr[16], __u16 port)
@@ -91,15 +157,20 @@ static __always_inline int hm_allowed(__u64 cgid, const struct hm_net_policy *po
 		return 1;
 	if ((pol->flags & HM_NET_ALLOW_LOOPBACK) && hm_is_local(addr))
 		return 1;
-	if (!pol->n_allow)
-		return 0;
+	if (hm_dns_own(cgid, addr, port))
+		return 1;
 	key.cgroup_id = cgid;
 	__builtin_memcpy(key.addr, addr, 16);
 	key.port = port;
-	if (bpf_map_lookup_elem(&hm_allow, &key))
-		return 1;
-	key.port = 0;
-	return bpf_map_lookup_elem(&hm_allow, &key) != NULL;
+	if (pol->n_allow) {
+		if (bpf_map_lookup_elem(&hm_allow, &key))
+			return 1;
+		key.port = 0;
+		if (bpf_map_lookup_elem(&hm_allow, &key))
+			return 1;
+		key.port = port;
+	}
+	return hm_dns_learned(&key, false);
 }
 
 /* One more event of the run on the ring (struct hm_net_policy.emitted). */

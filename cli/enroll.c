@@ -137,7 +137,9 @@ static void create_run(struct enroll *e)
 	struct {
 		struct hm_run_create c;
 		struct hm_allow a[HM_RUN_MAX_ALLOW];
+		struct hm_allow_name names[HM_RUN_MAX_NAMES];
 	} req = {};
+	size_t len;
 	const char *msg = NULL;
 	int fds[HM_MSG_MAX_FDS];
 	ssize_t n;
@@ -159,10 +161,13 @@ static void create_run(struct enroll *e)
 		req.c.flags |= HM_RUN_CLOCK;
 	req.c.n_allow = e->n_allow;
 	memcpy(req.a, e->allow, e->n_allow * sizeof(struct hm_allow));
+	/* The names follow the allow entries that are there, in the payload. */
+	len = sizeof(req.c) + e->n_allow * sizeof(struct hm_allow);
+	memcpy((char *)&req + len, e->names, e->n_names * sizeof(struct hm_allow_name));
+	len += e->n_names * sizeof(struct hm_allow_name);
 	snprintf(req.c.label, sizeof(req.c.label), "%s", e->argv[0]);
 	e->sock = cli_connect();
-	n = cli_call_fds(e->sock, HM_REQ_RUN_CREATE, &req,
-			 sizeof(req.c) + e->n_allow * sizeof(struct hm_allow), -1, HM_REP_RUN, &e->run,
+	n = cli_call_fds(e->sock, HM_REQ_RUN_CREATE, &req, len, -1, HM_REP_RUN, &e->run,
 			 sizeof(e->run), true, fds, &msg);
 	if (n == -EPERM)
 		die(EXIT_NESTED, "cannot enroll: %s", msg);

@@ -50,6 +50,8 @@ struct enroll {
 	const char *allow_specs[HM_RUN_MAX_ALLOW];
 	int n_allow_specs;
 	char dns_allow[4096];
+	struct hm_allow_name names[HM_RUN_MAX_NAMES]; /* --allow NAME: the run's resolver */
+	uint32_t n_names;
 	char **argv;
 	struct boundary bnd; /* --fs, --env, --stragglers, ... (isolate.c) */
 	struct enroll_opt opts[ENROLL_MAX_OPTS]; /* non-cfg options, in order */

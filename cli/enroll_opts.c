@@ -16,6 +16,8 @@
 #include "isolate.h"
 #include "enroll.h"
 #include "now.h"
+#include "dnsmsg.h"
+#include <ctype.h>
 
 static const char *usage_prefix = "hermetic enroll";
 
@@ -34,9 +36,16 @@ static void usage(FILE *f)
 		"                          what block would refuse; off: enforce nothing\n"
 		"  --no-loopback           refuse loopback (127.0.0.0/8, ::1) too\n"
 		"  --no-unix               refuse unix socket connect/sendmsg too\n"
-		"  --allow HOST[:PORT]     open exactly this destination (repeatable); a host\n"
-		"                          name is resolved now, outside the run, IPv4 and\n"
-		"                          IPv6; no port opens every port; [V6ADDR]:PORT\n"
+		"  --allow HOST[:PORT]     open exactly this destination (repeatable); no port\n"
+		"                          opens every port; [V6ADDR]:PORT. HOST a name\n"
+		"                          (or *.NAME: every name below NAME): the run's DNS\n"
+		"                          (port 53, UDP and TCP) goes to hermeticd, which\n"
+		"                          answers only these names, from the system's\n"
+		"                          resolver, and opens the A/AAAA addresses of each\n"
+		"                          answer (CNAMEs followed) for its TTL; connections\n"
+		"                          opened meanwhile outlive it. Other names: NXDOMAIN\n"
+		"                          at once, never sent upstream. Addresses\n"
+		"                          /etc/hosts gives the name open now (docs/network.md)\n"
 		"  --no-daemon             shim only: NO kernel network refusal, no kernel view\n"
 		"  --confine on|off        on (default): the kernel refuses the run's\n"
 		"                          processes, static ones too, packet and vsock\n"
@@ -118,8 +127,8 @@ static void usage(FILE *f)
 		"kept, stderr says so in one line: 'hermetic: kept root: PATH'.\n"
 		"\n"
 		"Exit status: CMD's own, or 128+N when it died of signal N (86: it spun on a\n"
-		"clock that cannot advance). hermetic's own failures: 2 bad usage, 68 an\n"
-		"--allow host does not resolve, 69 hermeticd not reachable, 70 internal error\n"
+		"clock that cannot advance). hermetic's own failures: 2 bad usage,\n"
+		"69 hermeticd not reachable, 70 internal error\n"
 		"or hermeticd refused the run, 73 --report cannot be opened, 77 already inside\n"
 		"a run, 126 CMD not executable, 127 CMD not found. All but 2 and 73 also get a\n"
 		"--report line whose hermetic_error says why; CMD's own status has it null.\n",
@@ -197,42 +206,99 @@ static void url_allow(const char *spec)
 		  host[0] ? host : "HOST", port);
 }
 
-/* Resolve now, outside the run: the run itself cannot resolve names. */
+/* The addresses /etc/hosts gives a name (or the names below *.suffix):
+ * opened now, for the whole run. Such a lookup never becomes DNS (glibc's
+ * and Go's "files" answer it), so the run's resolver never sees it; the file
+ * is as static as an address given on the command line. Lines are "ADDR
+ * NAME [ALIAS...]", '#' to the end of a line a comment. */
+static void hosts_allow(struct enroll *e, const char *pattern, uint16_t port)
+{
+	char line[4096];
+	FILE *f = fopen("/etc/hosts", "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *save, *tok, *addr;
+		uint8_t a[16] = {};
+		bool v4;
+
+		line[strcspn(line, "#")] = 0;
+		addr = strtok_r(line, " \t\r\n", &save);
+		if (!addr)
+			continue;
+		v4 = inet_pton(AF_INET, addr, a + 12) == 1;
+		if (v4)
+			a[10] = a[11] = 0xff;
+		else if (inet_pton(AF_INET6, addr, a) != 1)
+			continue;
+		while ((tok = strtok_r(NULL, " \t\r\n", &save))) {
+			size_t n = strlen(tok);
+
+			if (n && tok[n - 1] == '.')
+				tok[--n] = 0;
+			for (size_t i = 0; i < n; i++)
+				tok[i] = (char)tolower((unsigned char)tok[i]);
+			if (hm_dns_match(pattern, tok)) {
+				add_allow(e, a, port);
+				break;
+			}
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+/* An address opens now; a name is given to the run's resolver in hermeticd,
+ * which opens the addresses of the answers the run receives, for their TTL
+ * (docs/network.md). */
 static void resolve_allow(struct enroll *e, const char *spec)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICHOST };
 	struct addrinfo *res, *ai;
+	struct hm_allow_name *nm;
 	char host[256];
 	uint16_t port;
-	int r;
+	size_t len;
 
 	url_allow(spec);
 	split_host_port(spec, host, sizeof(host), &port);
-	r = getaddrinfo(host, NULL, &hints, &res);
-	if (r)
-		die(EXIT_NOHOST, "--allow %s: cannot resolve '%s': %s", spec, host,
-		    r == EAI_SYSTEM ? strerror(errno) : gai_strerror(r));
-	for (ai = res; ai; ai = ai->ai_next) {
-		uint8_t a[16] = {};
+	if (!getaddrinfo(host, NULL, &hints, &res)) {
+		for (ai = res; ai; ai = ai->ai_next) {
+			uint8_t a[16] = {};
 
-		if (ai->ai_family == AF_INET) {
-			a[10] = a[11] = 0xff;
-			memcpy(a + 12, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, 4);
-		} else if (ai->ai_family == AF_INET6) {
-			memcpy(a, &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr, 16);
-		} else {
-			continue;
+			if (ai->ai_family == AF_INET) {
+				a[10] = a[11] = 0xff;
+				memcpy(a + 12, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, 4);
+			} else if (ai->ai_family == AF_INET6) {
+				memcpy(a, &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr, 16);
+			} else {
+				continue;
+			}
+			add_allow(e, a, port);
 		}
-		add_allow(e, a, port);
+		freeaddrinfo(res);
+		return;
 	}
-	freeaddrinfo(res);
-	/* A name (not an address literal) may also be looked up inside the
-	 * run: the shim lets these through to the real resolver. */
-	struct in6_addr tmp;
-	if (inet_pton(AF_INET, host, &tmp) != 1 && inet_pton(AF_INET6, host, &tmp) != 1) {
+	len = strlen(host);
+	if (len > 1 && host[len - 1] == '.')
+		host[--len] = 0;
+	for (size_t i = 0; i < len; i++)
+		host[i] = (char)tolower((unsigned char)host[i]);
+	if (!hm_dns_pattern_ok(host))
+		bad_usage("--allow %s: '%s' is neither an address nor a DNS name (NAME or *.NAME)",
+			  spec, host);
+	if (e->n_names == HM_RUN_MAX_NAMES)
+		bad_usage("at most %d --allow names", HM_RUN_MAX_NAMES);
+	nm = &e->names[e->n_names++];
+	snprintf(nm->name, sizeof(nm->name), "%s", host);
+	nm->port = port;
+	hosts_allow(e, host, port);
+	/* The shim lets these names through to the system's resolver, whose
+	 * queries the kernel sends to the run's resolver. */
+	{
 		size_t used = strlen(e->dns_allow);
 
-		if (used + strlen(host) + 2 >= sizeof(e->dns_allow))
+		if (used + len + 2 >= sizeof(e->dns_allow))
 			bad_usage("too many --allow host names");
 		snprintf(e->dns_allow + used, sizeof(e->dns_allow) - used, "%s%s", used ? "," : "",
 			 host);

@@ -128,6 +128,21 @@ static int attach(struct hmd_bpf *b, struct bpf_program *p, int cgroup_fd, struc
 	return 0;
 }
 
+/* The DNS maps of net_policy.bpf.h in another object: the net object's. */
+static int reuse_dns_maps(struct bpf_object *o, struct net_bpf *net)
+{
+	struct bpf_map *mine[] = { net->maps.hm_dns, net->maps.hm_dns_ports, net->maps.hm_dns_allow,
+				   net->maps.hm_dns_orig };
+
+	for (size_t i = 0; i < ARRAY_SIZE(mine); i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(o, bpf_map__name(mine[i]));
+
+		if (!m || bpf_map__reuse_fd(m, bpf_map__fd(mine[i])))
+			return -1;
+	}
+	return 0;
+}
+
 static int load_lsm(struct hmd_bpf *b, struct hmd_attach *a)
 {
 	struct net_lsm_bpf *s = net_lsm_bpf__open();
@@ -143,7 +158,8 @@ static int load_lsm(struct hmd_bpf *b, struct hmd_attach *a)
 	if (bpf_map__reuse_fd(s->maps.hm_policy, bpf_map__fd(b->net->maps.hm_policy)) ||
 	    bpf_map__reuse_fd(s->maps.hm_allow, bpf_map__fd(b->net->maps.hm_allow)) ||
 	    bpf_map__reuse_fd(s->maps.hm_events, bpf_map__fd(b->net->maps.hm_events)) ||
-	    bpf_map__reuse_fd(s->maps.hm_dropped, bpf_map__fd(b->net->maps.hm_dropped))) {
+	    bpf_map__reuse_fd(s->maps.hm_dropped, bpf_map__fd(b->net->maps.hm_dropped)) ||
+	    reuse_dns_maps(s->obj, b->net)) {
 		err = errno;
 		note(a, "lsm/socket_connect", false, err, "cannot share maps");
 		net_lsm_bpf__destroy(s);
@@ -224,7 +240,7 @@ static void load_trace(struct hmd_bpf *b, struct hmd_attach *att, int *n)
 	    bpf_map__reuse_fd(s->maps.hm_allow, bpf_map__fd(b->net->maps.hm_allow)) ||
 	    bpf_map__reuse_fd(s->maps.hm_events, bpf_map__fd(b->net->maps.hm_events)) ||
 	    bpf_map__reuse_fd(s->maps.hm_dropped, bpf_map__fd(b->net->maps.hm_dropped)) ||
-	    trace_bpf__load(s)) {
+	    reuse_dns_maps(s->obj, b->net) || trace_bpf__load(s)) {
 		err = errno;
 		for (size_t g = 0; g < ARRAY_SIZE(trace_groups); g++)
 			note(&att[(*n)++], trace_groups[g], false, err,
@@ -308,6 +324,21 @@ static int on_event(void *ctx, void *data, size_t size)
 {
 	hmd_runs_event(ctx, data, size);
 	return 0;
+}
+
+/* The resolvers of a daemon before us went with it (dns.c): no pinned entry
+ * may send a run's DNS to a port that is no longer theirs (a resolver of
+ * ours could get it). Without its entry an adopted run's DNS goes where it
+ * was sent, which its policy refuses: it fails closed. */
+static void dns_reset(struct hmd_bpf *b)
+{
+	int fds[] = { bpf_map__fd(b->net->maps.hm_dns), bpf_map__fd(b->net->maps.hm_dns_ports) };
+	uint8_t key[8];
+
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		while (!bpf_map_get_next_key(fds[i], NULL, key))
+			if (bpf_map_delete_elem(fds[i], key))
+				break;
 }
 
 int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool lsm_only,
@@ -401,6 +432,10 @@ int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool l
 			goto fail;
 	}
 	attach(b, b->net->progs.hm_egress, cgroup_fd, &att[n++], "cgroup_skb/egress", false);
+	/* Domains that follow DNS: answers to redirected sockets carry the
+	 * nameserver's address (without them glibc ignores the answers). */
+	attach(b, b->net->progs.hm_recvmsg4, cgroup_fd, &att[n++], "cgroup/recvmsg4", false);
+	attach(b, b->net->progs.hm_recvmsg6, cgroup_fd, &att[n++], "cgroup/recvmsg6", false);
 	if (have_unix) {
 		attach(b, b->net->progs.hm_connect_unix, cgroup_fd, &att[n++],
 		       "cgroup/connect_unix", false);
@@ -414,6 +449,7 @@ int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool l
 trace:
 	b->att = att;
 	load_trace(b, att, &n);
+	dns_reset(b);
 
 	*ret_n_att = n;
 	*ret = b;
@@ -571,4 +607,16 @@ void hmd_bpf_prune(struct hmd_bpf *b, bool (*keep)(void *ctx, uint64_t cgid), vo
 	prune_map(bpf_map__fd(b->net->maps.hm_allow), sizeof(struct hm_net_allow_key), keep, ctx);
 	prune_map(bpf_map__fd(b->net->maps.hm_policy), sizeof(uint64_t), keep, ctx);
 	prune_map(bpf_map__fd(b->net->maps.hm_dropped), sizeof(uint64_t), keep, ctx);
+	prune_map(bpf_map__fd(b->net->maps.hm_dns_allow), sizeof(struct hm_net_allow_key), keep, ctx);
+	prune_map(bpf_map__fd(b->net->maps.hm_dns), sizeof(uint64_t), keep, ctx);
+}
+
+int hmd_bpf_dns_fds(struct hmd_bpf *b, struct hmd_bpf_dns_fds *ret)
+{
+	if (!b || !b->net)
+		return -EOPNOTSUPP;
+	ret->dns = bpf_map__fd(b->net->maps.hm_dns);
+	ret->ports = bpf_map__fd(b->net->maps.hm_dns_ports);
+	ret->allow = bpf_map__fd(b->net->maps.hm_dns_allow);
+	return 0;
 }

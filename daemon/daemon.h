@@ -176,6 +176,11 @@ void hmd_bpf_unload(struct hmd_bpf *b, bool keep);
 void hmd_bpf_prune(struct hmd_bpf *b, bool (*keep)(void *ctx, uint64_t cgid), void *ctx);
 /* The run's policy entry: 0, or -ENOENT when the cgroup is not enrolled. */
 int hmd_bpf_get_policy(struct hmd_bpf *b, uint64_t cgid, struct hm_net_policy *ret);
+/* The DNS maps (docs/network.md), for the resolver (dns.c). */
+struct hmd_bpf_dns_fds {
+	int dns, ports, allow;
+};
+int hmd_bpf_dns_fds(struct hmd_bpf *b, struct hmd_bpf_dns_fds *ret);
 int hmd_bpf_set_policy(struct hmd_bpf *b, uint64_t cgid, uint32_t flags, const struct hm_allow *allow,
 		       uint32_t n_allow);
 void hmd_bpf_clear_policy(struct hmd_bpf *b, uint64_t cgid, const struct hm_allow *allow,
@@ -301,6 +306,7 @@ struct hmd_run {
 	int client_pidfd; /* adopted runs: the client, -1 when gone */
 	uint64_t restarted_ns; /* CLOCK_REALTIME when this daemon adopted it, 0 */
 	uint64_t received; /* kernel events this daemon received for it */
+	struct hmd_dns *dns; /* --allow NAME under block: its resolver (dns.c) */
 	struct hmd_run *next;
 };
 
@@ -316,7 +322,8 @@ struct hmd_run *hmd_runs_find_cgroup(struct hmd *d, const char *cgroup);
 int hmd_runs_count_uid(struct hmd *d, uid_t uid);
 int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 		    const struct hm_run_create *req,
-		    const struct hm_allow *allow, struct hmd_run **ret);
+		    const struct hm_allow *allow, const struct hm_allow_name *names,
+		    uint32_t n_names, struct hmd_run **ret);
 /* Begin the end of a run: kill what is left (unless keep), remove when
  * empty. Never frees r: removal happens in hmd_runs_reap(), which the
  * event loop calls after each batch of events (d->reap_due), so callers
@@ -338,6 +345,18 @@ uint64_t hmd_proc_start(pid_t pid);
 uint64_t hmd_runs_lost(struct hmd *d, struct hmd_run *r);
 /* Adopted runs whose client is gone are ended (timer). */
 void hmd_runs_check_orphans(struct hmd *d);
+
+/* ---- dns.c: the resolver of runs with --allow NAME (docs/network.md) ---- */
+struct hmd_dns;
+/* --dns-upstream ADDR[:PORT] (repeatable, at most 3); without any,
+ * hmd_dns_init reads /etc/resolv.conf's nameservers. */
+int hmd_dns_add_upstream(const char *spec);
+int hmd_dns_init(void);
+/* The run's resolver: sockets, thread, and its hm_dns entries; *ret NULL
+ * when n_names is 0. */
+int hmd_dns_start(struct hmd_bpf *b, uint64_t cgid, const struct hm_allow_name *names,
+		  uint32_t n_names, struct hmd_dns **ret);
+void hmd_dns_stop(struct hmd_dns *r);
 
 /* ---- adopt.c: run records, and runs adopted from a daemon before us ---- */
 int hmd_record_init(struct hmd *d, const char *runtime_dir, const char *subtree);

@@ -63,6 +63,9 @@ static void usage(FILE *f)
 		"                          (default 64M; beyond it events are counted as dropped)\n"
 		"      --kstream-user-max SIZE   the same over one uid's runs (default 256M)\n"
 		"      --kstream-total-max SIZE  the same over all runs (default 512M)\n"
+		"      --dns-upstream ADDR[:PORT]  the nameserver (repeatable, at most 3) the\n"
+		"                          resolver of runs with --allow NAME forwards their\n"
+		"                          allowed names to (default: /etc/resolv.conf's)\n"
 		"      --no-cgroup-hooks   testing only: enforce with the BPF-LSM layer alone\n"
 		"                          (refuses to start where BPF-LSM is unavailable)\n"
 		"      --no-peerpidfd      testing only: identify peers as on kernels before\n"
@@ -137,6 +140,7 @@ int main(int argc, char **argv)
 		{ "max-runs-per-user", required_argument, NULL, 'N' },
 		{ "no-peerpidfd", no_argument, NULL, 'P' },
 		{ "max-upload-bytes-per-user", required_argument, NULL, 'u' },
+		{ "dns-upstream", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{},
@@ -250,6 +254,13 @@ int main(int argc, char **argv)
 			} else
 				ringbuf_size = v;
 			break;
+		case 'd':
+			if (hmd_dns_add_upstream(optarg) < 0) {
+				hmd_err("--dns-upstream %s: expected ADDR, ADDR:PORT or [V6ADDR]:PORT "
+					"(at most 3)", optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -264,6 +275,11 @@ int main(int argc, char **argv)
 	if (optind != argc) {
 		usage(stderr);
 		return 2;
+	}
+	/* The nameservers the resolver of runs with --allow NAME asks. */
+	if (hmd_dns_init() < 0) {
+		hmd_err("cannot set the DNS upstream");
+		return 1;
 	}
 	if (geteuid() != 0) {
 		hmd_err("must run as root (it loads BPF programs and manages cgroups)");

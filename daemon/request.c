@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "request.h"
+#include "dnsmsg.h"
 
 static int bad(char *why, size_t size, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -47,9 +48,22 @@ static int decode_create(const void *p, uint32_t len, struct hmd_req *r, char *w
 	memcpy(c, p, sizeof(*c));
 	if (c->n_allow > HM_RUN_MAX_ALLOW)
 		return bad(why, ws, E2BIG, "at most %d --allow destinations", HM_RUN_MAX_ALLOW);
-	/* n_allow is small now: the product cannot overflow. */
-	if (len != sizeof(*c) + c->n_allow * sizeof(struct hm_allow))
+	/* n_allow is small now: the product cannot overflow. What follows
+	 * the allow entries is whole --allow names. */
+	size_t base = sizeof(*c) + c->n_allow * sizeof(struct hm_allow);
+	if (len < base || (len - base) % sizeof(struct hm_allow_name))
 		return bad(why, ws, EBADMSG, "RUN_CREATE length does not match n_allow");
+	r->create.n_names = (len - base) / sizeof(struct hm_allow_name);
+	if (r->create.n_names > HM_RUN_MAX_NAMES)
+		return bad(why, ws, E2BIG, "at most %d --allow names", HM_RUN_MAX_NAMES);
+	memcpy(r->create.names, (const char *)p + base, len - base);
+	for (uint32_t i = 0; i < r->create.n_names; i++) {
+		struct hm_allow_name *nm = &r->create.names[i];
+
+		nm->name[sizeof(nm->name) - 1] = 0;
+		if (!hm_dns_pattern_ok(nm->name))
+			return bad(why, ws, EINVAL, "--allow name %u is not a DNS name", i);
+	}
 	if (c->flags & ~RUN_FLAGS)
 		return bad(why, ws, EINVAL, "unknown run flags 0x%x", c->flags & ~RUN_FLAGS);
 	c->label[sizeof(c->label) - 1] = 0;

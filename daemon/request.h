@@ -19,6 +19,8 @@ struct hmd_req {
 		struct {
 			struct hm_run_create c; /* label NUL-terminated */
 			struct hm_allow allow[HM_RUN_MAX_ALLOW];
+			struct hm_allow_name names[HM_RUN_MAX_NAMES];
+			uint32_t n_names;
 		} create;
 		struct hm_run_ref ref; /* ADOPT, KILL, REPORT, AUDIT, KSTREAM, RECLAIM */
 		struct hm_run_end end;

@@ -67,7 +67,7 @@ static uint32_t net_flags(uint32_t run_flags)
 
 int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 		    const struct hm_run_create *req, const struct hm_allow *allow,
-		    struct hmd_run **ret)
+		    const struct hm_allow_name *names, uint32_t n_names, struct hmd_run **ret)
 {
 	struct hmd_run *r;
 	int err;
@@ -120,6 +120,16 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 		hmd_cgroup_remove_run(&d->cg, r->id);
 		goto fail;
 	}
+	/* Its resolver, before any process can enter: its first lookup is
+	 * redirected. Under audit the run's DNS goes where it was sent. */
+	if ((net_flags(r->flags) & (HM_NET_ENFORCE | HM_NET_AUDIT)) == HM_NET_ENFORCE) {
+		err = hmd_dns_start(d->bpf, r->cgid, names, n_names, &r->dns);
+		if (err < 0) {
+			hmd_bpf_clear_policy(d->bpf, r->cgid, r->allow, r->n_allow);
+			hmd_cgroup_remove_run(&d->cg, r->id);
+			goto fail;
+		}
+	}
 	/* Its clock too, before any process can enter: the first task is
 	 * counted from its first instruction. */
 	if (r->flags & HM_RUN_CLOCK) {
@@ -154,6 +164,7 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 	*ret = r;
 	return 0;
 fail:
+	hmd_dns_stop(r->dns);
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r->allow);
@@ -331,6 +342,7 @@ static void run_free(struct hmd *d, struct hmd_run *run)
 	int err = hmd_cgroup_remove_run(&d->cg, run->id);
 	if (err < 0)
 		hmd_warn("Failed to remove cgroup '%s': %s", run->path, strerror(-err));
+	hmd_dns_stop(run->dns);
 	hmd_bpf_clear_policy(d->bpf, run->cgid, run->allow, run->n_allow);
 	/* The cgroup is empty: no task's scheduler entry names the domain. */
 	if (run->has_clock)
@@ -444,6 +456,9 @@ static void run_release(struct hmd *d, struct hmd_run *run)
 		}
 	d->n_runs--;
 	kstream_free(d, &run->ks);
+	/* Its resolver goes with this daemon: the run's DNS is refused (fails
+	 * closed) until it ends; what it learned closes. */
+	hmd_dns_stop(run->dns);
 	if (run->events_fd >= 0)
 		close(run->events_fd);
 	if (run->client_pidfd >= 0)

@@ -82,7 +82,7 @@ static void serve_create(struct hmd *d, int id, const struct hmd_req *req)
 					     "(use --clock off, or --no-daemon for an approximate clock)",
 					     d->sched_why);
 	err = hmd_runs_create(d, id, c->uid, c->gid, peer.pid, &req->create.c, req->create.allow,
-			      &r);
+			      req->create.names, req->create.n_names, &r);
 	if (err < 0)
 		return (void)hmd_reply_error(c, req->seq, -err, "cannot create run: %s%s",
 					     strerror(-err),

@@ -41,7 +41,7 @@ enum hm_msg_type {
 	/* requests */
 	HM_REQ_HELLO = 1, /* no payload -> HM_REP_HELLO */
 	HM_REQ_STATUS = 2, /* no payload -> HM_REP_STATUS (JSON) */
-	HM_REQ_RUN_CREATE = 3, /* hm_run_create + allow[] -> HM_REP_RUN (+ cgroup dir fd, clock page fd) */
+	HM_REQ_RUN_CREATE = 3, /* hm_run_create + allow[] + names[] -> HM_REP_RUN (+ cgroup dir fd, clock page fd) */
 	HM_REQ_RUN_ADOPT = 4, /* hm_run_ref, from the process to adopt -> HM_REP_OK */
 	HM_REQ_RUN_KILL = 5, /* hm_run_ref -> HM_REP_OK */
 	HM_REQ_RUN_REPORT = 6, /* hm_run_ref -> HM_REP_REPORT */
@@ -105,6 +105,17 @@ struct hm_allow {
 };
 
 #define HM_RUN_MAX_ALLOW 64
+
+/* One --allow NAME[:PORT] (docs/network.md): the run's resolver answers
+ * this name ("*.suffix": every name below suffix) and opens the addresses
+ * of its answers at port. They follow the allow[] entries of RUN_CREATE,
+ * as many as fit the rest of its payload. */
+struct hm_allow_name {
+	char name[254]; /* lower case, no trailing dot, NUL-terminated */
+	uint16_t port; /* host order; 0 = any port */
+};
+
+#define HM_RUN_MAX_NAMES 32
 
 struct hm_run_create {
 	uint32_t flags;

@@ -2,7 +2,7 @@
 /*
  * DNS under --network block: names are answered from /etc/hosts only. A name
  * that is numeric, listed in /etc/hosts, or allowed with --allow
- * (HERMETIC_DNS_ALLOW) goes to the real resolver (nsswitch's "files" answers
+ * (HERMETIC_DNS_ALLOW, "*.suffix" for every name below suffix) goes to the real resolver (nsswitch's "files" answers
  * the /etc/hosts ones); anything else fails at once with EAI_NONAME /
  * HOST_NOT_FOUND instead of waiting for a resolver the kernel will not let us
  * reach. Reverse lookups (getnameinfo) of addresses not in /etc/hosts answer
@@ -42,8 +42,18 @@ static bool allowed(const char *name)
 		size_t n = strcspn(p, ",");
 		size_t host = strcspn(p, ",:"); /* tolerate host:port */
 
-		if (name_eq(name, nlen, p, host < n ? host : n))
+		size_t plen = host < n ? host : n;
+
+		if (name_eq(name, nlen, p, plen))
 			return true;
+		/* "*.suffix": every name below suffix (as the run's resolver in
+		 * hermeticd matches, docs/network.md) */
+		if (plen > 2 && p[0] == '*' && p[1] == '.') {
+			size_t l = nlen && name[nlen - 1] == '.' ? nlen - 1 : nlen;
+
+			if (l > plen - 1 && name_eq(name + l - (plen - 1), plen - 1, p + 1, plen - 1))
+				return true;
+		}
 		p += n;
 		p += *p == ',';
 	}

@@ -12,6 +12,8 @@ pkgs=(
 	"${build[@]}"
 	llvm
 	# tests: real programs the integration tests run
+	# tests/integration/net_dns.sh: the DNS server in the test host's namespace
+	dnsmasq-base
 	iproute2 curl python3 nodejs default-jdk-headless golang-go openssl sqlite3
 	perl git coreutils tar make faketime libfaketime procps util-linux libc6-dev
 	python3-pip hyperfine strace

@@ -40,6 +40,33 @@ struct hm_net_allow_key {
 	__u16 pad[3];
 };
 
+/* Domains that follow DNS (docs/network.md). A run with --allow NAME has
+ * an entry in hm_dns: its DNS (port 53, UDP and TCP, any address) is
+ * redirected to the run's own resolver in hermeticd, on 127.0.0.1 and ::1
+ * at these ports (host byte order; 0: none for that family). */
+struct hm_net_dns {
+	__u16 udp4, tcp4, udp6, tcp6;
+};
+
+/* Key of hm_dns_ports: one resolver socket (family 4 or 6, SOCK_STREAM 1
+ * or SOCK_DGRAM 2, port in host order). */
+#define HM_NET_DNS_PORT_KEY(fam, type, port) \
+	((__u32)(port) | ((__u32)(type) & 0xff) << 16 | (__u32)(fam) << 24)
+
+/* Addresses the resolver learned for a run: keyed like hm_allow, the value
+ * is when they close to new connections (bpf_ktime_get_ns, i.e.
+ * CLOCK_MONOTONIC). */
+#define HM_NET_MAX_DNS_TOTAL 65536
+#define HM_NET_MAX_DNS_PER_RUN 512
+
+/* The original destination of a redirected DNS socket, by socket cookie:
+ * the recvmsg hooks give answers that source address back. */
+struct hm_net_dns_orig {
+	__u8 addr[16]; /* IPv4-mapped for AF_INET */
+	__u16 port; /* host byte order */
+	__u16 pad[3];
+};
+
 /* Event kinds carried on the ring buffer. */
 #define HM_EV_NET_REFUSED 1
 

@@ -158,7 +158,10 @@ class Handle:
         if self.network == "off":
             return True
         allowed = [h for h in os.environ.get("HERMETIC_DNS_ALLOW", "").split(",") if h]
-        if host is not None and (host in allowed or host in ("localhost", "127.0.0.1", "::1")):
+        h = (host or "").lower().rstrip(".")
+        if host is not None and (h in allowed or host in ("localhost", "127.0.0.1", "::1") or
+                                 any(a.startswith("*.") and h.endswith(a[1:]) and len(h) > len(a) - 1
+                                     for a in allowed)):
             return True
         what = "%s%s" % (host or "the network", ":%s" % port if port else "")
         raise NetworkNotAllowed(

@@ -8,7 +8,8 @@
  *     leaves seq 0 (the daemon answers it with seq 0);
  *   - every accepted packet has a valid header whose length is the packet's
  *     and a known type, and its strings are NUL-terminated;
- *   - RUN_CREATE's n_allow is within bounds and its length exact;
+ *   - RUN_CREATE's n_allow and n_names are within bounds, its length exact
+ *     and every name a well-formed --allow pattern;
  *   - re-encoding an accepted request gives back the packet it came from
  *     (nothing is lost or invented), for every type with a fixed payload.
  * With -seeds DIR it writes one valid packet per request type instead.
@@ -22,6 +23,7 @@
 #include <string.h>
 #include "proto.h"
 #include "request.h"
+#include "dnsmsg.h"
 
 static size_t payload_of(const struct hmd_req *r, const void **ret)
 {
@@ -79,12 +81,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 			abort();
 		return 0;
 	case HM_REQ_RUN_CREATE:
-		if (r.create.c.n_allow > HM_RUN_MAX_ALLOW ||
-		    h->len != sizeof(r.create.c) + r.create.c.n_allow * sizeof(struct hm_allow) ||
+		if (r.create.c.n_allow > HM_RUN_MAX_ALLOW || r.create.n_names > HM_RUN_MAX_NAMES ||
+		    h->len != sizeof(r.create.c) + r.create.c.n_allow * sizeof(struct hm_allow) +
+				      r.create.n_names * sizeof(struct hm_allow_name) ||
 		    memchr(r.create.c.label, 0, sizeof(r.create.c.label)) == NULL ||
 		    memcmp(r.create.allow, (const char *)p + sizeof(r.create.c),
 			   r.create.c.n_allow * sizeof(struct hm_allow)))
 			abort();
+		for (uint32_t k = 0; k < r.create.n_names; k++)
+			if (!hm_dns_pattern_ok(r.create.names[k].name))
+				abort();
 		return 0;
 	case HM_REQ_JOURNAL_STORE:
 		if (h->len != sizeof(r.store) ||
@@ -130,10 +136,12 @@ int main(int argc, char **argv)
 	struct {
 		struct hm_run_create c;
 		struct hm_allow a[2];
+		struct hm_allow_name n[2];
 	} create = { .c = { .flags = HM_RUN_NET_ENFORCE | HM_RUN_NET_LOOPBACK, .n_allow = 2,
 			    .label = "pytest" },
 		     .a = { { .addr = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 }, .port = 80 },
-			    { .addr = { [15] = 1 } } } };
+			    { .addr = { [15] = 1 } } },
+		     .n = { { .name = "pypi.org", .port = 443 }, { .name = "*.example.org" } } };
 	struct hm_journal_store st = { .run_id = 7, .exit_status = 1, .seed = 42, .command = "make" };
 	struct hm_run_end end = { .run_id = 7, .flags = HM_END_KEEP };
 	struct hm_journal_list list = { .skip = 3 };

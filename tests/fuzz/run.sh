@@ -3,7 +3,8 @@
 # time; print one PASS/FAIL/SKIP line per target.
 #   tests/fuzz/run.sh [SECONDS] [TARGET...]     (default: every target)
 # Targets: journal_fuzz (the journal reader and thread-stream decoder),
-# request_fuzz (hermeticd's request decoder). Corpora grow in
+# request_fuzz (hermeticd's request decoder), dns_fuzz (the resolver's DNS
+# parser, lib/dnsmsg.c). Corpora grow in
 # build/fuzz/TARGET/corpus across runs (FUZZ_OUT overrides build/fuzz).
 # Needs clang and its libFuzzer runtime (Debian: libclang-rt-14-dev).
 set -u
@@ -12,12 +13,13 @@ cd "$TOP"
 secs=${1:-60}
 [ $# -gt 0 ] && shift
 targets=("$@")
-[ ${#targets[@]} = 0 ] && targets=(journal_fuzz request_fuzz)
+[ ${#targets[@]} = 0 ] && targets=(journal_fuzz request_fuzz dns_fuzz)
 OUT=${FUZZ_OUT:-$TOP/build/fuzz}
 CLANG=${CLANG:-clang}
 FLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Ilib -Idaemon -Wall -Wextra -Werror -Wno-unused-parameter"
 JOURNAL_LIB="lib/journal.c lib/journal_parse.c lib/journal_read.c lib/journal_fingerprint.c lib/jstream.c lib/lineage.c lib/scope.c lib/chacha20.c lib/config.c lib/util.c"
-REQUEST_LIB="daemon/request.c lib/proto.c lib/util.c"
+REQUEST_LIB="daemon/request.c lib/proto.c lib/util.c lib/dnsmsg.c"
+DNS_LIB="lib/dnsmsg.c"
 rc=0
 
 mkdir -p "$OUT" || exit 1
@@ -40,6 +42,9 @@ build_seeds() {
 	request_fuzz)
 		"$CLANG" $FLAGS -DREQUEST_SEEDS tests/fuzz/request_fuzz.c $REQUEST_LIB -o "$OUT/$1/seedgen" &&
 			"$OUT/$1/seedgen" "$2" ;;
+	dns_fuzz)
+		"$CLANG" $FLAGS -DDNS_SEEDS tests/fuzz/dns_fuzz.c $DNS_LIB -o "$OUT/$1/seedgen" &&
+			"$OUT/$1/seedgen" "$2" ;;
 	esac
 }
 
@@ -48,6 +53,7 @@ for name in "${targets[@]}"; do
 	case $name in
 	journal_fuzz) lib=$JOURNAL_LIB libs=-lzstd max_len=65536 ;;
 	request_fuzz) lib=$REQUEST_LIB libs= max_len=$((65536 + 64)) ;;
+	dns_fuzz) lib=$DNS_LIB libs= max_len=4096 ;;
 	*) echo "FAIL fuzz $name: no such target"; rc=1; continue ;;
 	esac
 	mkdir -p "$D/corpus" "$D/seeds" || exit 1

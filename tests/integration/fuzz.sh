@@ -6,3 +6,4 @@ source "$(dirname "$0")/../lib.sh"
 
 "$TOP/tests/fuzz/run.sh" "${FUZZ_SECONDS:-60}" journal_fuzz
 "$TOP/tests/fuzz/run.sh" "${FUZZ_SECONDS:-30}" request_fuzz
+"$TOP/tests/fuzz/run.sh" "${FUZZ_SECONDS:-30}" dns_fuzz

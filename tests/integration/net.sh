@@ -446,8 +446,13 @@ expect "enroll without a command: exit 2" '((EN_RC == 2))'
 HERMETIC_SOCKET=$T/no-such-dir/none.sock en -- true
 expect "no daemon: exit 69 and the message names the socket" \
 	'((EN_RC == 69)) && [[ $EN_ERR == *"$T/no-such-dir/none.sock"* ]] && [[ ${EN_ERR,,} == *hermeticd* ]]'
+# A name is the run's resolver's to answer (net_dns.sh), not resolved at
+# enrollment: one the host cannot resolve enrolls; one that is no DNS name
+# is bad usage.
 en --allow no-such-host.invalid -- true
-expect "unresolvable --allow host: exit 68" '((EN_RC == 68)) && [[ $EN_ERR == *no-such-host.invalid* ]]'
+expect "--allow NAME is not resolved at enrollment: an unresolvable name enrolls" '((EN_RC == 0))'
+en --allow 'bad name!:80' -- true
+expect "--allow with neither an address nor a DNS name: exit 2, names it" '((EN_RC == 2)) && [[ $EN_ERR == *"bad name!"* ]]'
 rm -f "$T/curl.body"
 en -- "$HERMETIC" enroll --network off -- "${CURL[@]}" "http://$H:$HTTP/"
 expect "nested enroll inside a run is refused (exit 77), the host stays unreachable" \

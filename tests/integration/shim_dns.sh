@@ -71,6 +71,9 @@ except OSError: pass' 2>&1 | grep -c 'resolv.conf\|htons(53)'
 		fail "dns allowed name reaches the resolver" "no resolver activity seen"
 	[ "$(resolver other.test)" = 0 ] && pass "dns refused name never reaches the resolver" ||
 		fail "dns refused name never reaches the resolver" "resolver activity seen"
+	[ "$(resolver '*.com')" -gt 0 ] && [ "$(resolver '*.example.com')" = 0 ] &&
+		pass "dns *.NAME lets the names below NAME through, not NAME" ||
+		fail "dns *.NAME lets the names below NAME through, not NAME" "resolver activity not as expected"
 else
 	skip "dns allowed name reaches the resolver" "strace not installed"
 fi
