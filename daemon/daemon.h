@@ -271,6 +271,15 @@ struct hmd_kstream {
 	uint32_t snapshots;
 };
 
+/* connlog.c: the queue of a HM_RUN_CONNLOG run's connection attempts. */
+#define HMD_CONNLOG_MAX 16384 /* records queued per run (1 MiB); beyond, counted */
+struct hmd_connlog {
+	struct hm_conn_rec *rec;
+	uint32_t n, cap;
+	uint64_t dropped; /* attempts received but not queued */
+	uint64_t allowed; /* allowed attempts received (status) */
+};
+
 struct hmd_run {
 	uint64_t id;
 	uint64_t cgid;
@@ -301,6 +310,7 @@ struct hmd_run {
 	int client_pidfd; /* adopted runs: the client, -1 when gone */
 	uint64_t restarted_ns; /* CLOCK_REALTIME when this daemon adopted it, 0 */
 	uint64_t received; /* kernel events this daemon received for it */
+	struct hmd_connlog conns; /* HM_RUN_CONNLOG runs only */
 	struct hmd_run *next;
 };
 
@@ -338,6 +348,14 @@ uint64_t hmd_proc_start(pid_t pid);
 uint64_t hmd_runs_lost(struct hmd *d, struct hmd_run *r);
 /* Adopted runs whose client is gone are ended (timer). */
 void hmd_runs_check_orphans(struct hmd *d);
+
+/* ---- connlog.c: enroll --connections ---- */
+/* Queue one connection attempt of a HM_RUN_CONNLOG run (others: nothing). */
+void hmd_connlog_add(struct hmd_run *r, const struct hm_net_event *e);
+/* Move up to max queued records, oldest first, into out; *ret_more says
+ * whether some are left. */
+uint32_t hmd_connlog_take(struct hmd_run *r, struct hm_conn_rec *out, uint32_t max, bool *ret_more);
+void hmd_connlog_free(struct hmd_run *r);
 
 /* ---- adopt.c: run records, and runs adopted from a daemon before us ---- */
 int hmd_record_init(struct hmd *d, const char *runtime_dir, const char *subtree);

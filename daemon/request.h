@@ -20,7 +20,7 @@ struct hmd_req {
 			struct hm_run_create c; /* label NUL-terminated */
 			struct hm_allow allow[HM_RUN_MAX_ALLOW];
 		} create;
-		struct hm_run_ref ref; /* ADOPT, KILL, REPORT, AUDIT, KSTREAM, RECLAIM */
+		struct hm_run_ref ref; /* ADOPT, KILL, REPORT, AUDIT, KSTREAM, RECLAIM, CONNS */
 		struct hm_run_end end;
 		struct hm_journal_store store; /* command NUL-terminated */
 		struct hm_journal_list list;
