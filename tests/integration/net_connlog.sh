@@ -116,6 +116,21 @@ else
 	fail "audit's log lists the same attempts as block's" "$(same "$T/block.jsonl") vs $(same "$T/audit.jsonl")"
 fi
 
+# --network off: nothing refused, every attempt logged as allowed, the test
+# host reached.
+timeout 120 "$HERMETIC" enroll --clock off --network off --connections "$T/off.jsonl" -- \
+	"$PY" "$T/probe.py" tcp "$H" "$NH_TCP" >"$T/off.out" 2>"$T/off.err"
+res=$("$PY" -c '
+import json, sys
+ls = [json.loads(l) for l in open(sys.argv[1])]
+hit = [l for l in ls[:-1] if l["destination"] == sys.argv[2] and l["verdict"] == "allowed" and l["protocol"] == "tcp"]
+print(len(hit), ls[-1]["allowed"] >= 1, ls[-1]["refused"], ls[-1]["network"])' "$T/off.jsonl" "$H:$NH_TCP" 2>&1)
+if [ "$res" = "1 True 0 off" ] && grep -q '^OK hermetic-tcp-ok' "$T/off.out"; then
+	pass "--network off: the connection to the test host is made and logged as allowed"
+else
+	fail "--network off: allowed connection logged" "$res $(cat "$T/off.out") $(tr '\n' '|' <"$T/off.err")"
+fi
+
 # --- FILE that cannot be written: a clear error, before CMD starts ----------
 for case in "a missing directory:$T/no/such/dir/log.jsonl" "a directory:$T"; do
 	what=${case%%:*} bad=${case#*:}
@@ -152,7 +167,7 @@ touch "$T/done"
 wait "$EP"
 res=$("$PY" -c '
 import json, sys
-runs = [r for r in json.loads(sys.argv[1])["runs"] if r.get("connection_log")]
+runs = [r for r in json.loads(sys.argv[1])["runs"] if r.get("connection_log") and not r["ending"]]
 r = runs[0] if runs else {}
 print(r.get("network"), r.get("audited"), r.get("refused"), r.get("allowed"), r.get("dropped_events"))' "$st" 2>&1)
 if [ "$res" = "audit 1 1 1 0" ]; then
@@ -181,7 +196,7 @@ touch "$T/done"
 wait "$EP"
 res=$("$PY" -c '
 import json, sys
-r = json.loads(sys.argv[1])["runs"][0]
+r = [r for r in json.loads(sys.argv[1])["runs"] if not r["ending"]][0]
 print(r.get("network"), r.get("connection_log"), r.get("allowed"), r.get("audited"))' "$st" 2>&1)
 if [ "$res" = "block False None 0" ]; then
 	pass "status of a run without a log: network block, no allowed count"
