@@ -101,8 +101,16 @@ static json_object *rec_json(struct enroll *e, const struct hm_conn_rec *c, int6
 	comm[16] = 0;
 	json_object_object_add(j, "pid", c->pid ? json_object_new_int64(c->pid) : NULL);
 	json_object_object_add(j, "comm", comm[0] ? json_object_new_string(comm) : NULL);
-	/* The lineage key lives in the shim; the hook knows pid and comm only. */
-	json_object_object_add(j, "process_key", NULL);
+	/* The lineage key its shim announced (daemon/connlog.c); null when
+	 * none did: no shim, or a fork child that did not exec. */
+	{
+		char key[sizeof(c->process_key) + 1];
+
+		memcpy(key, c->process_key, sizeof(c->process_key));
+		key[sizeof(c->process_key)] = 0;
+		json_object_object_add(j, "process_key",
+				       key[0] ? json_object_new_string(key) : NULL);
+	}
 	json_object_object_add(j, "count", json_object_new_int64(c->count));
 	return j;
 }

@@ -19,6 +19,46 @@
  * connect() is always a record of its own. */
 #define MERGE_WINDOW 32
 
+static struct hmd_connlog_key *key_of(struct hmd_connlog *q, uint32_t pid)
+{
+	for (uint32_t i = 0; q->keys && pid && i < HMD_CONNLOG_KEYS; i++)
+		if (q->keys[i].pid == pid)
+			return &q->keys[i];
+	return NULL;
+}
+
+void hmd_connlog_trace(struct hmd_run *r, const struct hm_trace_event *e)
+{
+	struct hmd_connlog *q = &r->conns;
+	struct hmd_connlog_key *k;
+
+	if (!(r->flags & HM_RUN_CONNLOG) || !e->pid)
+		return;
+	k = key_of(q, e->pid);
+	if (e->kind == HM_EV_EXIT && k) {
+		k->pid = 0; /* the pid may come back as another process */
+		return;
+	}
+	if (e->kind != HM_EV_SHIM)
+		return;
+	if (!q->keys && !(q->keys = calloc(HMD_CONNLOG_KEYS, sizeof(*q->keys))))
+		return; /* the lines say null: unknown, never wrong */
+	for (uint32_t i = 0; !k && i < HMD_CONNLOG_KEYS; i++)
+		if (!q->keys[i].pid)
+			k = &q->keys[i];
+	if (!k)
+		return; /* more live processes than slots: their keys are null */
+	/* A new image of the same process (exec) announces again; an image
+	 * without a key (the supervisor's, a key too long) forgets the old. */
+	k->pid = e->pid;
+	if (e->len && e->len < sizeof(k->key) && !memchr(e->data, 0, e->len)) {
+		memcpy(k->key, e->data, e->len);
+		k->key[e->len] = 0;
+	} else {
+		k->key[0] = 0;
+	}
+}
+
 static uint8_t verdict(const struct hmd_run *r, const struct hm_net_event *e)
 {
 	if (e->kind == HM_EV_NET_ALLOWED)
@@ -73,6 +113,12 @@ void hmd_connlog_add(struct hmd_run *r, const struct hm_net_event *e)
 	c->verdict = v;
 	memcpy(c->comm, e->comm, sizeof(c->comm));
 	c->comm[sizeof(c->comm) - 1] = 0;
+	{
+		struct hmd_connlog_key *k = key_of(q, e->pid);
+
+		if (k)
+			memcpy(c->process_key, k->key, sizeof(c->process_key));
+	}
 }
 
 uint32_t hmd_connlog_take(struct hmd_run *r, struct hm_conn_rec *out, uint32_t max, bool *ret_more)
@@ -95,6 +141,7 @@ uint32_t hmd_connlog_take(struct hmd_run *r, struct hm_conn_rec *out, uint32_t m
 
 void hmd_connlog_free(struct hmd_run *r)
 {
+	free(r->conns.keys);
 	free(r->conns.rec);
 	memset(&r->conns, 0, sizeof(r->conns));
 }

@@ -273,9 +273,15 @@ struct hmd_kstream {
 
 /* connlog.c: the queue of a HM_RUN_CONNLOG run's connection attempts. */
 #define HMD_CONNLOG_MAX 16384 /* records queued per run (1 MiB); beyond, counted */
+#define HMD_CONNLOG_KEYS 256 /* processes whose lineage key is remembered */
+struct hmd_connlog_key {
+	uint32_t pid; /* 0: free */
+	char key[32];
+};
 struct hmd_connlog {
 	struct hm_conn_rec *rec;
 	uint32_t n, cap;
+	struct hmd_connlog_key *keys; /* HMD_CONNLOG_KEYS, allocated at the first */
 	uint64_t dropped; /* attempts received but not queued */
 	uint64_t allowed; /* allowed attempts received (status) */
 };
@@ -352,6 +358,9 @@ void hmd_runs_check_orphans(struct hmd *d);
 /* ---- connlog.c: enroll --connections ---- */
 /* Queue one connection attempt of a HM_RUN_CONNLOG run (others: nothing). */
 void hmd_connlog_add(struct hmd_run *r, const struct hm_net_event *e);
+/* A trace event of such a run: a process's announced lineage key (HM_EV_SHIM)
+ * is remembered until it exits (HM_EV_EXIT). */
+void hmd_connlog_trace(struct hmd_run *r, const struct hm_trace_event *e);
 /* Move up to max queued records, oldest first, into out; *ret_more says
  * whether some are left. */
 uint32_t hmd_connlog_take(struct hmd_run *r, struct hm_conn_rec *out, uint32_t max, bool *ret_more);

@@ -410,6 +410,7 @@ void hmd_runs_event(struct hmd *d, const void *data, size_t size)
 		if (size < sizeof(struct hm_trace_event))
 			return;
 		hm_audit_add(&r->audit, data);
+		hmd_connlog_trace(r, data);
 		if (r->flags & HM_RUN_RECORD)
 			kstream_add(d, r, data);
 		return;

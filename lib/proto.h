@@ -188,9 +188,12 @@ struct hm_conn_rec {
 	uint8_t verdict; /* HM_VERDICT_* */
 	uint8_t pad[7];
 	char comm[16];
+	/* the process's lineage key as its shim announced it ("1.3"), "" when
+	 * none did (no shim, a fork child that did not exec, a key this long) */
+	char process_key[32];
 };
 
-#define HM_CONNS_MAX 960 /* records in one reply (fits HM_MSG_MAX) */
+#define HM_CONNS_MAX 640 /* records in one reply (fits HM_MSG_MAX) */
 
 struct hm_conns {
 	uint64_t refused; /* the kernel's count of the run's refusals (audits) so far */

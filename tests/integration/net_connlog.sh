@@ -90,6 +90,14 @@ tcp_lo = [c for c in allowed if c["destination"] == "127.0.0.1:" + lo and c["pro
 udp_lo = [c for c in allowed if c["destination"] == "127.0.0.1:" + lo and c["protocol"] == "udp"]
 if not tcp_lo or not udp_lo:
     errs.append("allowed loopback connect/datagram missing: %s" % allowed)
+# The processes by their lineage keys, as their shims announced them: sh -c
+# is 1, the job's sh 1.1, and each python3 it starts 1.1.N, in order.
+keys = []
+for c in conns:
+    if c["process_key"] not in keys:
+        keys.append(c["process_key"])
+if keys != ["1.1.%d" % i for i in range(1, 7)]:
+    errs.append("process keys %s" % keys)
 if errs:
     print("; ".join(errs))
 else:
@@ -100,7 +108,7 @@ for m in block:refused audit:audited; do
 	res=$("$PY" "$T/check.py" "$T/$mode.jsonl" "$T/$mode.json" "$verdict" "$LP" 2>&1)
 	# 2 TCP + 5 datagrams (one line or more) + 1 IPv6 TCP
 	if [[ $res == "ok 8 refusals"* ]]; then
-		pass "--network $mode: the log's $verdict lines match the kernel's refusals one for one, allowed loopback lines present (${res#ok })"
+		pass "--network $mode: the log's $verdict lines match the kernel's refusals one for one, allowed loopback lines present, each process named by its lineage key (${res#ok })"
 	else
 		fail "--network $mode: the log matches the kernel's refusals" "$res | $(tr '\n' '|' <"$T/$mode.err")"
 	fi
@@ -129,6 +137,29 @@ if [ "$res" = "1 True 0 off" ] && grep -q '^OK hermetic-tcp-ok' "$T/off.out"; th
 	pass "--network off: the connection to the test host is made and logged as allowed"
 else
 	fail "--network off: allowed connection logged" "$res $(cat "$T/off.out") $(tr '\n' '|' <"$T/off.err")"
+fi
+
+# A fork child that does not exec announces no key: null, never its parent's.
+cat >"$T/forked.py" <<'EOF'
+import os, socket, sys
+pid = os.fork()
+if pid == 0:
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
+    finally:
+        os._exit(0)
+os.waitpid(pid, 0)
+socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
+EOF
+timeout 120 "$HERMETIC" enroll --clock off --connections "$T/fork.jsonl" -- "$PY" "$T/forked.py" "$LP" >/dev/null 2>&1
+res=$("$PY" -c '
+import json, sys
+ls = [json.loads(l) for l in open(sys.argv[1])][:-1]
+print(sorted(str(l["process_key"]) for l in ls), len({l["pid"] for l in ls}))' "$T/fork.jsonl" 2>&1)
+if [ "$res" = "['1', 'None'] 2" ]; then
+	pass "a fork child that did not exec has process_key null; its parent has its key"
+else
+	fail "process_key of a fork child" "$res"
 fi
 
 # --- FILE that cannot be written: a clear error, before CMD starts ----------
