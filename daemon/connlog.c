@@ -12,6 +12,7 @@
  */
 #include <inttypes.h>
 #include "util.h"
+#include "lineage.h"
 #include "daemon.h"
 
 /* Records merged into one: a datagram or packet like one of the last few
@@ -48,14 +49,21 @@ void hmd_connlog_trace(struct hmd_run *r, const struct hm_trace_event *e)
 			k = &q->keys[i];
 	if (!k)
 		return; /* more live processes than slots: their keys are null */
-	/* A new image of the same process (exec) announces again; an image
-	 * without a key (the supervisor's, a key too long) forgets the old. */
-	k->pid = e->pid;
-	if (e->len && e->len < sizeof(k->key) && !memchr(e->data, 0, e->len)) {
-		memcpy(k->key, e->data, e->len);
-		k->key[e->len] = 0;
-	} else {
+	if (k->pid != e->pid) {
+		k->pid = e->pid;
 		k->key[0] = 0;
+	}
+	/* A key survives exec: a new image announcing none (the supervisor's,
+	 * for a static binary) leaves what the process's earlier one said. The
+	 * key is the process's own word, checked to be one (lib/lineage.h); it
+	 * labels only its own run's lines. */
+	if (e->len && e->len < sizeof(k->key) && !memchr(e->data, 0, e->len)) {
+		char key[sizeof(k->key)];
+
+		memcpy(key, e->data, e->len);
+		key[e->len] = 0;
+		if (hm_lineage_valid(key))
+			memcpy(k->key, key, sizeof(key));
 	}
 }
 
