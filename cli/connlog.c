@@ -14,6 +14,7 @@
  */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <json-c/json.h>
 #include "util.h"
@@ -32,14 +33,33 @@ void connlog_open(struct enroll *e)
 {
 	struct enroll_connlog *l = &e->connlog;
 
+	void (*hook)(int, const char *) = cli_die_hook;
+	struct stat st;
+
 	l->fd = -1;
 	if (!e->connlog_path)
 		return;
-	l->fd = open(e->connlog_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOCTTY,
-		     0644);
+	/* Like --report's: a log that cannot be opened gets no report line. */
+	cli_die_hook = NULL;
+	l->fd = open(e->connlog_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
 	if (l->fd < 0)
 		die(EXIT_CANTCREAT, "--connections: cannot open '%s' for writing: %s",
 		    e->connlog_path, strerror(errno));
+	/* Truncated only once it is known not to be the --report file, whose
+	 * earlier runs' lines it would erase. */
+	if (e->report_fd >= 0) {
+		struct stat a, b;
+
+		if (fstat(l->fd, &a) == 0 && fstat(e->report_fd, &b) == 0 && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino)
+			die(EXIT_USAGE, "--connections and --report name the same file '%s'",
+			    e->connlog_path);
+	}
+	/* A regular file starts empty; /dev/stderr or a pipe is written as is. */
+	if (fstat(l->fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(l->fd, 0) < 0)
+		die(EXIT_CANTCREAT, "--connections: cannot truncate '%s': %s", e->connlog_path,
+		    strerror(errno));
+	cli_die_hook = hook;
 }
 
 static const char *verdict_name(uint8_t v)

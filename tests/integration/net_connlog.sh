@@ -177,6 +177,14 @@ done
 out=$("$HERMETIC" enroll --connections "" -- true 2>&1)
 rc=$?
 if [ "$rc" = 2 ] && [[ $out == *"--connections FILE: empty file name"* ]]; then pass "--connections with an empty name: usage error (2)"; else fail "--connections ''" "rc=$rc $out"; fi
+echo '{"earlier": "run"}' >"$T/both.jsonl"
+out=$("$HERMETIC" enroll --report "$T/both.jsonl" --connections "$T/./both.jsonl" -- true 2>&1)
+rc=$?
+if [ "$rc" = 2 ] && [[ $out == *"--connections and --report name the same file"* ]] && [ "$(cat "$T/both.jsonl")" = '{"earlier": "run"}' ]; then
+	pass "--connections naming the --report file: usage error (2), the report's lines kept"
+else
+	fail "--connections = --report" "rc=$rc $out $(cat "$T/both.jsonl")"
+fi
 out=$("$HERMETIC" enroll --no-daemon --connections "$T/nd.jsonl" -- true 2>&1)
 rc=$?
 if [ "$rc" = 2 ] && [[ $out == *"--connections needs the daemon"* ]]; then pass "--connections with --no-daemon: usage error (2)"; else fail "--connections --no-daemon" "rc=$rc $out"; fi
