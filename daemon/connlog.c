@@ -134,6 +134,9 @@ uint32_t hmd_connlog_take(struct hmd_run *r, struct hm_conn_rec *out, uint32_t m
 	struct hmd_connlog *q = &r->conns;
 	uint32_t n = q->n < max ? q->n : max;
 
+	*ret_more = false;
+	if (!n)
+		return 0; /* (q->rec may be NULL: no memcpy from it) */
 	memcpy(out, q->rec, n * sizeof(*out));
 	memmove(q->rec, q->rec + n, (q->n - n) * sizeof(*out));
 	q->n -= n;
