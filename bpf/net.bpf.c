@@ -77,16 +77,26 @@ static __always_inline int decide(struct bpf_sock_addr *ctx, const __u8 addr[16]
 	__u64 cgid = hm_run_cgid();
 	struct hm_net_policy *pol = bpf_map_lookup_elem(&hm_policy, &cgid);
 	__u16 port = bpf_ntohs(ctx->user_port);
+	/* Read once, here: the verifier refuses a load through a ctx pointer
+	 * the compiler moved (ctx + offset) to share it between the two uses. */
+	__u32 proto = ctx->protocol;
 	int dns;
 
 	if (!pol)
 		return 1;
 	dns = hm_dns_redirect(ctx, cgid, addr, port, family);
-	if (dns >= 0)
+	if (dns >= 0) {
+		/* the run's DNS, sent to its resolver: logged (--connections)
+		 * with the address the program asked */
+		if (dns == 1)
+			hm_log_allowed(cgid, pol, addr, port, family, op, proto);
 		return dns;
-	if (hm_allowed(cgid, pol, addr, port))
+	}
+	if (hm_allowed(cgid, pol, addr, port)) {
+		hm_log_allowed(cgid, pol, addr, port, family, op, proto);
 		return 1;
-	hm_report(cgid, pol, addr, port, family, op, ctx->protocol);
+	}
+	hm_report(cgid, pol, addr, port, family, op, proto);
 	if (pol->flags & HM_NET_AUDIT)
 		return 1; /* --network audit: counted and reported, let through */
 	/* Both say ENETUNREACH, what the kernel says for a destination without

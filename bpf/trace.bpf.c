@@ -155,6 +155,20 @@ static __always_inline void forget(void)
 	bpf_map_delete_elem(&hm_pending, &tid);
 }
 
+/* The shim's announcement names its lineage key in the buffer argument
+ * (preload/init.c): data = the key, len = its length without the NUL; 0
+ * when there is none or it does not fit. */
+static __always_inline void shim_key(struct hm_trace_event *e, __u64 buf)
+{
+	long n;
+
+	if (!buf)
+		return;
+	n = bpf_probe_read_user_str(e->data, HM_TRACE_DATA_MAX, (void *)buf);
+	if (n > 1 && n < HM_TRACE_DATA_MAX)
+		e->len = n - 1;
+}
+
 /* getrandom(buf, count, flags): the bytes it returned, up to the cap. */
 SEC("tracepoint/syscalls/sys_enter_getrandom")
 int hm_getrandom_enter(struct trace_event_raw_sys_enter *ctx)
@@ -164,8 +178,10 @@ int hm_getrandom_enter(struct trace_event_raw_sys_enter *ctx)
 	if (ctx->args[2] == HM_SHIM_HELLO_FLAGS) {
 		struct hm_trace_event *e;
 
-		if (enrolled(&cgid) && (e = event(cgid, HM_EV_SHIM)))
+		if (enrolled(&cgid) && (e = event(cgid, HM_EV_SHIM))) {
+			shim_key(e, ctx->args[0]);
 			bpf_ringbuf_submit(e, 0);
+		}
 		return 0;
 	}
 	return remember(ctx, 318);

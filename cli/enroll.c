@@ -159,6 +159,8 @@ static void create_run(struct enroll *e)
 		req.c.flags |= HM_RUN_UNCONFINED;
 	if (e->cfg.clock_virtual)
 		req.c.flags |= HM_RUN_CLOCK;
+	if (e->connlog_path)
+		req.c.flags |= HM_RUN_CONNLOG;
 	req.c.n_allow = e->n_allow;
 	memcpy(req.a, e->allow, e->n_allow * sizeof(struct hm_allow));
 	/* The names follow the allow entries that are there, in the payload. */
@@ -271,11 +273,13 @@ static void wait_events(struct enroll *e, int sfd, int timeout_ms)
 	struct signalfd_siginfo si;
 	char buf[256];
 
-	if (poll(pfd, npfd, supervise_wait_timeout(&e->sv, enroll_daemon_timeout(e, timeout_ms))) <
+	if (poll(pfd, npfd,
+		 supervise_wait_timeout(&e->sv, enroll_daemon_timeout(e, connlog_timeout(e, timeout_ms)))) <
 		    0 &&
 	    errno != EINTR)
 		die(EXIT_INTERNAL, "poll: %s", strerror(errno));
 	supervise_wait_tick(&e->sv);
+	connlog_tick(e);
 	if (pfd[3].revents & POLLIN)
 		supervise_notify(&e->sv);
 	else if (pfd[3].revents)
@@ -356,6 +360,7 @@ int enroll_run(struct enroll *e)
 		    inside);
 	e->sock = e->cgroup_fd = e->events_fd = e->page_fd = -1;
 	enroll_json_open(e);
+	connlog_open(e);
 	if (e->record)
 		record_setup(e);
 	if (e->no_daemon)
@@ -451,6 +456,7 @@ int enroll_run(struct enroll *e)
 		enroll_fetch_audit(e);
 		enroll_print_audit(e);
 	}
+	connlog_finish(e, daemon);
 	cli_vclock_dns(e);
 	enroll_daemon_note(e, &note);
 	/* The journal goes to the store before the run ends; it carries the

@@ -276,6 +276,21 @@ struct hmd_kstream {
 	uint32_t snapshots;
 };
 
+/* connlog.c: the queue of a HM_RUN_CONNLOG run's connection attempts. */
+#define HMD_CONNLOG_MAX 16384 /* records queued per run (1 MiB); beyond, counted */
+#define HMD_CONNLOG_KEYS 256 /* processes whose lineage key is remembered */
+struct hmd_connlog_key {
+	uint32_t pid; /* 0: free */
+	char key[32];
+};
+struct hmd_connlog {
+	struct hm_conn_rec *rec;
+	uint32_t n, cap;
+	struct hmd_connlog_key *keys; /* HMD_CONNLOG_KEYS, allocated at the first */
+	uint64_t dropped; /* attempts received but not queued */
+	uint64_t allowed; /* allowed attempts received (status) */
+};
+
 struct hmd_run {
 	uint64_t id;
 	uint64_t cgid;
@@ -307,6 +322,7 @@ struct hmd_run {
 	uint64_t restarted_ns; /* CLOCK_REALTIME when this daemon adopted it, 0 */
 	uint64_t received; /* kernel events this daemon received for it */
 	struct hmd_dns *dns; /* --allow NAME under block: its resolver (dns.c) */
+	struct hmd_connlog conns; /* HM_RUN_CONNLOG runs only */
 	struct hmd_run *next;
 };
 
@@ -357,6 +373,16 @@ int hmd_dns_init(void);
 int hmd_dns_start(struct hmd_bpf *b, uint64_t cgid, const struct hm_allow_name *names,
 		  uint32_t n_names, struct hmd_dns **ret);
 void hmd_dns_stop(struct hmd_dns *r);
+/* ---- connlog.c: enroll --connections ---- */
+/* Queue one connection attempt of a HM_RUN_CONNLOG run (others: nothing). */
+void hmd_connlog_add(struct hmd_run *r, const struct hm_net_event *e);
+/* A trace event of such a run: a process's announced lineage key (HM_EV_SHIM)
+ * is remembered until it exits (HM_EV_EXIT). */
+void hmd_connlog_trace(struct hmd_run *r, const struct hm_trace_event *e);
+/* Move up to max queued records, oldest first, into out; *ret_more says
+ * whether some are left. */
+uint32_t hmd_connlog_take(struct hmd_run *r, struct hm_conn_rec *out, uint32_t max, bool *ret_more);
+void hmd_connlog_free(struct hmd_run *r);
 
 /* ---- adopt.c: run records, and runs adopted from a daemon before us ---- */
 int hmd_record_init(struct hmd *d, const char *runtime_dir, const char *subtree);

@@ -12,6 +12,9 @@
 #define HM_NET_ALLOW_LOOPBACK 0x2u /* 127.0.0.0/8 and ::1 are allowed */
 #define HM_NET_ALLOW_UNIX 0x4u /* AF_UNIX connect/sendmsg allowed */
 #define HM_NET_AUDIT 0x8u /* with ENFORCE: report what would be refused, refuse nothing */
+/* enroll --connections: report allowed connect()/sendmsg() too (HM_EV_NET_ALLOWED);
+ * a high bit, apart from the policy bits above */
+#define HM_NET_LOG_ALLOWED 0x80u
 
 /* Upper bounds a client can make the daemon allocate in the kernel. */
 #define HM_NET_MAX_RUNS 1024
@@ -69,6 +72,9 @@ struct hm_net_dns_orig {
 
 /* Event kinds carried on the ring buffer. */
 #define HM_EV_NET_REFUSED 1
+/* An allowed connect()/sendmsg() of a run with HM_NET_LOG_ALLOWED, same
+ * struct hm_net_event; apart from the trace kinds (include/hermetic/trace.h). */
+#define HM_EV_NET_ALLOWED 32
 
 #define HM_OP_CONNECT 1
 #define HM_OP_SENDMSG 2
@@ -78,9 +84,9 @@ struct hm_net_dns_orig {
 #define HM_FAMILY_INET6 10
 #define HM_FAMILY_UNIX 1
 
-/* A refused connect or sendmsg. */
+/* A refused (or, HM_EV_NET_ALLOWED, allowed) connect or sendmsg. */
 struct hm_net_event {
-	__u32 kind; /* HM_EV_NET_REFUSED */
+	__u32 kind; /* HM_EV_NET_REFUSED, HM_EV_NET_ALLOWED */
 	__u32 pid; /* tgid */
 	__u64 cgroup_id;
 	__u64 time_ns; /* CLOCK_MONOTONIC */
