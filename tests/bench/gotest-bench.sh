@@ -10,10 +10,14 @@
 # CAP_SYS_TIME. Wall seconds of RUNS rounds (median), alternating so that
 # drift hits all three alike, and each side's exit statuses (a figure of a
 # run whose tests failed says little: tests/compat/matrix.sh go says which).
-# Knob: BENCH_GOTEST_RUNS (default 1).
+# Under --supervise waits a suite can hang (docs/compatibility.md says
+# which and why): that side has a real-time limit of BENCH_GOTEST_LIMIT
+# seconds (default 120), and its exit column then says "limit".
+# Knobs: BENCH_GOTEST_RUNS (default 1), BENCH_GOTEST_LIMIT.
 source "$(dirname "$0")/../lib.sh"
 C=$TOP/tests/compat
 RUNS=${BENCH_GOTEST_RUNS:-1}
+WLIMIT=${BENCH_GOTEST_LIMIT:-120}
 
 if [ "$(id -u)" != 0 ]; then
 	echo "gotest-bench: needs root (a private hermeticd, network namespaces)" >&2
@@ -24,7 +28,10 @@ export HERMETIC HERMETIC_SOCKET
 median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.2fx", b / a; else print "-" }'; }
 # rcs DIR: the packages' exit statuses of one side, e.g. "0" or "0 1"
-rcs() { cat "$1"/*.rc 2>/dev/null | sort -u | tr '\n' ' ' | sed 's/ $//'; }
+rcs() {
+	if [ "$(cat "$1.rc" 2>/dev/null)" = 124 ]; then echo limit; return; fi
+	cat "$1"/*.rc 2>/dev/null | sort -u | tr '\n' ' ' | sed 's/ $//'
+}
 
 printf '%-12s %8s %9s %7s %9s %7s  %s\n' "s (median)" bare enrolled ratio waits ratio "exit bare/enrolled/waits"
 tb=0 te=0 tw=0
@@ -39,7 +46,7 @@ for s in $(grep -v '^#' "$C/go.packages" | cut -f1 | grep -v '^$' | uniq); do
 		cat "$T/b.$i/$s.bare.sec" >>"$T/b"
 		"$C/run-go.sh" enrolled "$T/e.$i" "$s" "$T/$s"
 		cat "$T/e.$i/$s.enrolled.sec" >>"$T/e"
-		COMPAT_ENROLL_OPTS="--supervise waits" "$C/run-go.sh" enrolled "$T/w.$i" "$s" "$T/$s"
+		COMPAT_LIMIT=$WLIMIT COMPAT_ENROLL_OPTS="--supervise waits" "$C/run-go.sh" enrolled "$T/w.$i" "$s" "$T/$s"
 		cat "$T/w.$i/$s.enrolled.sec" >>"$T/w"
 	done
 	b=$(median <"$T/b") e=$(median <"$T/e") w=$(median <"$T/w")
