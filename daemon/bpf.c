@@ -218,8 +218,11 @@ static void load_trace(struct hmd_bpf *b, struct hmd_attach *att, int *n)
 		return;
 	}
 	s = trace_bpf__open();
-	if (s)
+	if (s) {
 		s->rodata->hm_run_level = b->run_level;
+		/* The early exit for processes outside every run. */
+		s->rodata->hm_subtree_id = b->cgroup_id;
+	}
 	if (!s || hmd_pin_maps(s->obj, b->pin_dir) < 0 || bpf_map__reuse_fd(s->maps.hm_policy, bpf_map__fd(b->net->maps.hm_policy)) ||
 	    bpf_map__reuse_fd(s->maps.hm_allow, bpf_map__fd(b->net->maps.hm_allow)) ||
 	    bpf_map__reuse_fd(s->maps.hm_events, bpf_map__fd(b->net->maps.hm_events)) ||

@@ -191,7 +191,7 @@ int hmd_bpf_drain(struct hmd_bpf *b);
 
 /* ---- sched.c: the scheduler's count of runnable tasks per clock domain ---- */
 struct hmd_sched;
-int hmd_sched_load(struct hmd_sched **ret, int min_level, const char *pin_dir);
+int hmd_sched_load(struct hmd_sched **ret, int min_level, uint64_t subtree_id, const char *pin_dir);
 void hmd_sched_unload(struct hmd_sched *s, bool keep);
 /* Take over domain dom of cgid from a daemon before us (pinned maps). */
 int hmd_sched_adopt(struct hmd_sched *s, uint32_t dom, uint64_t cgid);
@@ -201,6 +201,8 @@ int hmd_sched_add(struct hmd_sched *s, uint64_t cgid, uint32_t *ret_dom);
 void hmd_sched_remove(struct hmd_sched *s, uint32_t dom, uint64_t cgid);
 /* Detach the scheduler programs if no domain is left (the idle timer of
  * the main loop calls it); true when it did. */
+/* How long the scheduler programs stay attached after the last clock. */
+#define HMD_SCHED_LINGER_NS 10000000000ULL
 bool hmd_sched_detach_idle(struct hmd_sched *s);
 int hmd_sched_read(struct hmd_sched *s, uint32_t dom, struct hm_sched_dom *ret);
 int hmd_sched_tid(struct hmd_sched *s, uint32_t dom, uint32_t nstid, struct hm_sched_tid *ret);

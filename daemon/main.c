@@ -412,7 +412,15 @@ int main(int argc, char **argv)
 	}
 	/* The virtual clock's keeper: runs asking for a clock (--clock virtual,
 	 * the default) need it; without it they are refused with the reason. */
-	r = hmd_sched_load(&d.sched, cgroup_level(&d.cg) + 1, d.pins.dir[0] ? d.pins.dir : NULL);
+	{
+		struct stat sst;
+
+		/* (the subtree's cgroup id is its directory's inode number) */
+		r = fstat(d.cg.subtree_fd, &sst) < 0 ? -errno : 0;
+		if (r == 0)
+			r = hmd_sched_load(&d.sched, cgroup_level(&d.cg) + 1, sst.st_ino,
+					   d.pins.dir[0] ? d.pins.dir : NULL);
+	}
 	if (r == 0)
 		r = hmd_keeper_start(&d.keeper, d.sched, runtime_dir);
 	if (r < 0) {
@@ -528,12 +536,13 @@ int main(int argc, char **argv)
 				hmd_runs_check_orphans(&d);
 				hmd_runs_reap(&d);
 				/* Detach the tracers once idle for a while,
-				 * so back-to-back runs don't pay for attaching. */
-				if (!d.n_runs && hm_now_ns() - d.idle_since_ns > 10000000000ULL) {
+				 * so back-to-back runs don't pay for attaching;
+				 * the scheduler programs once no run has had a
+				 * clock for as long (sched.c). */
+				if (!d.n_runs && hm_now_ns() - d.idle_since_ns > 10000000000ULL)
 					hmd_bpf_trace_lazy(d.bpf, false);
-					if (d.keeper)
-						hmd_keeper_idle(d.keeper);
-				}
+				if (d.keeper)
+					hmd_keeper_idle(d.keeper);
 				break;
 			}
 			case HMD_EP_PROBE:

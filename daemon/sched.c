@@ -30,6 +30,7 @@ struct hmd_sched {
 	int n_links;
 	bool attached;
 	int n_domains;
+	uint64_t idle_since_ns; /* when n_domains last fell to 0 */
 	bool used[HM_SCHED_DOMAINS];
 };
 
@@ -51,7 +52,7 @@ static int read_pid_max(void)
 	return v > 0 && v <= 4194304 ? (int)v : 4194304;
 }
 
-int hmd_sched_load(struct hmd_sched **ret, int min_level, const char *pin_dir)
+int hmd_sched_load(struct hmd_sched **ret, int min_level, uint64_t subtree_id, const char *pin_dir)
 {
 	struct hmd_sched *s = calloc(1, sizeof(*s));
 	int err;
@@ -65,6 +66,8 @@ int hmd_sched_load(struct hmd_sched **ret, int min_level, const char *pin_dir)
 		return err ? err : -EINVAL;
 	}
 	s->skel->rodata->min_level = min_level;
+	/* The early exit for tasks outside every run (bpf/sched.bpf.c). */
+	s->skel->rodata->subtree_id = subtree_id;
 	s->pin_dir = pin_dir;
 	/* One entry per possible tid: a task is found by index, no locks. */
 	bpf_map__set_max_entries(s->skel->maps.hm_sched_task, read_pid_max() + 1);
@@ -188,12 +191,16 @@ void hmd_sched_remove(struct hmd_sched *s, uint32_t dom, uint64_t cgid)
 	/* The programs stay attached until hmd_sched_detach_idle(): detaching
 	 * waits for an RCU grace period (about 12 ms here), which back-to-back
 	 * runs would pay one by one, under the keeper's lock. */
-	s->n_domains--;
+	if (--s->n_domains == 0)
+		s->idle_since_ns = hm_now_ns();
 }
 
+/* Detach once no run has had a clock for HMD_SCHED_LINGER_NS: runs with
+ * --clock off (and a daemon whose runs all have it) cost the scheduler
+ * nothing, whatever other runs exist. */
 bool hmd_sched_detach_idle(struct hmd_sched *s)
 {
-	if (s->n_domains || !s->attached)
+	if (s->n_domains || !s->attached || hm_now_ns() - s->idle_since_ns < HMD_SCHED_LINGER_NS)
 		return false;
 	set_attached(s, false);
 	return true;
