@@ -210,6 +210,11 @@ int hmd_sched_quiet_fd(struct hmd_sched *s);
 
 /* ---- clockpage.c: a run's clock page file ---- */
 int hmd_clockpage_init(const char *runtime_dir, char *ret_dir, size_t size);
+void hmd_clockpage_fini(const char *dir, bool keep);
+
+/* tmpfs.c */
+int hmd_tmpfs_ensure(const char *dir, unsigned long long size);
+void hmd_tmpfs_release(const char *dir);
 int hmd_clockpage_create(const char *dir, uint64_t run_id, struct hm_vclock **ret, char *ret_path,
 			 size_t path_size);
 /* Map the page of a run adopted after a restart. */
@@ -469,6 +474,7 @@ struct hmd {
 	struct hmd_cgroup cg;
 	struct hmd_pins pins;
 	char records[512]; /* <runtime-dir>/<subtree>.runs: one record per run */
+	bool records_mounted; /* a tmpfs of ours is on it (tmpfs.c) */
 	struct hmd_bpf *bpf;
 	struct hmd_sched *sched; /* NULL where the kernel lacks what it needs */
 	struct hmd_keeper *keeper;

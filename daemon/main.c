@@ -607,8 +607,11 @@ out:
 	} else {
 		hmd_cgroup_teardown(&d.cg);
 		hmd_pin_teardown(&d.pins);
-		if (d.records[0])
+		if (d.records[0]) {
+			if (d.records_mounted)
+				hmd_tmpfs_release(d.records);
 			rmdir(d.records);
+		}
 	}
 	/* Last: a socket that is gone means a daemon that is gone. One that
 	 * systemd passed stays: systemd holds it and queues clients for the
