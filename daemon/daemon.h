@@ -3,6 +3,7 @@
 #ifndef HERMETICD_H
 #define HERMETICD_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <syslog.h>
@@ -128,6 +129,18 @@ struct bpf_link *hmd_pin_link_adopt(const char *dir, struct bpf_program *prog, u
 				    bool *ret_upgraded);
 int hmd_pin_link(const char *dir, struct bpf_program *prog, struct bpf_link *l);
 void hmd_pin_link_drop(struct bpf_link *l, bool unpin);
+
+/* ---- detach.c: detaching tracing links off the caller's thread ---- */
+#define HMD_DETACH_MAX 32
+struct hmd_detacher {
+	pthread_t thread;
+	bool busy;
+};
+/* Unpins links[0..n) now and destroys them (then empties the hash map
+ * flush_fd with u64 keys, unless -1) in a thread; the array is the caller's. */
+int hmd_detach_async(struct hmd_detacher *dt, struct bpf_link **links, int n, int flush_fd);
+/* Waits for the last hmd_detach_async to be done: before attaching again. */
+void hmd_detach_wait(struct hmd_detacher *dt);
 
 /* ---- peer.c: processes by pidfd ---- */
 struct hmd_proc {

@@ -29,6 +29,7 @@ struct hmd_sched {
 	struct bpf_link *links[SCHED_PROGS];
 	int n_links;
 	bool attached;
+	struct hmd_detacher dt; /* detaching, off the keeper's lock (detach.c) */
 	int n_domains;
 	uint64_t idle_since_ns; /* when n_domains last fell to 0 */
 	bool used[HM_SCHED_DOMAINS];
@@ -85,6 +86,7 @@ int hmd_sched_load(struct hmd_sched **ret, int min_level, uint64_t subtree_id, c
 
 static void detach(struct hmd_sched *s, bool unpin)
 {
+	hmd_detach_wait(&s->dt);
 	while (s->n_links)
 		hmd_pin_link_drop(s->links[--s->n_links], unpin);
 }
@@ -107,10 +109,15 @@ static int set_attached(struct hmd_sched *s, bool on)
 	if (on == s->attached)
 		return 0;
 	if (!on) {
-		detach(s, true);
+		/* Each close waits for RCU grace periods: in a thread, so
+		 * that the keeper (and the runs that ask it for a clock) do
+		 * not wait; attaching again waits for it (just below). */
+		hmd_detach_async(&s->dt, s->links, s->n_links, -1);
+		s->n_links = 0;
 		s->attached = false;
 		return 0;
 	}
+	hmd_detach_wait(&s->dt);
 	bpf_object__for_each_program(p, s->skel->obj) {
 		bool upgraded;
 		struct bpf_link *l = hmd_pin_link_adopt(s->pin_dir, p, 0, &upgraded);
