@@ -16,6 +16,8 @@
  *   bit  17      RACING: woken while we still counted it running
  *   bit  16      RUNNING: counted in its domain's nrun
  *   bits 12..0   domain slot + 1 (0: in no domain)
+ * A task outside the daemon's subtree has 0 (and leaves every program early:
+ * entry_of()); one in the subtree but in no domain caches that (RESOLVED).
  *
  * Transitions:
  *   sched_switch, prev blocks (interruptible sleep, stopped, traced)
@@ -131,16 +133,6 @@ static __always_inline int resolve_dom(struct cgroup *cg)
 	return -1;
 }
 
-/*
- * The early exit (docs/performance.md): these programs run on every context
- * switch and wake-up of the machine, so a task outside every run must cost
- * no helper call and no map lookup. A task can be counted in a domain only
- * if its cgroup is in the daemon's subtree (every run's cgroup is) or its
- * entry is not 0 (it was counted, or seen, in a run: a task moved out of a
- * run by root is uncounted once, on its next switch, and its entry goes to
- * 0). Plain loads through the BTF pointers the tracepoint hands us (no
- * bpf_probe_read: a fault reads 0, which is "outside").
- */
 /* A kernfs node's parent: "__parent" since 6.15, "parent" before. */
 struct kernfs_node___old {
 	struct kernfs_node *parent;
@@ -162,6 +154,16 @@ static __always_inline struct kernfs_node *kn_parent(struct kernfs_node *kn)
 		}                              \
 	} while (0)
 
+/*
+ * The early exit (docs/performance.md): these programs run on every context
+ * switch and wake-up of the machine, so a task outside every run must cost
+ * no helper call and no map lookup. A task can be counted in a domain only
+ * if its cgroup is in the daemon's subtree (every run's cgroup is) or its
+ * entry is not 0 (it was counted, or seen, in a run: a task moved out of a
+ * run by root is uncounted once, on its next switch, and its entry goes to
+ * 0). Plain loads through the BTF pointers the tracepoint hands us (no
+ * bpf_probe_read: a fault reads 0, which is "outside").
+ */
 static __always_inline bool in_subtree(struct task_struct *t)
 {
 	struct cgroup *cg = t->cgroups->dfl_cgrp;

@@ -320,6 +320,32 @@ int hmd_bpf_trace_lazy(struct hmd_bpf *b, bool on)
 	return err;
 }
 
+/* At start-up with no run to adopt: detach only the links a daemon before
+ * us left pinned (none, mostly), instead of attaching every program to
+ * detach it again, which would cost two rounds of RCU grace periods. */
+void hmd_bpf_trace_forget(struct hmd_bpf *b)
+{
+	struct trace_bpf *s = b->trace;
+	struct bpf_program *p;
+
+	if (!s)
+		return;
+	bpf_object__for_each_program(p, s->obj) {
+		bool upgraded;
+
+		hmd_pin_link_drop(hmd_pin_link_adopt(b->pin_dir, p, 0, &upgraded), true);
+	}
+	/* Descriptors a daemon before us saw opened: unknown now. */
+	{
+		int fd = bpf_map__fd(s->maps.hm_random_fds);
+		uint64_t key;
+
+		while (!bpf_map_get_next_key(fd, NULL, &key))
+			if (bpf_map_delete_elem(fd, &key))
+				break;
+	}
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	hmd_runs_event(ctx, data, size);

@@ -198,6 +198,7 @@ uint64_t hmd_bpf_dropped(struct hmd_bpf *b, uint64_t cgid);
 int hmd_bpf_open_events(struct hmd_bpf *b, void *ctx);
 /* Attach (on) or detach the tracing programs on hot syscalls. */
 int hmd_bpf_trace_lazy(struct hmd_bpf *b, bool on);
+void hmd_bpf_trace_forget(struct hmd_bpf *b);
 int hmd_bpf_events_fd(struct hmd_bpf *b);
 /* Drain the ring buffer; calls hmd_runs_event() for each event. */
 int hmd_bpf_drain(struct hmd_bpf *b);

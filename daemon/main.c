@@ -438,9 +438,10 @@ int main(int argc, char **argv)
 	if (r > 0)
 		hmd_log("adopted %d run%s of a hermeticd before this one", r, r == 1 ? "" : "s");
 	/* Their kernel events (pinned tracing links), or none left over. */
-	hmd_bpf_trace_lazy(d.bpf, true);
-	if (!d.n_runs)
-		hmd_bpf_trace_lazy(d.bpf, false);
+	if (d.n_runs)
+		hmd_bpf_trace_lazy(d.bpf, true);
+	else
+		hmd_bpf_trace_forget(d.bpf);
 	d.idle_since_ns = hm_now_ns();
 	/* A store that cannot be used is no reason to refuse runs: store
 	 * requests answer with the reason, and it is logged once here. */

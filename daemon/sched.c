@@ -255,6 +255,15 @@ void hmd_sched_settle(struct hmd_sched *s)
 		}
 		key = next;
 	}
-	if (s->n_domains == 0 && set_attached(s, true) == 0)
-		set_attached(s, false);
+	/* (only what is pinned: attaching every program to detach it
+	 * again would cost two rounds of RCU grace periods for nothing) */
+	if (s->n_domains == 0) {
+		struct bpf_program *p;
+
+		bpf_object__for_each_program(p, s->skel->obj) {
+			bool upgraded;
+
+			hmd_pin_link_drop(hmd_pin_link_adopt(s->pin_dir, p, 0, &upgraded), true);
+		}
+	}
 }
