@@ -3,6 +3,7 @@
 #ifndef HERMETICD_H
 #define HERMETICD_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <syslog.h>
@@ -129,6 +130,18 @@ struct bpf_link *hmd_pin_link_adopt(const char *dir, struct bpf_program *prog, u
 int hmd_pin_link(const char *dir, struct bpf_program *prog, struct bpf_link *l);
 void hmd_pin_link_drop(struct bpf_link *l, bool unpin);
 
+/* ---- detach.c: detaching tracing links off the caller's thread ---- */
+#define HMD_DETACH_MAX 32
+struct hmd_detacher {
+	pthread_t thread;
+	bool busy;
+};
+/* Unpins links[0..n) now and destroys them (then empties the hash map
+ * flush_fd with u64 keys, unless -1) in a thread; the array is the caller's. */
+int hmd_detach_async(struct hmd_detacher *dt, struct bpf_link **links, int n, int flush_fd);
+/* Waits for the last hmd_detach_async to be done: before attaching again. */
+void hmd_detach_wait(struct hmd_detacher *dt);
+
 /* ---- peer.c: processes by pidfd ---- */
 struct hmd_proc {
 	pid_t pid;
@@ -190,13 +203,14 @@ uint64_t hmd_bpf_dropped(struct hmd_bpf *b, uint64_t cgid);
 int hmd_bpf_open_events(struct hmd_bpf *b, void *ctx);
 /* Attach (on) or detach the tracing programs on hot syscalls. */
 int hmd_bpf_trace_lazy(struct hmd_bpf *b, bool on);
+void hmd_bpf_trace_forget(struct hmd_bpf *b);
 int hmd_bpf_events_fd(struct hmd_bpf *b);
 /* Drain the ring buffer; calls hmd_runs_event() for each event. */
 int hmd_bpf_drain(struct hmd_bpf *b);
 
 /* ---- sched.c: the scheduler's count of runnable tasks per clock domain ---- */
 struct hmd_sched;
-int hmd_sched_load(struct hmd_sched **ret, int min_level, const char *pin_dir);
+int hmd_sched_load(struct hmd_sched **ret, int min_level, uint64_t subtree_id, const char *pin_dir);
 void hmd_sched_unload(struct hmd_sched *s, bool keep);
 /* Take over domain dom of cgid from a daemon before us (pinned maps). */
 int hmd_sched_adopt(struct hmd_sched *s, uint32_t dom, uint64_t cgid);
@@ -206,6 +220,8 @@ int hmd_sched_add(struct hmd_sched *s, uint64_t cgid, uint32_t *ret_dom);
 void hmd_sched_remove(struct hmd_sched *s, uint32_t dom, uint64_t cgid);
 /* Detach the scheduler programs if no domain is left (the idle timer of
  * the main loop calls it); true when it did. */
+/* How long the scheduler programs stay attached after the last clock. */
+#define HMD_SCHED_LINGER_NS 10000000000ULL
 bool hmd_sched_detach_idle(struct hmd_sched *s);
 int hmd_sched_read(struct hmd_sched *s, uint32_t dom, struct hm_sched_dom *ret);
 int hmd_sched_tid(struct hmd_sched *s, uint32_t dom, uint32_t nstid, struct hm_sched_tid *ret);
@@ -213,6 +229,11 @@ int hmd_sched_quiet_fd(struct hmd_sched *s);
 
 /* ---- clockpage.c: a run's clock page file ---- */
 int hmd_clockpage_init(const char *runtime_dir, char *ret_dir, size_t size);
+void hmd_clockpage_fini(const char *dir, bool keep);
+
+/* tmpfs.c */
+int hmd_tmpfs_ensure(const char *dir, unsigned long long size);
+void hmd_tmpfs_release(const char *dir);
 int hmd_clockpage_create(const char *dir, uint64_t run_id, struct hm_vclock **ret, char *ret_path,
 			 size_t path_size);
 /* Map the page of a run adopted after a restart. */
@@ -512,6 +533,7 @@ struct hmd {
 	struct hmd_cgroup cg;
 	struct hmd_pins pins;
 	char records[512]; /* <runtime-dir>/<subtree>.runs: one record per run */
+	bool records_mounted; /* a tmpfs of ours is on it (tmpfs.c) */
 	struct hmd_bpf *bpf;
 	struct hmd_sched *sched; /* NULL where the kernel lacks what it needs */
 	struct hmd_keeper *keeper;

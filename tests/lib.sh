@@ -164,6 +164,10 @@ _daemon_leftovers() {
 	fi
 	# A bpffs the daemon mounted in its runtime directory (under $T).
 	mountpoint -q "$T/run/bpf" && umount -l "$T/run/bpf"
+	# The tmpfs it mounted for clock pages and run records (daemon/tmpfs.c),
+	# under $T only.
+	awk -v t="$T/" '{ for (i = 7; $i != "-"; i++); if (index($5, t) == 1 && $(i + 1) == "tmpfs" && $(i + 2) == "hermetic") print $5 }' \
+		/proc/self/mountinfo | while read -r d; do umount -l "$d"; done
 	cg2=$(sed -n 's/^[0-9]* [0-9]* [^ ]* [^ ]* \([^ ]*\) .* - cgroup2 .*/\1/p' /proc/self/mountinfo | head -n1)
 	if [ -n "$cg2" ] && [ -d "$cg2/$name" ]; then
 		for d in "$cg2/$name"/run-*; do
