@@ -350,6 +350,7 @@ int enroll_run(struct enroll *e)
 		    "  processes belong to one policy; run the command directly)",
 		    inside);
 	e->sock = e->cgroup_fd = e->events_fd = e->page_fd = -1;
+	cli_vclock_files_since(e);
 	enroll_json_open(e);
 	if (e->record)
 		record_setup(e);

@@ -25,6 +25,8 @@ pkgs=(
 	python3-setuptools
 	# tests/bench and tests/compat: real test suites, CPython's own
 	libpython3.11-testsuite
+	# tests/bench/daemon-bench.sh: bubblewrap, an anchor for enroll's own cost
+	bubblewrap
 	# tests/fuzz: libFuzzer's runtime for clang 14
 	libclang-rt-14-dev
 	# tests/vm: Debian's kernel under qemu, where BPF-LSM trampolines work

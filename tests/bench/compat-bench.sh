@@ -54,6 +54,9 @@ pair() {
 	erc=$(cut -d' ' -f3 "$T/enr" | sort -u | tr '\n' ' ')
 	printf '%-34s %10s %10s %8s %10s %10s %8s  %s\n' "$name" "$bw" "$ew" "$(ratio "$bw" "$ew")" \
 		"$bc" "$ec" "$(ratio "$bc" "$ec")" "exit ${erc% }"
+	[ "$name" = "python3 -c pass" ] &&
+		bench_summary "python3 -c pass, enrolled / bare (wall, median)" "$(ratio "$bw" "$ew")" \
+			"1.0 (bare $bw ms)" "<= 1.05x"
 }
 
 printf '%-34s %10s %10s %8s %10s %10s %8s\n' "ms (median)" "wall bare" enrolled ratio \
