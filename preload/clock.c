@@ -135,26 +135,31 @@ static inline int64_t view(bool tick)
  * no journal, the page has not moved since this thread last read it, and the
  * reading does not fire a timer or meet the spin limit. Else false, having
  * changed nothing: read_clock then does all of it. What it reads is the
- * page's mono and wall_off, one line of hm_cf and the thread's own view
- * (one line of initial-exec TLS), with no call.
+ * page's mono and wall_off, one line of hm_cf, hm_timer_due when it ticks,
+ * and the thread's own view (one line of initial-exec TLS), with no call.
  */
 static __attribute__((always_inline)) inline bool fast_reading(clockid_t id, int64_t *out)
 {
 	struct shim_thread *t = &hm_t;
 	const struct hm_vclock *vc;
-	int64_t m, off, v;
+	int64_t m, off, v, w;
 	uint64_t r;
 
 	if (unlikely(!__atomic_load_n(&hm_cf.on, __ATOMIC_ACQUIRE) || (unsigned)id > CLOCK_TAI ||
-		     !((FAST_IDS >> id) & 1) || !t->inited))
+		     !((FAST_IDS >> id) & 1)))
 		return false;
 	vc = hm_cf.vc;
 	m = __atomic_load_n(&vc->mono, __ATOMIC_ACQUIRE);
+	/* Also a thread's first reading: its base is 0 until view() sets it,
+	 * and the page's mono never is (HM_VMONO_BASE on), so a thread not yet
+	 * initialised (hm_thread_init) always goes the slow way. */
 	if (unlikely(m != t->base))
 		return false;
 	r = t->reads + 1;
 	off = t->off;
-	if (unlikely(r > hm_cf.tick_after)) {
+	/* Past HM_TICK_AFTER readings a loop reads the clock: every reading
+	 * ticks from then on, so this is as common as not (no hint). */
+	if (r > hm_cf.tick_after) {
 		/* A ticking reading (a spin-limit one goes the slow way) */
 		if (unlikely(!hm_cf.tick))
 			return false;
@@ -167,11 +172,11 @@ static __attribute__((always_inline)) inline bool fast_reading(clockid_t id, int
 	v = m + off;
 	t->last = v;
 	v += t->lagoff;
-	if ((WALL_IDS >> id) & 1) {
-		v += __atomic_load_n(&vc->wall_off, __ATOMIC_ACQUIRE);
-		if (id == CLOCK_TAI)
-			v += HM_TAI_OFFSET;
-	}
+	/* wall_off shares mono's line: read it whatever the id, and add it
+	 * without a branch. */
+	w = __atomic_load_n(&vc->wall_off, __ATOMIC_ACQUIRE);
+	v += ((WALL_IDS >> id) & 1) ? w : 0;
+	v += id == CLOCK_TAI ? HM_TAI_OFFSET : 0;
 	*out = v;
 	return true;
 }
