@@ -467,6 +467,10 @@ int enroll_run(struct enroll *e)
 	else if (note.name)
 		warnx_("note: %s", e->restart_note);
 	cli_vclock_lag(e);
+	/* Done with the page: let it go before the run ends, so that the
+	 * last reference to its file (and the kernel's truncation of its
+	 * pages) is not ours to wait for. */
+	cli_vclock_finish(e);
 	if (daemon) {
 		struct hm_run_end end = { .run_id = e->run.run_id,
 					  .flags = kept ? HM_END_KEEP : 0 };
@@ -477,7 +481,6 @@ int enroll_run(struct enroll *e)
 			warnx_("hermeticd could not end the run: %s", msg);
 	}
 	boundary_finish(&e->bnd, empty);
-	cli_vclock_finish(e);
 	if (e->rec)
 		record_cleanup(e);
 	close(sfd);
