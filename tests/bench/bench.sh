@@ -16,6 +16,6 @@ for b in tests/bench/*-bench.sh; do
 	bash "$b" || rc=1
 done
 echo "== summary: what hermetic costs (issue 18), this run; load $(cut -d' ' -f1-3 /proc/loadavg)"
-awk -F'\t' '{ printf "%-46s %-24s %-40s %s\n", $1, $2, $3, $4 }' \
+awk -F'\t' '{ printf "%-50s %-22s %-58s %s\n", $1, $2, $3, $4 }' \
 	<(printf 'figure\tours\tanchor\tgoal\n') "$BENCH_SUMMARY"
 exit $rc
