@@ -131,10 +131,20 @@ static bool have_avx2(void)
 	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2);
 }
 
+/* 0: not asked yet, 1: no, 2: yes. Racing threads agree. */
+static int avx2;
+
+int hm_chacha20_width(int lanes)
+{
+	if (lanes == 4 || lanes == 8)
+		__atomic_store_n(&avx2, lanes == 8 && have_avx2() ? 2 : 1, __ATOMIC_RELAXED);
+	else if (lanes == 0)
+		__atomic_store_n(&avx2, 0, __ATOMIC_RELAXED);
+	return __atomic_load_n(&avx2, __ATOMIC_RELAXED) == 2 ? 8 : 4;
+}
+
 static void blocks(const uint32_t key[8], uint64_t block, uint8_t *out)
 {
-	/* 0: not asked yet, 1: no, 2: yes. Racing threads agree. */
-	static int avx2;
 	int v = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
 
 	if (__builtin_expect(!v, 0)) {
@@ -150,6 +160,11 @@ static void blocks(const uint32_t key[8], uint64_t block, uint8_t *out)
 		blocks4(key, block + i, out + i * HM_CHACHA_BLOCK_SIZE);
 }
 #else
+int hm_chacha20_width(int lanes)
+{
+	return 4;
+}
+
 static void blocks(const uint32_t key[8], uint64_t block, uint8_t *out)
 {
 	for (int i = 0; i < HM_CHACHA_LANES; i += 4)

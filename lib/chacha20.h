@@ -47,6 +47,11 @@ struct hm_chacha_stream {
 	uint8_t buf[HM_CHACHA_BUF] __attribute__((aligned(64)));
 };
 
+/* Tests: make blocks 4 (SSE2/NEON) or 8 (AVX2, when the CPU has it) at a
+ * time, or 0: as the CPU allows (asked again at the next refill); returns
+ * the width in use (4 until asked). The bytes are the same either way. */
+int hm_chacha20_width(int lanes);
+
 /* HM_CHACHA_LANES consecutive blocks of (key, nonce 0) from block on. */
 void hm_chacha20_blocks(const uint8_t key[HM_CHACHA_KEY_SIZE], uint64_t block,
 			uint8_t out[HM_CHACHA_BUF]);
@@ -57,9 +62,13 @@ void hm_chacha_stream_read_slow(struct hm_chacha_stream *s, void *out, size_t le
 
 static inline void hm_chacha_stream_read(struct hm_chacha_stream *s, void *out, size_t len)
 {
-	if (__builtin_expect(len <= HM_CHACHA_BUF - s->pos, 1)) {
-		__builtin_memcpy(out, s->buf + s->pos, len);
-		s->pos += len;
+	uint32_t pos = s->pos;
+
+	/* (pos is at most HM_CHACHA_BUF; saying so lets the compiler see the
+	 * copy in bounds) */
+	if (__builtin_expect(pos <= HM_CHACHA_BUF && len <= HM_CHACHA_BUF - pos, 1)) {
+		__builtin_memcpy(out, s->buf + pos, len);
+		s->pos = pos + len;
 		return;
 	}
 	hm_chacha_stream_read_slow(s, out, len);
