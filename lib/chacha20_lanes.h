@@ -44,9 +44,10 @@ ATTR static void NAME(const uint32_t key[8], uint64_t block, uint8_t *out)
 	}
 	for (i = 0; i < 16; i++)
 		x[i] += in[i];
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && (defined(__clang__) || __GNUC__ >= 12)
 	/* Per group of four lanes h and of four words i..i+3: a 4x4 transpose
-	 * puts those words of block h+l in one vector, stored as is. */
+	 * puts those words of block h+l in one vector, stored as is (with
+	 * __builtin_shufflevector: GCC 12 on, clang; else word by word). */
 	for (int h = 0; h < LANES; h += 4) {
 		for (i = 0; i < 16; i += 4) {
 			vec4 a, b, c, d;
