@@ -359,6 +359,7 @@ int enroll_run(struct enroll *e)
 		    "  processes belong to one policy; run the command directly)",
 		    inside);
 	e->sock = e->cgroup_fd = e->events_fd = e->page_fd = -1;
+	cli_vclock_files_since(e);
 	enroll_json_open(e);
 	connlog_open(e);
 	if (e->record)
@@ -477,6 +478,10 @@ int enroll_run(struct enroll *e)
 	else if (note.name)
 		warnx_("note: %s", e->restart_note);
 	cli_vclock_lag(e);
+	/* Done with the page: let it go before the run ends, so that the
+	 * last reference to its file (and the kernel's truncation of its
+	 * pages) is not ours to wait for. */
+	cli_vclock_finish(e);
 	if (daemon) {
 		struct hm_run_end end = { .run_id = e->run.run_id,
 					  .flags = kept ? HM_END_KEEP : 0 };
@@ -487,7 +492,6 @@ int enroll_run(struct enroll *e)
 			warnx_("hermeticd could not end the run: %s", msg);
 	}
 	boundary_finish(&e->bnd, empty);
-	cli_vclock_finish(e);
 	if (e->rec)
 		record_cleanup(e);
 	close(sfd);

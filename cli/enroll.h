@@ -93,6 +93,11 @@ struct enroll {
 	int64_t started_ns; /* real wall clock at start */
 	int64_t fs_start_ns; /* the real start file times follow (replay: the recorded run's), or 0 */
 	uint64_t started_mono;
+	/* The line between file times from before the run and those it causes
+	 * (cli/vclock.c), read when enroll starts; the child waits for the
+	 * kernel's coarse clock to pass it just before its exec. 0: none. */
+	int64_t files_since;
+	int64_t coarse_tick_ns; /* resolution of CLOCK_REALTIME_COARSE */
 	uint64_t wall_ns;
 	uint32_t killed; /* stragglers killed after CMD exited */
 	bool have_audit;
@@ -155,6 +160,8 @@ int enroll_find_lib(const char *name, char *buf, size_t size);
 
 /* vclock.c: the run's clock page; setup before CMD starts, finish after. */
 void cli_vclock_setup(struct enroll *e);
+void cli_vclock_files_since(struct enroll *e); /* B, when enroll starts */
+void cli_vclock_wait_files(const struct enroll *e); /* the child, before its exec */
 void cli_vclock_finish(struct enroll *e);
 /* The name lookups the shim refused (counted in the clock page): into
  * e->dns_*, and one line when there were any. */

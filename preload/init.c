@@ -204,6 +204,7 @@ static void init(void)
 	pthread_atfork(hm_fork_prepare, hm_fork_parent, hm_fork_child);
 	hm_signals_init();
 	hm.active = true;
+	hm_clock_fast_update();
 done:
 	__atomic_store_n(&hm.ready, true, __ATOMIC_RELEASE);
 	hm_t.in_init = false;

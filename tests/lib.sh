@@ -95,6 +95,13 @@ as_user() {
 	setpriv --reuid="$u" --regid="$HM_GROUP" --init-groups env HOME=/nonexistent USER="$u" LOGNAME="$u" "$@"
 }
 
+# bench_summary FIGURE OURS ANCHOR GOAL: one row of the table make bench
+# prints at its end (tests/bench/bench.sh); nothing when run alone.
+bench_summary() {
+	[ -n "${BENCH_SUMMARY:-}" ] || return 0
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$BENCH_SUMMARY"
+}
+
 # Start a private daemon: its own socket and cgroup subtree, so a test never
 # touches a production daemon. Sets HERMETIC_SOCKET. When the test made
 # users (test_group), the socket is 0660 root:HM_GROUP; otherwise root's.

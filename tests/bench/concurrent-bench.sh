@@ -69,9 +69,9 @@ batch() {
 			"$HERMETIC" enroll -- "$T/ready" "$PY" -c 'import time; time.sleep(0.2)')
 	fi
 	echo "$label"
-	"$PY" - "$N" "$peak_status" <<EOF
-import sys
-n, status = int(sys.argv[1]), sys.argv[2]
+	"$PY" - "$N" "$peak_status" "$label" <<EOF
+import os, sys
+n, status, label = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 f = {}
 for line in """$out""".splitlines():
     k, *v = line.split()
@@ -80,6 +80,10 @@ for k, what in (("start", "exec of hermetic enroll to CMD's start"),
                 ("total", "exec of hermetic enroll to its exit")):
     c, p50, p99, mx = f[k]
     print("  %-40s p50 %7s ms  p99 %7s ms  max %7s ms  (%s runs)" % (what, p50, p99, mx, c))
+    if k == "start" and label.startswith("1.") and os.environ.get("BENCH_SUMMARY"):
+        with open(os.environ["BENCH_SUMMARY"], "a") as out:
+            out.write("%d concurrent enrolls, time to the command's start\tp50 %s ms, p99 %s ms\t-\tp99 <= 50 ms\n"
+                      % (n, p50, p99))
 print("  failures %s of %d; at most %s runs alive at once%s; %s ms for the batch"
       % (f["failures"][0], n, f["peak"][0],
          " (hermetic status counted %s)" % status if status else "", f["wall"][0]))
