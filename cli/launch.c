@@ -80,6 +80,43 @@ static int adopt_self(uint64_t run_id, const char **ret_msg)
 	return h->type == HM_REP_OK ? 0 : -EPROTO;
 }
 
+/*
+ * execvp(file, argv), with the search of PATH made by stat first: each
+ * execve that fails on an entry of PATH without the file would be one more
+ * stop in the supervisor (supervise.c sees every execve), ten on a machine
+ * whose PATH starts with ten user directories. The file found is handed to
+ * execvp with its directory, so what execvp does with it is unchanged (a
+ * script without #! still runs under /bin/sh); found nowhere, execvp
+ * searches as before and fails with the errno it always gave.
+ */
+static void exec_searched(const char *file, char *const argv[])
+{
+	const char *path = getenv("PATH"), *p, *end;
+	char buf[PATH_MAX];
+	struct stat st;
+
+	if (!*file || strchr(file, '/') || !path)
+		goto plain;
+	for (p = path;; p = end + 1) {
+		size_t len;
+		int n;
+
+		end = strchrnul(p, ':');
+		len = (size_t)(end - p);
+		n = len ? snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, p, file)
+			: snprintf(buf, sizeof(buf), "./%s", file);
+		if (n > 0 && (size_t)n < sizeof(buf) && stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(buf, X_OK) == 0) {
+			execvp(buf, argv);
+			goto plain; /* what it says, execvp's search says too */
+		}
+		if (!*end)
+			break;
+	}
+plain:
+	execvp(file, argv);
+}
+
 static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_t *oldmask,
 						  bool adopt, int err_fd)
 {
@@ -109,12 +146,14 @@ static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_
 	}
 	/* ASLR off before the first exec, inherited by the whole tree:
 	 * programs mix addresses into their random state. */
-	if (!e->cfg.aslr)
-		personality(ADDR_NO_RANDOMIZE);
+	if (!e->cfg.aslr && personality(ADDR_NO_RANDOMIZE) < 0) {
+		report(err_fd, LAUNCH_CONFINE, errno, "turn address space randomisation off");
+		_exit(EXIT_INTERNAL);
+	}
 	/* The last step: no file stamp of the command may fall on the
 	 * before-the-run side of the line (cli/vclock.c). */
 	cli_vclock_wait_files(e);
-	execvp(e->bnd.exec_file, e->argv);
+	exec_searched(e->bnd.exec_file, e->argv);
 	err = errno;
 	report(err_fd, LAUNCH_EXEC, err, NULL);
 	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);

@@ -118,3 +118,25 @@ fi
 check "a --no-daemon journal says it was recorded with --no-daemon" grep -q "^kernel .*recorded with --no-daemon" "$T/show2"
 
 # (many bpffs mounts on the host: confine_mounts.sh)
+
+# enroll finds CMD on PATH itself (cli/launch.c exec_searched): one execve,
+# not one supervisor stop per PATH entry before the one that has it; and a
+# script without #! still runs under /bin/sh, a file not executable exits
+# 126, a missing one 127, as execvp's own search gave.
+mkdir -p "$T/p1" "$T/p2" "$T/p3" "$T/pbin"
+printf 'echo script-ran\n' >"$T/pbin/hm-noshebang" && chmod 755 "$T/pbin/hm-noshebang"
+printf 'echo x\n' >"$T/pbin/hm-noexec" && chmod 644 "$T/pbin/hm-noexec"
+P="$T/p1:$T/p2:$T/p3:$T/pbin:$PATH"
+PATH=$P strace -f -qq -e trace=execve -e signal=none -o "$T/ex.st" "$HERMETIC" enroll -- true 2>/dev/null
+ex=$(grep -c 'execve(' "$T/ex.st")
+out=$(PATH=$P "$HERMETIC" enroll -- hm-noshebang 2>/dev/null)
+PATH=$P "$HERMETIC" enroll -- hm-noexec >/dev/null 2>&1
+r126=$?
+PATH=$P "$HERMETIC" enroll -- hm-missing >/dev/null 2>&1
+r127=$?
+if [ "$ex" = 2 ] && [ "$out" = script-ran ] && [ "$r126" = 126 ] && [ "$r127" = 127 ]; then
+	pass "CMD is found on PATH with one execve; scripts without #!, 126 and 127 as before"
+else
+	fail "CMD is found on PATH with one execve; scripts without #!, 126 and 127 as before" \
+		"execve $ex (want 2: enroll, true), script '$out', not executable $r126, missing $r127"
+fi
