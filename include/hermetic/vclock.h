@@ -41,9 +41,13 @@
 /* Waits ended by the lag bound that the page describes (more are counted). */
 #define HM_VLAG_LOG 16
 /* The lag bound never fires a wait younger than this (real ns): a run busy
- * for a moment only (a thread preempted on a loaded machine while another
- * waits 10 us) stays in the pure model (docs/virtual-time.md). */
-#define HM_VLAG_FLOOR_NS (250LL * 1000 * 1000)
+ * for a moment only (a process starting on a loaded machine while another
+ * waits out the last microsecond of its sleep) stays in the pure model
+ * (docs/virtual-time.md). A quarter second was too little: on a 2-core
+ * machine at load 8, four concurrent shell loops forking cat and stat
+ * kept their run busy that long and ended a sleep 1 us before its
+ * deadline, and two runs with one seed differed. */
+#define HM_VLAG_FLOOR_NS (1000LL * 1000 * 1000)
 
 /* Who moves the clock when the run is idle. */
 #define HM_VK_DAEMON 1 /* hermeticd's keeper, which sees the scheduler */
