@@ -306,7 +306,7 @@ struct hmd_run {
 	int client_pidfd; /* adopted runs: the client, -1 when gone */
 	uint64_t restarted_ns; /* CLOCK_REALTIME when this daemon adopted it, 0 */
 	uint64_t received; /* kernel events this daemon received for it */
-	struct hmd_dns *dns; /* --allow NAME under block: its resolver (dns.c) */
+	struct hmd_dns *dns; /* under block: its resolver (dns.c) */
 	struct hmd_run *next;
 };
 
@@ -346,17 +346,19 @@ uint64_t hmd_runs_lost(struct hmd *d, struct hmd_run *r);
 /* Adopted runs whose client is gone are ended (timer). */
 void hmd_runs_check_orphans(struct hmd *d);
 
-/* ---- dns.c: the resolver of runs with --allow NAME (docs/network.md) ---- */
+/* ---- dns.c: the resolvers of blocked runs (docs/network.md) ---- */
 struct hmd_dns;
 /* --dns-upstream ADDR[:PORT] (repeatable, at most 3); without any,
  * hmd_dns_init reads /etc/resolv.conf's nameservers. */
 int hmd_dns_add_upstream(const char *spec);
 int hmd_dns_init(void);
-/* The run's resolver: sockets, thread, and its hm_dns entries; *ret NULL
- * when n_names is 0. */
+/* A blocked run's resolver: with names its own sockets, thread and hm_dns
+ * entries; without, its hm_dns entry to the shared refuse-all resolver. */
 int hmd_dns_start(struct hmd_bpf *b, uint64_t cgid, const struct hm_allow_name *names,
 		  uint32_t n_names, struct hmd_dns **ret);
 void hmd_dns_stop(struct hmd_dns *r);
+/* The shared resolver of runs without names, at daemon exit. */
+void hmd_dns_shutdown(void);
 
 /* ---- adopt.c: run records, and runs adopted from a daemon before us ---- */
 int hmd_record_init(struct hmd *d, const char *runtime_dir, const char *subtree);
