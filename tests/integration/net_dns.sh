@@ -358,6 +358,22 @@ en -- sh -c "$PY '$T/probe.py' tcp 127.0.0.1 ${tport:-1}; $PY '$T/probe.py' udp 
 expect "the shared resolver's sockets, asked directly by a run: refused (TCP and UDP)" \
 	'[ -n "$tport" ] && [ -n "$uport" ] && [[ $EN_OUT == "ERR ECONNREFUSED "*"ERR ECONNREFUSED "* ]]'
 
+# A run holding idle TCP connections to the shared resolver (more than it
+# keeps) does not stall another run's lookups.
+rm -f "$T/hold.ready" "$T/hold.go"
+timeout -k 5 120 "$HERMETIC" enroll --clock off -- "$PY" -c "
+import socket, os, time
+c = [socket.create_connection(('127.0.0.1', 53), timeout=10) for _ in range(40)]
+open('$T/hold.ready', 'w').close()
+while not os.path.exists('$T/hold.go'): time.sleep(0.1)" >"$T/hold.out" 2>&1 &
+hold=$!
+for _ in $(seq 600); do [ -e "$T/hold.ready" ] && break; sleep 0.1; done
+en --env "DNS_SERVER=$LO" -- "$PY" "$T/dnsq.py" q evil.hm.test tcp q evil.hm.test q evil.hm.test tcp
+touch "$T/hold.go"
+wait $hold
+expect "a run holding 40 idle TCP connections to the shared resolver: another run's lookups still answered" \
+	'[ -e "$T/hold.ready" ] && [[ $EN_OUT == "ANS rcode=3 "*"ANS rcode=3 "*"ANS rcode=3 "* ]]'
+
 # 50 runs without names at once: all served, by the one shared thread.
 threads() { ls "/proc/$HMD_PID/task" | wc -l; }
 th0=$(threads)
