@@ -179,6 +179,7 @@ int hmd_bpf_get_policy(struct hmd_bpf *b, uint64_t cgid, struct hm_net_policy *r
 /* The DNS maps (docs/network.md), for the resolver (dns.c). */
 struct hmd_bpf_dns_fds {
 	int dns, ports, allow;
+	bool redirect; /* the cgroup hooks that redirect DNS are attached */
 };
 int hmd_bpf_dns_fds(struct hmd_bpf *b, struct hmd_bpf_dns_fds *ret);
 int hmd_bpf_set_policy(struct hmd_bpf *b, uint64_t cgid, uint32_t flags, const struct hm_allow *allow,

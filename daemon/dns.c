@@ -731,11 +731,19 @@ int hmd_dns_start(struct hmd_bpf *b, uint64_t cgid, const struct hm_allow_name *
 		  uint32_t n_names, struct hmd_dns **ret)
 {
 	struct hmd_dns *h = calloc(1, sizeof(*h));
+	struct hmd_bpf_dns_fds fds;
 	int err;
 
 	*ret = NULL;
 	if (!h)
 		return -ENOMEM;
+	/* --no-cgroup-hooks (make vm-test) has no hook that redirects: an entry would
+	 * only make the LSM layer let the run's DNS through (net_lsm.bpf.c),
+	 * so a run without names keeps that layer's verdict on it. */
+	if (!n_names && (hmd_bpf_dns_fds(b, &fds) < 0 || !fds.redirect)) {
+		free(h);
+		return 0;
+	}
 	h->cgid = cgid;
 	h->dns_fd = -1;
 	if (n_names) {
