@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Domains that follow DNS: the resolver of one run (docs/network.md).
+ * Domains that follow DNS: the resolvers of blocked runs (docs/network.md).
+ *
+ * Every blocked run's DNS goes to one of these. A run without names shares
+ * one resolver with all such runs (one thread, four sockets for the
+ * daemon), which answers NXDOMAIN to every query and forwards nothing; its
+ * TCP clients are read without blocking, so no run can hold it.
  *
  * A run with --allow NAME gets four sockets of its own, UDP and TCP on
  * 127.0.0.1 and ::1, and a thread serving them. The kernel (bpf/net.bpf.c
@@ -383,7 +388,11 @@ static size_t answer(struct resolver *r, const uint8_t *m, size_t n, bool tcp, u
 	for (uint32_t j = 0; j < r->n_names && !allowed; j++)
 		allowed = hm_dns_match(r->names[j].name, q.name);
 	if (!allowed) {
-		hmd_debug("run cgroup %" PRIu64 ": DNS %s refused (not allowed)", r->cgid, q.name);
+		if (r->cgid)
+			hmd_debug("run cgroup %" PRIu64 ": DNS %s refused (not allowed)", r->cgid,
+				  q.name);
+		else
+			hmd_debug("shared resolver: DNS %s refused (the run allows no name)", q.name);
 		return hm_dns_reply(m, &q, HM_DNS_NXDOMAIN, a, cap);
 	}
 	len = forward(r, m, n, &q, tcp, a, cap);
