@@ -443,3 +443,26 @@ else
 	fail "static Go binary: an allowed name resolves, another does not" "go not installed"
 	fail "static Go binary, no --allow NAME, its own loopback nameserver: not found at once, never asked" "go not installed"
 fi
+
+# --- a daemon restart: an adopted run without names is served again -------------------
+# The run asks once, the daemon is killed and a new one adopts the run, the
+# run asks again: NXDOMAIN both times, never sent to the nameserver.
+rm -f "$T/rs.1" "$T/rs.go"
+before=$(lo_asked evil.hm.test)
+timeout -k 5 180 "$HERMETIC" enroll --clock off --env "DNS_SERVER=$LO" -- sh -c \
+	"'$PY' '$T/dnsq.py' q evil.hm.test >'$T/rs.tmp'; mv '$T/rs.tmp' '$T/rs.1'; while [ ! -e '$T/rs.go' ]; do sleep 0.1; done; '$PY' '$T/dnsq.py' q evil.hm.test q evil.hm.test tcp" \
+	>"$T/rs.out" 2>"$T/rs.err" &
+rsp=$!
+for _ in $(seq 600); do [ -e "$T/rs.1" ] && break; sleep 0.1; done
+stop_daemon -KILL
+if start_daemon_again; then
+	touch "$T/rs.go"
+	wait $rsp
+	rs=$(cat "$T/rs.1" "$T/rs.out" 2>/dev/null)
+	EN_RC=- EN_OUT=$rs EN_ERR=$(cat "$T/rs.err" 2>/dev/null)
+	expect "after a daemon restart, an adopted run without names: NXDOMAIN again (UDP and TCP), never sent" \
+		'[[ $rs == "ANS rcode=3 "*"ANS rcode=3 "*"ANS rcode=3 "* ]] && [ "$(lo_asked evil.hm.test)" = "$before" ]'
+else
+	touch "$T/rs.go"
+	fail "after a daemon restart, an adopted run without names: NXDOMAIN again (UDP and TCP), never sent" "a new daemon did not start: $(tail -n 5 "$T/daemon.log" | tr '\n' '|')"
+fi
