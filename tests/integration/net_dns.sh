@@ -83,7 +83,7 @@ def query(name, tcp=False, qtype=1):
         n = struct.unpack(">H", recvn(s, 2))[0]
         a = recvn(s, n)
     else:
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s = socket.socket(socket.AF_INET6 if ":" in SERVER else socket.AF_INET, socket.SOCK_DGRAM)
         s.settimeout(10)
         s.sendto(q, (SERVER, 53))
         a, _ = s.recvfrom(4096)
@@ -350,6 +350,12 @@ before=$(lo_asked evil.hm.test)
 en --allow www.hm.test:8080 --env "DNS_SERVER=$LO" -- "$PY" "$T/dnsq.py" q evil.hm.test
 expect "a run with names, to the loopback nameserver: its own resolver answers NXDOMAIN for a name not allowed" \
 	'[[ $EN_OUT == "ANS rcode=3 "* ]] && [ "$(lo_asked evil.hm.test)" = "$before" ]'
+
+# IPv6: DNS to ::1 port 53 (no server listens there) goes to the shared
+# resolver's IPv6 sockets.
+en --env "DNS_SERVER=::1" -- "$PY" "$T/dnsq.py" q evil.hm.test q evil.hm.test tcp
+expect "no --allow NAME, IPv6 (::1 port 53): NXDOMAIN from the shared resolver, UDP and TCP" \
+	'[[ $EN_OUT == "ANS rcode=3 addrs=- ttl=None"*"ANS rcode=3 addrs=- ttl=None" ]]'
 
 # The shared resolver, from another run directly: refused like any run's.
 sports() { ss -Hlnp "$1" 2>/dev/null | grep "pid=$HMD_PID," | awk '{print $4}' | sed -n 's/^127\.0\.0\.1://p'; }
