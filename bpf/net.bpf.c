@@ -34,7 +34,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
  * blocked or audited run. */
 static __always_inline int hm_dns_redirect(struct bpf_sock_addr *ctx, __u64 cgid,
 					   struct hm_net_policy *pol, const __u8 addr[16],
-					   __u16 port, __u8 family, __u8 op)
+					   __u16 port, __u8 family, __u8 op, __u32 proto)
 {
 	struct hm_net_dns_orig orig = {};
 	struct hm_net_dns *dns;
@@ -53,7 +53,7 @@ static __always_inline int hm_dns_redirect(struct bpf_sock_addr *ctx, __u64 cgid
 	/* A run without names: block answers every query NXDOMAIN (the
 	 * shared resolver), so each is a refusal, under audit too. */
 	if (pol->flags & HM_NET_DNS_NONE)
-		hm_report(cgid, pol, addr, port, family, op, ctx->protocol);
+		hm_report(cgid, pol, addr, port, family, op, proto);
 	if (pol->flags & HM_NET_AUDIT)
 		return 1; /* audit: nothing is redirected */
 	dns = bpf_map_lookup_elem(&hm_dns, &cgid);
@@ -95,16 +95,27 @@ static __always_inline int decide(struct bpf_sock_addr *ctx, const __u8 addr[16]
 	__u64 cgid = hm_run_cgid();
 	struct hm_net_policy *pol = bpf_map_lookup_elem(&hm_policy, &cgid);
 	__u16 port = bpf_ntohs(ctx->user_port);
+	/* Read once, here: the verifier refuses a load through a ctx pointer
+	 * the compiler moved (ctx + offset) to share it between the two uses. */
+	__u32 proto = ctx->protocol;
 	int dns;
 
 	if (!pol)
 		return 1;
-	dns = hm_dns_redirect(ctx, cgid, pol, addr, port, family, op);
-	if (dns >= 0)
+	dns = hm_dns_redirect(ctx, cgid, pol, addr, port, family, op, proto);
+	if (dns >= 0) {
+		/* the run's DNS, sent to its resolver (or, under audit, where
+		 * it was sent): logged (--connections) with the address the
+		 * program asked; a run without names had it reported refused */
+		if (dns == 1 && !(pol->flags & HM_NET_DNS_NONE))
+			hm_log_allowed(cgid, pol, addr, port, family, op, proto);
 		return dns;
-	if (hm_allowed(cgid, pol, addr, port))
+	}
+	if (hm_allowed(cgid, pol, addr, port)) {
+		hm_log_allowed(cgid, pol, addr, port, family, op, proto);
 		return 1;
-	hm_report(cgid, pol, addr, port, family, op, ctx->protocol);
+	}
+	hm_report(cgid, pol, addr, port, family, op, proto);
 	if (pol->flags & HM_NET_AUDIT)
 		return 1; /* --network audit: counted and reported, let through */
 	/* Both say ENETUNREACH, what the kernel says for a destination without

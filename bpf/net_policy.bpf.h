@@ -231,6 +231,37 @@ static __always_inline void hm_report(__u64 cgid, struct hm_net_policy *pol, con
 	hm_report_ctx(cgid, pol, addr, port, family, op, proto, true);
 }
 
+/* enroll --connections: an allowed connect()/sendmsg() as an event, for
+ * runs that asked (HM_NET_LOG_ALLOWED); the others pay one flag test. Not
+ * counted in pol->refused; a full ring counts it in hm_dropped like any
+ * event, so the log can say that it is incomplete. */
+static __always_inline void hm_log_allowed(__u64 cgid, struct hm_net_policy *pol,
+					   const __u8 addr[16], __u16 port, __u8 family, __u8 op,
+					   __u32 proto)
+{
+	struct hm_net_event *ev;
+
+	if (!(pol->flags & HM_NET_LOG_ALLOWED))
+		return;
+	ev = bpf_ringbuf_reserve(&hm_events, sizeof(*ev), 0);
+	if (!ev) {
+		hm_count_drop(cgid);
+		return;
+	}
+	__sync_fetch_and_add(&pol->emitted, 1);
+	ev->kind = HM_EV_NET_ALLOWED;
+	ev->pid = bpf_get_current_pid_tgid() >> 32;
+	ev->cgroup_id = cgid;
+	ev->time_ns = bpf_ktime_get_ns();
+	__builtin_memcpy(ev->addr, addr, 16);
+	ev->port = port;
+	ev->family = family;
+	ev->op = op;
+	ev->proto = proto;
+	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	bpf_ringbuf_submit(ev, 0);
+}
+
 static __always_inline void hm_map_v4(__u8 out[16], __u32 ip4_be)
 {
 	__builtin_memset(out, 0, 16);

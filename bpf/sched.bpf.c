@@ -16,6 +16,8 @@
  *   bit  17      RACING: woken while we still counted it running
  *   bit  16      RUNNING: counted in its domain's nrun
  *   bits 12..0   domain slot + 1 (0: in no domain)
+ * A task outside the daemon's subtree has 0 (and leaves every program early:
+ * entry_of()); one in the subtree but in no domain caches that (RESOLVED).
  *
  * Transitions:
  *   sched_switch, prev blocks (interruptible sleep, stopped, traced)
@@ -44,8 +46,11 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* cgroups of domains are at this level or deeper (set before load). */
+/* cgroups of domains are at this level or deeper (set before load); their
+ * ancestor at min_level - 1 is the daemon's subtree, whose cgroup id is
+ * subtree_id (0: unknown, every task takes the full path). */
 const volatile int min_level = 1;
+const volatile __u64 subtree_id = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -128,6 +133,78 @@ static __always_inline int resolve_dom(struct cgroup *cg)
 	return -1;
 }
 
+/* A kernfs node's parent: "__parent" since 6.15, "parent" before. */
+struct kernfs_node___old {
+	struct kernfs_node *parent;
+} __attribute__((preserve_access_index));
+
+static __always_inline struct kernfs_node *kn_parent(struct kernfs_node *kn)
+{
+	if (bpf_core_field_exists(kn->__parent))
+		return kn->__parent;
+	return ((struct kernfs_node___old *)kn)->parent;
+}
+
+/* Up one level, while levels remain (straight-line code: see dom_step). */
+#define KN_UP(kn, up)                          \
+	do {                                   \
+		if ((up) > 0) {                \
+			(kn) = kn_parent(kn);  \
+			(up)--;                \
+		}                              \
+	} while (0)
+
+/*
+ * The early exit (docs/performance.md): these programs run on every context
+ * switch and wake-up of the machine, so a task outside every run must cost
+ * no helper call and no map lookup. A task can be counted in a domain only
+ * if its cgroup is in the daemon's subtree (every run's cgroup is) or its
+ * entry is not 0 (it was counted, or seen, in a run: a task moved out of a
+ * run by root is uncounted once, on its next switch, and its entry goes to
+ * 0). Plain loads through the BTF pointers the tracepoint hands us (no
+ * bpf_probe_read: a fault reads 0, which is "outside").
+ */
+static __always_inline bool in_subtree(struct task_struct *t)
+{
+	struct cgroup *cg = t->cgroups->dfl_cgrp;
+	struct kernfs_node *kn;
+	int up;
+
+	if (!subtree_id)
+		return true;
+	if (!cg)
+		return false;
+	/* levels between the task's cgroup and the subtree's */
+	up = cg->level - (min_level - 1);
+	if (up <= 0)
+		return false; /* above or beside: most of the machine leaves here */
+	if (up > 8)
+		return true; /* nested deeper than we walk: the full path decides */
+	kn = cg->kn;
+	KN_UP(kn, up);
+	KN_UP(kn, up);
+	KN_UP(kn, up);
+	KN_UP(kn, up);
+	KN_UP(kn, up);
+	KN_UP(kn, up);
+	KN_UP(kn, up);
+	KN_UP(kn, up);
+	return kn && kn->id == subtree_id;
+}
+
+/* The task's entry if the task may be in a run, else NULL. */
+static __always_inline __u64 *entry_of(struct task_struct *t)
+{
+	__u32 tid = t->pid;
+	__u64 *e;
+
+	if (!tid || !(e = bpf_map_lookup_elem(&hm_sched_task, &tid)))
+		return NULL;
+	if (!*(volatile __u64 *)e && !in_subtree(t))
+		return NULL;
+	return e;
+}
+
 static __always_inline __u32 ns_tid(struct task_struct *t)
 {
 	struct pid *p = BPF_CORE_READ(t, thread_pid);
@@ -201,8 +278,9 @@ static __always_inline bool try_update(struct task_struct *t, enum op op, struct
 		resolved_now = dom >= 0;
 	}
 	if (dom < 0 && !(old & T_RUNNING)) {
-		/* Not ours: cache that, unless already cached. */
-		new = cg32 | T_RESOLVED;
+		/* Not ours: cache that, unless already cached; a task outside
+		 * the subtree gets 0, so that it takes the early exit. */
+		new = in_subtree(t) ? cg32 | T_RESOLVED : 0;
 		return old == new || __sync_val_compare_and_swap(e, old, new) == old;
 	}
 	new = cg32 | T_RESOLVED | (__u64)(dom + 1);
@@ -245,15 +323,12 @@ static __always_inline bool try_update(struct task_struct *t, enum op op, struct
 	return true;
 }
 
-static __always_inline void update(struct task_struct *t, enum op op)
+/* e: the task's entry, from entry_of(). */
+static __always_inline void update(struct task_struct *t, __u64 *e, enum op op)
 {
-	__u32 tid = BPF_CORE_READ(t, pid);
-	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
-	__u64 cg32 = (__u64)(__u32)BPF_CORE_READ(cg, kn, id) << 32;
-	__u64 *e = bpf_map_lookup_elem(&hm_sched_task, &tid);
+	struct cgroup *cg = t->cgroups->dfl_cgrp;
+	__u64 cg32 = (__u64)(__u32)cg->kn->id << 32;
 
-	if (!e || !tid)
-		return;
 	/* Another CPU may change the entry between our read and our swap: try
 	 * again, a few times (it is the same task: a waker and its wakee). */
 	if (!try_update(t, op, cg, cg32, e) && !try_update(t, op, cg, cg32, e) &&
@@ -283,40 +358,51 @@ int BPF_PROG(hm_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	     unsigned int prev_state)
 {
 	enum op op = OP_PREEMPT;
+	__u64 *e;
 
-	if (prev_state & S_DEAD)
-		op = OP_DEAD;
-	else if (!preempt && (prev_state & (S_INTERRUPTIBLE | S_STOPPED | S_TRACED)) &&
-		 !(prev_state & S_UNINTERRUPTIBLE) && !waits_for_supervisor(prev))
-		op = OP_BLOCK;
-	update(prev, op);
-	update(next, OP_IN);
+	/* Both sides, each with its early exit first: a switch between two
+	 * tasks outside every run costs two of them and nothing else. */
+	if ((e = entry_of(prev))) {
+		if (prev_state & S_DEAD)
+			op = OP_DEAD;
+		else if (!preempt && (prev_state & (S_INTERRUPTIBLE | S_STOPPED | S_TRACED)) &&
+			 !(prev_state & S_UNINTERRUPTIBLE) && !waits_for_supervisor(prev))
+			op = OP_BLOCK;
+		update(prev, e, op);
+	}
+	if ((e = entry_of(next)))
+		update(next, e, OP_IN);
 	return 0;
 }
 
 SEC("tp_btf/sched_waking")
 int BPF_PROG(hm_sched_waking, struct task_struct *p)
 {
-	update(p, OP_WAKING);
+	__u64 *e = entry_of(p);
+
+	if (e)
+		update(p, e, OP_WAKING);
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(hm_sched_wakeup, struct task_struct *p)
 {
-	__u32 tid = BPF_CORE_READ(p, pid);
-	__u64 *e = bpf_map_lookup_elem(&hm_sched_task, &tid);
+	__u64 *e = entry_of(p);
 
 	/* Most wake-ups were counted at sched_waking: only clear RACING. */
-	if (e && (*e & (T_RACING | T_RUNNING)) == T_RUNNING)
+	if (!e || (*e & (T_RACING | T_RUNNING)) == T_RUNNING)
 		return 0;
-	update(p, OP_WAKEUP);
+	update(p, e, OP_WAKEUP);
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(hm_sched_wakeup_new, struct task_struct *p)
 {
-	update(p, OP_NEW);
+	__u64 *e = entry_of(p);
+
+	if (e)
+		update(p, e, OP_NEW);
 	return 0;
 }

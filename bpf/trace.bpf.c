@@ -5,10 +5,12 @@
  * a syscall, so every one seen here either bypassed the shim or came from a
  * process without it), and reads of /dev/urandom and /dev/random.
  *
- * Every program first looks up the current cgroup in hm_policy (shared with
- * net.bpf.c): processes that are not enrolled leave at once. The daemon
- * attaches these programs only while runs exist, so a machine where nothing
- * is enrolled pays nothing.
+ * Every program first asks whether the current task's cgroup lies in the
+ * daemon's subtree (one helper call, no map: outside(), below), and only
+ * then looks the run up in hm_policy (shared with net.bpf.c) or in its own
+ * maps: processes that are not enrolled leave at once, having touched no
+ * map (docs/performance.md). The daemon attaches these programs only while
+ * runs exist, so a machine where nothing is enrolled pays nothing.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -43,6 +45,21 @@ struct {
 	__type(key, __u64);
 	__type(value, __u8);
 } hm_random_fds SEC(".maps");
+
+/* The cgroup id of the daemon's subtree, the ancestor of every run's cgroup
+ * at level hm_run_level - 1 (set before load; 0: unknown). */
+const volatile __u64 hm_subtree_id = 0;
+
+/* The early exit: the current task is in no run. A run's cgroup is always
+ * below the subtree, and a process cannot leave its run's cgroup for one
+ * outside the subtree without root moving it, after which it is no longer
+ * the run's (hm_run_cgid() would not find it either). */
+static __always_inline bool outside(void)
+{
+	if (!hm_subtree_id || !hm_run_level)
+		return false;
+	return bpf_get_current_ancestor_cgroup_id(hm_run_level - 1) != hm_subtree_id;
+}
 
 static __always_inline int enrolled(__u64 *ret_cgid)
 {
@@ -86,7 +103,7 @@ int BPF_PROG(hm_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	__u64 cgid;
 	long n;
 
-	if (!enrolled(&cgid) || !(e = event(cgid, HM_EV_EXEC)))
+	if (outside() || !enrolled(&cgid) || !(e = event(cgid, HM_EV_EXEC)))
 		return 0;
 	n = bpf_probe_read_kernel_str(e->data, sizeof(e->data), BPF_CORE_READ(bprm, filename));
 	e->len = n > 0 ? n - 1 : 0;
@@ -100,7 +117,7 @@ int BPF_PROG(hm_fork, struct task_struct *parent, struct task_struct *child)
 	struct hm_trace_event *e;
 	__u64 cgid;
 
-	if (!enrolled(&cgid) || !(e = event(cgid, HM_EV_FORK)))
+	if (outside() || !enrolled(&cgid) || !(e = event(cgid, HM_EV_FORK)))
 		return 0;
 	e->aux = BPF_CORE_READ(child, tgid);
 	e->ret = BPF_CORE_READ(child, pid);
@@ -116,7 +133,7 @@ int BPF_PROG(hm_exit, struct task_struct *p)
 	__u64 cgid;
 
 	/* One event per process: when its last thread, the leader, goes. */
-	if (BPF_CORE_READ(p, pid) != BPF_CORE_READ(p, tgid))
+	if (outside() || BPF_CORE_READ(p, pid) != BPF_CORE_READ(p, tgid))
 		return 0;
 	if (!enrolled(&cgid) || !(e = event(cgid, HM_EV_EXIT)))
 		return 0;
@@ -155,17 +172,35 @@ static __always_inline void forget(void)
 	bpf_map_delete_elem(&hm_pending, &tid);
 }
 
+/* The shim's announcement names its lineage key in the buffer argument
+ * (preload/init.c): data = the key, len = its length without the NUL; 0
+ * when there is none or it does not fit. */
+static __always_inline void shim_key(struct hm_trace_event *e, __u64 buf)
+{
+	long n;
+
+	if (!buf)
+		return;
+	n = bpf_probe_read_user_str(e->data, HM_TRACE_DATA_MAX, (void *)buf);
+	if (n > 1 && n < HM_TRACE_DATA_MAX)
+		e->len = n - 1;
+}
+
 /* getrandom(buf, count, flags): the bytes it returned, up to the cap. */
 SEC("tracepoint/syscalls/sys_enter_getrandom")
 int hm_getrandom_enter(struct trace_event_raw_sys_enter *ctx)
 {
 	__u64 cgid;
 
+	if (outside())
+		return 0;
 	if (ctx->args[2] == HM_SHIM_HELLO_FLAGS) {
 		struct hm_trace_event *e;
 
-		if (enrolled(&cgid) && (e = event(cgid, HM_EV_SHIM)))
+		if (enrolled(&cgid) && (e = event(cgid, HM_EV_SHIM))) {
+			shim_key(e, ctx->args[0]);
 			bpf_ringbuf_submit(e, 0);
+		}
 		return 0;
 	}
 	return remember(ctx, 318);
@@ -188,12 +223,13 @@ static __always_inline void copy_user(struct hm_trace_event *e, __u64 buf, long 
 SEC("tracepoint/syscalls/sys_exit_getrandom")
 int hm_getrandom_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	struct pending *p = recall();
+	struct pending *p;
 	struct hm_trace_event *e;
-	__u64 cgid = hm_run_cgid();
+	__u64 cgid;
 
-	if (!p)
+	if (outside() || !(p = recall()))
 		return 0;
+	cgid = hm_run_cgid();
 	e = event(cgid, HM_EV_SYSCALL);
 	if (e) {
 		e->aux = p->nr;
@@ -214,7 +250,7 @@ static __always_inline int clock_call(__u32 nr, __u64 arg0, __u64 arg1)
 	struct hm_trace_event *e;
 	__u64 cgid;
 
-	if (!enrolled(&cgid) || !(e = event(cgid, HM_EV_SYSCALL)))
+	if (outside() || !enrolled(&cgid) || !(e = event(cgid, HM_EV_SYSCALL)))
 		return 0;
 	e->aux = nr;
 	e->arg0 = arg0;
@@ -272,7 +308,7 @@ int hm_openat_enter(struct trace_event_raw_sys_enter *ctx)
 	char path[16] = {};
 	__u64 cgid;
 
-	if (!enrolled(&cgid))
+	if (outside() || !enrolled(&cgid))
 		return 0;
 	if (bpf_probe_read_user_str(path, sizeof(path), (void *)ctx->args[1]) < 0 ||
 	    !is_random_path(path))
@@ -283,12 +319,13 @@ int hm_openat_enter(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_openat")
 int hm_openat_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	struct pending *p = recall();
+	struct pending *p;
 	struct hm_trace_event *e;
-	__u64 cgid = hm_run_cgid();
+	__u64 cgid;
 
-	if (!p || p->nr != 257)
+	if (outside() || !(p = recall()) || p->nr != 257)
 		return 0;
+	cgid = hm_run_cgid();
 	if (ctx->ret >= 0) {
 		__u64 key = (bpf_get_current_pid_tgid() & ~0xffffffffULL) | (__u32)ctx->ret;
 		__u8 one = 1;
@@ -307,9 +344,12 @@ int hm_openat_exit(struct trace_event_raw_sys_exit *ctx)
 SEC("tracepoint/syscalls/sys_enter_read")
 int hm_read_enter(struct trace_event_raw_sys_enter *ctx)
 {
-	__u64 key = (bpf_get_current_pid_tgid() & ~0xffffffffULL) | (__u32)ctx->args[0];
+	__u64 key;
 
-	/* Cheapest test first: only fds we saw open a random device. */
+	if (outside())
+		return 0;
+	/* Then only fds we saw open a random device. */
+	key = (bpf_get_current_pid_tgid() & ~0xffffffffULL) | (__u32)ctx->args[0];
 	if (!bpf_map_lookup_elem(&hm_random_fds, &key))
 		return 0;
 	return remember(ctx, 0);
@@ -322,7 +362,7 @@ int hm_read_exit(struct trace_event_raw_sys_exit *ctx)
 	struct hm_trace_event *e;
 	__u64 cgid;
 
-	if (!(p = recall()) || p->nr != 0)
+	if (outside() || !(p = recall()) || p->nr != 0)
 		return 0;
 	cgid = hm_run_cgid();
 	e = event(cgid, HM_EV_RANDOM_READ);
@@ -340,8 +380,14 @@ int hm_read_exit(struct trace_event_raw_sys_exit *ctx)
 SEC("tracepoint/syscalls/sys_enter_close")
 int hm_close_enter(struct trace_event_raw_sys_enter *ctx)
 {
-	__u64 key = (bpf_get_current_pid_tgid() & ~0xffffffffULL) | (__u32)ctx->args[0];
+	__u64 key;
 
+	/* (a process of a run that root moved out keeps its entries until
+	 * they are flushed, with the rest, when the programs are detached;
+	 * outside, they are never consulted) */
+	if (outside())
+		return 0;
+	key = (bpf_get_current_pid_tgid() & ~0xffffffffULL) | (__u32)ctx->args[0];
 	bpf_map_delete_elem(&hm_random_fds, &key);
 	return 0;
 }

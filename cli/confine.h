@@ -29,6 +29,9 @@ struct confine_mount {
 enum confine_ns { CONFINE_NS_NONE, CONFINE_NS_FULL, CONFINE_NS_CHROOT };
 
 struct confine {
+	/* confine_prepare ran on it: it is not all zeros (a struct confine is
+	 * large; one still as the loader zeroed it is not written again). */
+	bool prepared;
 	bool on; /* --confine on (the default) */
 	bool block_net; /* the run's network is blocked */
 	bool root; /* the command starts as root: namespaces and capabilities too */

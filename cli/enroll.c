@@ -159,6 +159,8 @@ static void create_run(struct enroll *e)
 		req.c.flags |= HM_RUN_UNCONFINED;
 	if (e->cfg.clock_virtual)
 		req.c.flags |= HM_RUN_CLOCK;
+	if (e->connlog_path)
+		req.c.flags |= HM_RUN_CONNLOG;
 	req.c.n_allow = e->n_allow;
 	memcpy(req.a, e->allow, e->n_allow * sizeof(struct hm_allow));
 	/* The names follow the allow entries that are there, in the payload. */
@@ -271,11 +273,13 @@ static void wait_events(struct enroll *e, int sfd, int timeout_ms)
 	struct signalfd_siginfo si;
 	char buf[256];
 
-	if (poll(pfd, npfd, supervise_wait_timeout(&e->sv, enroll_daemon_timeout(e, timeout_ms))) <
+	if (poll(pfd, npfd,
+		 supervise_wait_timeout(&e->sv, enroll_daemon_timeout(e, connlog_timeout(e, timeout_ms)))) <
 		    0 &&
 	    errno != EINTR)
 		die(EXIT_INTERNAL, "poll: %s", strerror(errno));
 	supervise_wait_tick(&e->sv);
+	connlog_tick(e);
 	if (pfd[3].revents & POLLIN)
 		supervise_notify(&e->sv);
 	else if (pfd[3].revents)
@@ -355,7 +359,9 @@ int enroll_run(struct enroll *e)
 		    "  processes belong to one policy; run the command directly)",
 		    inside);
 	e->sock = e->cgroup_fd = e->events_fd = e->page_fd = -1;
+	cli_vclock_files_since(e);
 	enroll_json_open(e);
+	connlog_open(e);
 	if (e->record)
 		record_setup(e);
 	if (e->no_daemon)
@@ -451,6 +457,7 @@ int enroll_run(struct enroll *e)
 		enroll_fetch_audit(e);
 		enroll_print_audit(e);
 	}
+	connlog_finish(e, daemon);
 	cli_vclock_dns(e);
 	enroll_daemon_note(e, &note);
 	/* The journal goes to the store before the run ends; it carries the
@@ -471,6 +478,10 @@ int enroll_run(struct enroll *e)
 	else if (note.name)
 		warnx_("note: %s", e->restart_note);
 	cli_vclock_lag(e);
+	/* Done with the page: let it go before the run ends, so that the
+	 * last reference to its file (and the kernel's truncation of its
+	 * pages) is not ours to wait for. */
+	cli_vclock_finish(e);
 	if (daemon) {
 		struct hm_run_end end = { .run_id = e->run.run_id,
 					  .flags = kept ? HM_END_KEEP : 0 };
@@ -481,7 +492,6 @@ int enroll_run(struct enroll *e)
 			warnx_("hermeticd could not end the run: %s", msg);
 	}
 	boundary_finish(&e->bnd, empty);
-	cli_vclock_finish(e);
 	if (e->rec)
 		record_cleanup(e);
 	close(sfd);

@@ -34,6 +34,17 @@ struct enroll_opt {
 #define ENROLL_MAX_OPTS 512
 #define ENROLL_MAX_ENV 8
 
+/* enroll --connections FILE (connlog.c) */
+struct enroll_connlog {
+	int fd; /* -1: no log */
+	uint64_t next_ns; /* next fetch (CLOCK_MONOTONIC) */
+	uint64_t lines;
+	uint64_t attempts[4]; /* by HM_VERDICT_* */
+	uint64_t refused, kernel_dropped, daemon_dropped; /* the daemon's last counts */
+	bool fetch_err;
+	int write_err;
+};
+
 struct enroll {
 	struct hm_config cfg;
 	bool parsed; /* enroll_parse is done: seed and start time are final */
@@ -82,6 +93,11 @@ struct enroll {
 	int64_t started_ns; /* real wall clock at start */
 	int64_t fs_start_ns; /* the real start file times follow (replay: the recorded run's), or 0 */
 	uint64_t started_mono;
+	/* The line between file times from before the run and those it causes
+	 * (cli/vclock.c), read when enroll starts; the child waits for the
+	 * kernel's coarse clock to pass it just before its exec. 0: none. */
+	int64_t files_since;
+	int64_t coarse_tick_ns; /* resolution of CLOCK_REALTIME_COARSE */
 	uint64_t wall_ns;
 	uint32_t killed; /* stragglers killed after CMD exited */
 	bool have_audit;
@@ -96,6 +112,8 @@ struct enroll {
 	/* --report FILE (report.c): opened before the run, appended after */
 	const char *report_path;
 	int report_fd;
+	const char *connlog_path; /* --connections FILE */
+	struct enroll_connlog connlog;
 	const char *fail_reason; /* hermetic_error.reason of a die() now, if not by status */
 	/* the journal kept, if any (record.c) */
 	char journal_id[32];
@@ -142,6 +160,8 @@ int enroll_find_lib(const char *name, char *buf, size_t size);
 
 /* vclock.c: the run's clock page; setup before CMD starts, finish after. */
 void cli_vclock_setup(struct enroll *e);
+void cli_vclock_files_since(struct enroll *e); /* B, when enroll starts */
+void cli_vclock_wait_files(const struct enroll *e); /* the child, before its exec */
 void cli_vclock_finish(struct enroll *e);
 /* The name lookups the shim refused (counted in the clock page): into
  * e->dns_*, and one line when there were any. */
@@ -170,6 +190,14 @@ void enroll_json_write(struct enroll *e, int code);
 /* Time and entropy syscalls of a process with the shim that reached the
  * kernel although the run meant to control them. */
 uint64_t enroll_uncontrolled_calls(const struct enroll *e, const struct hm_audit_proc *p);
+
+/* connlog.c: --connections FILE opened before the run (dies with 73 when it
+ * cannot be written); while CMD runs, the poll timeout and a fetch when one
+ * is due; at the end the rest and the end line (daemon: it is reachable). */
+void connlog_open(struct enroll *e);
+int connlog_timeout(struct enroll *e, int timeout_ms);
+void connlog_tick(struct enroll *e);
+void connlog_finish(struct enroll *e, bool daemon);
 
 /* launch.c: start CMD inside the run (clone3 into its cgroup, or a child
  * that asks the daemon to adopt it), confined (confine.c), before its

@@ -49,6 +49,12 @@ static void usage(FILE *f)
 		"                          opened meanwhile outlive it. Other names: NXDOMAIN\n"
 		"                          at once, never sent upstream. Addresses\n"
 		"                          /etc/hosts gives the name open now (docs/network.md)\n"
+		"  --connections FILE      write one JSON line per connection attempt of the\n"
+		"                          run to FILE: allowed, refused or audited, with\n"
+		"                          process, destination, port, protocol and real\n"
+		"                          time; datagrams to one destination in a row are\n"
+		"                          one line with a count; the last line, {\"end\":\n"
+		"                          true, ...}, has the counts and the events lost\n"
 		"  --no-daemon             shim only: NO kernel network refusal, no kernel view\n"
 		"  --confine on|off        on (default): the kernel refuses the run's\n"
 		"                          processes, static ones too, packet and vsock\n"
@@ -131,9 +137,9 @@ static void usage(FILE *f)
 		"\n"
 		"Exit status: CMD's own, or 128+N when it died of signal N (86: it spun on a\n"
 		"clock that cannot advance). hermetic's own failures: 2 bad usage,\n"
-		"69 hermeticd not reachable, 70 internal error\n"
-		"or hermeticd refused the run, 73 --report cannot be opened, 77 already inside\n"
-		"a run, 126 CMD not executable, 127 CMD not found. All but 2 and 73 also get a\n"
+		"69 hermeticd not reachable, 70 internal error or hermeticd refused the run,\n"
+		"73 --report or --connections cannot be opened, 77 already inside a run,\n"
+		"126 CMD not executable, 127 CMD not found. All but 2 and 73 also get a\n"
 		"--report line whose hermetic_error says why; CMD's own status has it null.\n",
 		(unsigned long long)HM_DEFAULT_SPIN_LIMIT);
 }
@@ -336,7 +342,8 @@ static bool dashdash_follows(int argc, char **argv, int from)
 void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 {
 	enum {
-		O_RECORD = 240, O_KEEP_PASSING, O_REPORT, O_JOURNAL_PER_SCOPE, O_CONFINE, O_SUPERVISE,
+		O_RECORD = 239, O_KEEP_PASSING, O_REPORT, O_JOURNAL_PER_SCOPE, O_CONFINE, O_SUPERVISE,
+		O_CONNECTIONS,
 		O_NETWORK = 256, O_NO_LOOPBACK, O_NO_UNIX, O_ALLOW, O_NO_DAEMON, O_GRACE, O_SEED,
 		O_NOW, O_TICK, O_CLOCK, O_RNG, O_SPIN, O_LAG, O_ASLR,
 		/* boundary options (hm_boundary_set) from here on */
@@ -374,6 +381,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 		{ "keep-passing", no_argument, NULL, O_KEEP_PASSING },
 		{ "journal-per-scope", no_argument, NULL, O_JOURNAL_PER_SCOPE },
 		{ "report", required_argument, NULL, O_REPORT },
+		{ "connections", required_argument, NULL, O_CONNECTIONS },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -383,6 +391,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 
 	usage_prefix = prefix;
 	e->report_fd = -1;
+	e->connlog.fd = -1;
 	hm_config_init(&e->cfg);
 	e->now_src = NOW_RELEASE;
 	boundary_init(&e->bnd);
@@ -414,6 +423,11 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 			if (!*optarg)
 				bad_usage("--report FILE: empty file name");
 			e->report_path = optarg;
+			break;
+		case O_CONNECTIONS:
+			if (!*optarg)
+				bad_usage("--connections FILE: empty file name");
+			e->connlog_path = optarg;
 			break;
 		case O_NO_LOOPBACK:
 			e->cfg.loopback = false;
@@ -478,6 +492,9 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 		bad_usage("--allow, --no-loopback and --no-unix need --network block or audit");
 	if (e->no_daemon && (e->n_allow_specs || !e->cfg.loopback || !e->cfg.unix_sockets))
 		bad_usage("--allow, --no-loopback and --no-unix need the daemon (not --no-daemon)");
+	if (e->no_daemon && e->connlog_path)
+		bad_usage("--connections needs the daemon (not --no-daemon): the kernel hooks see "
+			  "the connections");
 	if (e->keep_passing && !e->record)
 		bad_usage("--keep-passing needs --record");
 	if (e->journal_per_scope && !e->record_dir)

@@ -111,6 +111,9 @@ static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_
 	 * programs mix addresses into their random state. */
 	if (!e->cfg.aslr)
 		personality(ADDR_NO_RANDOMIZE);
+	/* The last step: no file stamp of the command may fall on the
+	 * before-the-run side of the line (cli/vclock.c). */
+	cli_vclock_wait_files(e);
 	execvp(e->bnd.exec_file, e->argv);
 	err = errno;
 	report(err_fd, LAUNCH_EXEC, err, NULL);

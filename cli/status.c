@@ -19,8 +19,29 @@ static void usage(FILE *f)
 		   "were refused and why, its cgroup subtree, the containment a run started\n"
 		   "here would get (and what this kernel cannot give), whether processes\n"
 		   "without the shim (static binaries, Go) can be supervised here, and your\n"
-		   "active runs (root: every user's; others see how many other users have).\n\n"
+		   "active runs (root: every user's; others see how many other users have)\n"
+		   "with their network mode and counts: refused (block) or audited (audit),\n"
+		   "allowed (runs with enroll --connections) and events dropped.\n\n"
 		   "  --json   one JSON object, for scripts\n");
+}
+
+/* A run's network counts: refused (block) or audited (audit: what block
+ * would have refused), allowed when the run keeps a connection log
+ * (enroll --connections), and events the kernel or daemon could not keep. */
+static void print_counts(json_object *r, json_object *ref)
+{
+	json_object *net, *aud, *allowed, *dropped;
+	bool audit = json_object_object_get_ex(r, "network", &net) &&
+		     !strcmp(json_object_get_string(net), "audit");
+
+	if (audit && json_object_object_get_ex(r, "audited", &aud))
+		printf(" audited %s", json_object_get_string(aud));
+	else
+		printf(" refused %s", json_object_get_string(ref));
+	if (json_object_object_get_ex(r, "allowed", &allowed) && allowed)
+		printf(" allowed %s", json_object_get_string(allowed));
+	if (json_object_object_get_ex(r, "dropped_events", &dropped))
+		printf(" dropped %s", json_object_get_string(dropped));
 }
 
 int cmd_status(int argc, char **argv)
@@ -156,9 +177,10 @@ int cmd_status(int argc, char **argv)
 				  json_object_get_boolean(adopted) &&
 				  json_object_object_get_ex(r, "connected", &conn) &&
 				  !json_object_get_boolean(conn);
-			printf("  run %s uid %s network %s refused %s%s: %s\n",
-			       json_object_get_string(id), json_object_get_string(uid),
-			       json_object_get_string(net), json_object_get_string(ref),
+			printf("  run %s uid %s network %s", json_object_get_string(id),
+			       json_object_get_string(uid), json_object_get_string(net));
+			print_counts(r, ref);
+			printf("%s: %s\n",
 			       waiting ? " (adopted after a restart, waiting for its client)" : "",
 			       json_object_get_string(label));
 		}

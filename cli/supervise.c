@@ -183,7 +183,9 @@ void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock
 	struct seccomp_notif_sizes sz;
 	int r;
 
-	memset(s, 0, sizeof(*s));
+	if (s->prepared)
+		memset(s, 0, sizeof(*s));
+	s->prepared = true;
 	s->sock[0] = s->sock[1] = s->listener = s->page_fd = -1;
 	s->seed = seed;
 	/* The page reaches processes only as a descriptor (lib/clockfd.h):

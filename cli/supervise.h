@@ -65,6 +65,7 @@ struct sv_wait {
 };
 
 struct supervise {
+	bool prepared; /* supervise_prepare ran on it: not all zeros (as struct confine) */
 	bool want; /* --supervise on, and the run virtualises something */
 	bool on; /* the listener is ours */
 	bool clock, rng; /* the run's settings */

@@ -107,21 +107,44 @@ static int64_t realtime_ns(clockid_t id)
 }
 
 /*
- * The line between file times from before the run and those stamped during
- * it (docs/file-times.md): now, and then wait until the kernel's coarse
- * clock - what it stamps inodes with - has passed it (at most one tick,
- * 1/HZ). Every stamp from before is at most now (stamps are never ahead of
- * the fine clock); every stamp the run causes is at least the coarse time
- * when it happens, so after the wait, above the line.
+ * The line B between file times from before the run and those stamped during
+ * it (docs/file-times.md): the real clock when enroll starts. Every stamp
+ * from before is at most B (stamps are never ahead of the fine clock). A
+ * stamp the run causes is at least the kernel's coarse clock - what it
+ * stamps inodes with - at that moment, so the command must not start before
+ * the coarse clock has passed B: cli_vclock_wait_files, in the child just
+ * before its exec. Reading B early lets that wait (up to one tick, 1/HZ)
+ * overlap the daemon's answer and the confinement instead of adding to them.
  */
-static int64_t files_since(void)
+void cli_vclock_files_since(struct enroll *e)
 {
-	int64_t since = realtime_ns(CLOCK_REALTIME);
-	struct timespec ms = { 0, 1000000 };
+	e->files_since = realtime_ns(CLOCK_REALTIME);
+}
 
-	for (int i = 0; i < 1000 && realtime_ns(CLOCK_REALTIME_COARSE) <= since; i++)
-		nanosleep(&ms, NULL);
-	return since;
+/* In the child (async-signal-safe calls only): until the coarse clock has
+ * passed B, sleeping to the next tick as the coarse clock's age says. */
+void cli_vclock_wait_files(const struct enroll *e)
+{
+	int64_t since = e->files_since;
+
+	if (!since)
+		return;
+	for (int i = 0; i < 1000; i++) {
+		int64_t coarse = realtime_ns(CLOCK_REALTIME_COARSE), left;
+		struct timespec ts;
+
+		if (coarse > since)
+			return;
+		/* The coarse clock moves by one tick at once, e->coarse_tick_ns
+		 * after it last did (it is coarse's age short of that). */
+		left = e->coarse_tick_ns - (realtime_ns(CLOCK_REALTIME) - coarse);
+		if (left < 20000)
+			left = 20000;
+		left += 20000;
+		ts.tv_sec = left / 1000000000;
+		ts.tv_nsec = left % 1000000000;
+		nanosleep(&ts, NULL);
+	}
 }
 
 void cli_vclock_setup(struct enroll *e)
@@ -154,8 +177,10 @@ void cli_vclock_setup(struct enroll *e)
 	/* The seed lives in the page, not in CMD's environment. */
 	e->vc->seed = e->cfg.seed;
 	__atomic_store_n(&e->vc->has_seed, 1, __ATOMIC_RELEASE);
-	if (!e->cfg.clock_virtual)
+	if (!e->cfg.clock_virtual) {
+		e->files_since = 0; /* no file times of the run's own: no wait */
 		return;
+	}
 	/* Monotonic time starts at a point within a second of HM_VMONO_BASE
 	 * that depends on the seed: programs that seed generators from it (the
 	 * JVM's Random, ThreadLocalRandom) repeat under one seed and change
@@ -168,7 +193,17 @@ void cli_vclock_setup(struct enroll *e)
 	__atomic_store_n(&e->vc->mono, mono, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->vc->wall_off, e->cfg.now_ns - mono, __ATOMIC_RELEASE);
 	note_stdio(e->vc);
-	__atomic_store_n(&e->vc->files_since, files_since(), __ATOMIC_RELEASE);
+	if (!e->files_since)
+		cli_vclock_files_since(e);
+	{
+		struct timespec res;
+
+		e->coarse_tick_ns = clock_getres(CLOCK_REALTIME_COARSE, &res) == 0 &&
+					    !res.tv_sec && res.tv_nsec > 0
+				    ? res.tv_nsec
+				    : 1000000;
+	}
+	__atomic_store_n(&e->vc->files_since, e->files_since, __ATOMIC_RELEASE);
 }
 
 /* A string the run wrote: up to its first NUL, printable ASCII only. */

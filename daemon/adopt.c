@@ -64,6 +64,7 @@ uint64_t hmd_proc_start(pid_t pid)
 int hmd_record_init(struct hmd *d, const char *runtime_dir, const char *subtree)
 {
 	struct stat st;
+	int r;
 
 	if ((size_t)snprintf(d->records, sizeof(d->records), "%s/%s.runs", runtime_dir, subtree) >=
 	    sizeof(d->records))
@@ -74,6 +75,12 @@ int hmd_record_init(struct hmd *d, const char *runtime_dir, const char *subtree)
 		return -errno;
 	if (!S_ISDIR(st.st_mode) || st.st_uid != 0)
 		return -EPERM;
+	/* A record is written and removed per run: in memory (tmpfs.c). */
+	r = hmd_tmpfs_ensure(d->records, 64ULL << 20);
+	if (r < 0)
+		hmd_warn("run records stay on disk in %s (cannot mount a tmpfs there: %s)",
+			 d->records, strerror(-r));
+	d->records_mounted = r > 0;
 	return 0;
 }
 

@@ -33,6 +33,7 @@ struct hmd_bpf {
 	struct trace_bpf *trace;
 	struct bpf_link *lazy[24]; /* tracing programs, attached while runs exist */
 	int n_lazy;
+	struct hmd_detacher dt; /* their detaching, off the main loop */
 	uint32_t run_level; /* every object's hm_run_level */
 	int trace_att; /* index of their first entry in the attach table */
 	struct hmd_attach *att;
@@ -235,8 +236,11 @@ static void load_trace(struct hmd_bpf *b, struct hmd_attach *att, int *n)
 		return;
 	}
 	s = trace_bpf__open();
-	if (s)
+	if (s) {
 		s->rodata->hm_run_level = b->run_level;
+		/* The early exit for processes outside every run. */
+		s->rodata->hm_subtree_id = b->cgroup_id;
+	}
 	if (!s || hmd_pin_maps(s->obj, b->pin_dir) < 0 || bpf_map__reuse_fd(s->maps.hm_policy, bpf_map__fd(b->net->maps.hm_policy)) ||
 	    bpf_map__reuse_fd(s->maps.hm_allow, bpf_map__fd(b->net->maps.hm_allow)) ||
 	    bpf_map__reuse_fd(s->maps.hm_events, bpf_map__fd(b->net->maps.hm_events)) ||
@@ -261,6 +265,8 @@ int hmd_bpf_trace_lazy(struct hmd_bpf *b, bool on)
 
 	if (!s || on == (b->n_lazy > 0))
 		return 0;
+	/* Never twice at once: the last detach is done first. */
+	hmd_detach_wait(&b->dt);
 	struct bpf_program *groups[3][8] = {
 		{ s->progs.hm_exec, s->progs.hm_fork, s->progs.hm_exit },
 		{ s->progs.hm_getrandom_enter, s->progs.hm_getrandom_exit, s->progs.hm_clock_gettime,
@@ -299,26 +305,62 @@ int hmd_bpf_trace_lazy(struct hmd_bpf *b, bool on)
 			err = gerr;
 	}
 	if (!on) {
-		uint64_t key;
-		int fd = bpf_map__fd(s->maps.hm_random_fds);
+		struct bpf_link *drop[HMD_DETACH_MAX];
+		int n = 0;
 
-		while (b->n_lazy)
-			hmd_pin_link_drop(b->lazy[--b->n_lazy], true);
+		/* Ours, unpinned now (so that the walk below finds only those
+		 * of a daemon before us) and destroyed by a thread (detach.c). */
+		while (b->n_lazy && n < HMD_DETACH_MAX) {
+			struct bpf_link *l = b->lazy[--b->n_lazy];
+
+			if (bpf_link__pin_path(l) && bpf_link__unpin(l) && errno != ENOENT)
+				hmd_warn("Failed to unpin link: %s", strerror(errno));
+			drop[n++] = l;
+		}
 		/* Links a daemon before us pinned and we never took (it died
 		 * with runs that since ended): detach them too. */
 		for (size_t g = 0; g < 3; g++)
 			for (int i = 0; i < 8 && groups[g][i]; i++) {
 				bool upgraded;
+				struct bpf_link *l =
+					hmd_pin_link_adopt(b->pin_dir, groups[g][i], 0, &upgraded);
 
-				hmd_pin_link_drop(hmd_pin_link_adopt(b->pin_dir, groups[g][i], 0,
-								     &upgraded),
-						  true);
+				if (l && n < HMD_DETACH_MAX)
+					drop[n++] = l;
+				else
+					hmd_pin_link_drop(l, true);
 			}
-		/* Descriptors opened meanwhile are unknown now: start afresh. */
-		while (!bpf_map_get_next_key(fd, NULL, &key))
-			bpf_map_delete_elem(fd, &key);
+		/* Descriptors opened meanwhile are unknown then: the map is
+		 * emptied once the programs are gone. */
+		hmd_detach_async(&b->dt, drop, n, bpf_map__fd(s->maps.hm_random_fds));
 	}
 	return err;
+}
+
+/* At start-up with no run to adopt: detach only the links a daemon before
+ * us left pinned (none, mostly), instead of attaching every program to
+ * detach it again, which would cost two rounds of RCU grace periods. */
+void hmd_bpf_trace_forget(struct hmd_bpf *b)
+{
+	struct trace_bpf *s = b->trace;
+	struct bpf_program *p;
+
+	if (!s)
+		return;
+	bpf_object__for_each_program(p, s->obj) {
+		bool upgraded;
+
+		hmd_pin_link_drop(hmd_pin_link_adopt(b->pin_dir, p, 0, &upgraded), true);
+	}
+	/* Descriptors a daemon before us saw opened: unknown now. */
+	{
+		int fd = bpf_map__fd(s->maps.hm_random_fds);
+		uint64_t key;
+
+		while (!bpf_map_get_next_key(fd, NULL, &key))
+			if (bpf_map_delete_elem(fd, &key))
+				break;
+	}
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -467,6 +509,7 @@ void hmd_bpf_unload(struct hmd_bpf *b, bool keep)
 {
 	if (!b)
 		return;
+	hmd_detach_wait(&b->dt);
 	ring_buffer__free(b->rb);
 	while (b->n_lazy)
 		hmd_pin_link_drop(b->lazy[--b->n_lazy], !keep);

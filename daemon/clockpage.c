@@ -54,9 +54,13 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	raise(SIGBUS);
 }
 
+/* Whether the clock directory is a tmpfs we mounted (daemon/tmpfs.c). */
+static bool mounted;
+
 int hmd_clockpage_init(const char *runtime_dir, char *ret_dir, size_t size)
 {
 	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
+	int err;
 
 	if ((size_t)snprintf(ret_dir, size, "%s/clock", runtime_dir) >= size)
 		return -ENAMETOOLONG;
@@ -64,6 +68,11 @@ int hmd_clockpage_init(const char *runtime_dir, char *ret_dir, size_t size)
 	 * version made it 0711 and opened pages to their users by name). */
 	if (mkdir(ret_dir, 0700) < 0 && errno != EEXIST)
 		return -errno;
+	err = hmd_tmpfs_ensure(ret_dir, (unsigned long long)MAX_PAGES * HM_VCLOCK_SIZE + (1 << 20));
+	if (err < 0)
+		hmd_warn("clock pages stay on disk in %s (cannot mount a tmpfs there: %s)",
+			 ret_dir, strerror(-err));
+	mounted = err > 0;
 	if (chmod(ret_dir, 0700) < 0)
 		return -errno;
 	sigemptyset(&sa.sa_mask);
@@ -180,6 +189,16 @@ int hmd_clockpage_fd(const char *path)
 		return -EINVAL;
 	}
 	return fd;
+}
+
+/* At shutdown: the tmpfs we mounted goes when no run is left to need it
+ * (keep: runs go on, their pages stay for the next daemon). */
+void hmd_clockpage_fini(const char *dir, bool keep)
+{
+	if (mounted && !keep) {
+		hmd_tmpfs_release(dir);
+		mounted = false;
+	}
 }
 
 bool hmd_clockpage_broken(const struct hm_vclock *vc)

@@ -3,6 +3,7 @@
 #ifndef HERMETICD_H
 #define HERMETICD_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <syslog.h>
@@ -129,6 +130,18 @@ struct bpf_link *hmd_pin_link_adopt(const char *dir, struct bpf_program *prog, u
 int hmd_pin_link(const char *dir, struct bpf_program *prog, struct bpf_link *l);
 void hmd_pin_link_drop(struct bpf_link *l, bool unpin);
 
+/* ---- detach.c: detaching tracing links off the caller's thread ---- */
+#define HMD_DETACH_MAX 32
+struct hmd_detacher {
+	pthread_t thread;
+	bool busy;
+};
+/* Unpins links[0..n) now and destroys them (then empties the hash map
+ * flush_fd with u64 keys, unless -1) in a thread; the array is the caller's. */
+int hmd_detach_async(struct hmd_detacher *dt, struct bpf_link **links, int n, int flush_fd);
+/* Waits for the last hmd_detach_async to be done: before attaching again. */
+void hmd_detach_wait(struct hmd_detacher *dt);
+
 /* ---- peer.c: processes by pidfd ---- */
 struct hmd_proc {
 	pid_t pid;
@@ -191,13 +204,14 @@ uint64_t hmd_bpf_dropped(struct hmd_bpf *b, uint64_t cgid);
 int hmd_bpf_open_events(struct hmd_bpf *b, void *ctx);
 /* Attach (on) or detach the tracing programs on hot syscalls. */
 int hmd_bpf_trace_lazy(struct hmd_bpf *b, bool on);
+void hmd_bpf_trace_forget(struct hmd_bpf *b);
 int hmd_bpf_events_fd(struct hmd_bpf *b);
 /* Drain the ring buffer; calls hmd_runs_event() for each event. */
 int hmd_bpf_drain(struct hmd_bpf *b);
 
 /* ---- sched.c: the scheduler's count of runnable tasks per clock domain ---- */
 struct hmd_sched;
-int hmd_sched_load(struct hmd_sched **ret, int min_level, const char *pin_dir);
+int hmd_sched_load(struct hmd_sched **ret, int min_level, uint64_t subtree_id, const char *pin_dir);
 void hmd_sched_unload(struct hmd_sched *s, bool keep);
 /* Take over domain dom of cgid from a daemon before us (pinned maps). */
 int hmd_sched_adopt(struct hmd_sched *s, uint32_t dom, uint64_t cgid);
@@ -207,6 +221,8 @@ int hmd_sched_add(struct hmd_sched *s, uint64_t cgid, uint32_t *ret_dom);
 void hmd_sched_remove(struct hmd_sched *s, uint32_t dom, uint64_t cgid);
 /* Detach the scheduler programs if no domain is left (the idle timer of
  * the main loop calls it); true when it did. */
+/* How long the scheduler programs stay attached after the last clock. */
+#define HMD_SCHED_LINGER_NS 10000000000ULL
 bool hmd_sched_detach_idle(struct hmd_sched *s);
 int hmd_sched_read(struct hmd_sched *s, uint32_t dom, struct hm_sched_dom *ret);
 int hmd_sched_tid(struct hmd_sched *s, uint32_t dom, uint32_t nstid, struct hm_sched_tid *ret);
@@ -214,6 +230,11 @@ int hmd_sched_quiet_fd(struct hmd_sched *s);
 
 /* ---- clockpage.c: a run's clock page file ---- */
 int hmd_clockpage_init(const char *runtime_dir, char *ret_dir, size_t size);
+void hmd_clockpage_fini(const char *dir, bool keep);
+
+/* tmpfs.c */
+int hmd_tmpfs_ensure(const char *dir, unsigned long long size);
+void hmd_tmpfs_release(const char *dir);
 int hmd_clockpage_create(const char *dir, uint64_t run_id, struct hm_vclock **ret, char *ret_path,
 			 size_t path_size);
 /* Map the page of a run adopted after a restart. */
@@ -277,6 +298,21 @@ struct hmd_kstream {
 	uint32_t snapshots;
 };
 
+/* connlog.c: the queue of a HM_RUN_CONNLOG run's connection attempts. */
+#define HMD_CONNLOG_MAX 16384 /* records queued per run (1 MiB); beyond, counted */
+#define HMD_CONNLOG_KEYS 256 /* processes whose lineage key is remembered */
+struct hmd_connlog_key {
+	uint32_t pid; /* 0: free */
+	char key[32];
+};
+struct hmd_connlog {
+	struct hm_conn_rec *rec;
+	uint32_t n, cap;
+	struct hmd_connlog_key *keys; /* HMD_CONNLOG_KEYS, allocated at the first */
+	uint64_t dropped; /* attempts received but not queued */
+	uint64_t allowed; /* allowed attempts received (status) */
+};
+
 struct hmd_run {
 	uint64_t id;
 	uint64_t cgid;
@@ -308,6 +344,7 @@ struct hmd_run {
 	uint64_t restarted_ns; /* CLOCK_REALTIME when this daemon adopted it, 0 */
 	uint64_t received; /* kernel events this daemon received for it */
 	struct hmd_dns *dns; /* under block: its resolver (dns.c) */
+	struct hmd_connlog conns; /* HM_RUN_CONNLOG runs only */
 	struct hmd_run *next;
 };
 
@@ -360,6 +397,16 @@ int hmd_dns_start(struct hmd_bpf *b, uint64_t cgid, const struct hm_allow_name *
 void hmd_dns_stop(struct hmd_dns *r);
 /* The shared resolver of runs without names, at daemon exit. */
 void hmd_dns_shutdown(void);
+/* ---- connlog.c: enroll --connections ---- */
+/* Queue one connection attempt of a HM_RUN_CONNLOG run (others: nothing). */
+void hmd_connlog_add(struct hmd_run *r, const struct hm_net_event *e);
+/* A trace event of such a run: a process's announced lineage key (HM_EV_SHIM)
+ * is remembered until it exits (HM_EV_EXIT). */
+void hmd_connlog_trace(struct hmd_run *r, const struct hm_trace_event *e);
+/* Move up to max queued records, oldest first, into out; *ret_more says
+ * whether some are left. */
+uint32_t hmd_connlog_take(struct hmd_run *r, struct hm_conn_rec *out, uint32_t max, bool *ret_more);
+void hmd_connlog_free(struct hmd_run *r);
 
 /* ---- adopt.c: run records, and runs adopted from a daemon before us ---- */
 int hmd_record_init(struct hmd *d, const char *runtime_dir, const char *subtree);
@@ -489,6 +536,7 @@ struct hmd {
 	struct hmd_cgroup cg;
 	struct hmd_pins pins;
 	char records[512]; /* <runtime-dir>/<subtree>.runs: one record per run */
+	bool records_mounted; /* a tmpfs of ours is on it (tmpfs.c) */
 	struct hmd_bpf *bpf;
 	struct hmd_sched *sched; /* NULL where the kernel lacks what it needs */
 	struct hmd_keeper *keeper;

@@ -428,7 +428,15 @@ int main(int argc, char **argv)
 	}
 	/* The virtual clock's keeper: runs asking for a clock (--clock virtual,
 	 * the default) need it; without it they are refused with the reason. */
-	r = hmd_sched_load(&d.sched, cgroup_level(&d.cg) + 1, d.pins.dir[0] ? d.pins.dir : NULL);
+	{
+		struct stat sst;
+
+		/* (the subtree's cgroup id is its directory's inode number) */
+		r = fstat(d.cg.subtree_fd, &sst) < 0 ? -errno : 0;
+		if (r == 0)
+			r = hmd_sched_load(&d.sched, cgroup_level(&d.cg) + 1, sst.st_ino,
+					   d.pins.dir[0] ? d.pins.dir : NULL);
+	}
 	if (r == 0)
 		r = hmd_keeper_start(&d.keeper, d.sched, runtime_dir);
 	if (r < 0) {
@@ -446,9 +454,10 @@ int main(int argc, char **argv)
 	if (r > 0)
 		hmd_log("adopted %d run%s of a hermeticd before this one", r, r == 1 ? "" : "s");
 	/* Their kernel events (pinned tracing links), or none left over. */
-	hmd_bpf_trace_lazy(d.bpf, true);
-	if (!d.n_runs)
-		hmd_bpf_trace_lazy(d.bpf, false);
+	if (d.n_runs)
+		hmd_bpf_trace_lazy(d.bpf, true);
+	else
+		hmd_bpf_trace_forget(d.bpf);
 	d.idle_since_ns = hm_now_ns();
 	/* A store that cannot be used is no reason to refuse runs: store
 	 * requests answer with the reason, and it is logged once here. */
@@ -544,12 +553,13 @@ int main(int argc, char **argv)
 				hmd_runs_check_orphans(&d);
 				hmd_runs_reap(&d);
 				/* Detach the tracers once idle for a while,
-				 * so back-to-back runs don't pay for attaching. */
-				if (!d.n_runs && hm_now_ns() - d.idle_since_ns > 10000000000ULL) {
+				 * so back-to-back runs don't pay for attaching;
+				 * the scheduler programs once no run has had a
+				 * clock for as long (sched.c). */
+				if (!d.n_runs && hm_now_ns() - d.idle_since_ns > 10000000000ULL)
 					hmd_bpf_trace_lazy(d.bpf, false);
-					if (d.keeper)
-						hmd_keeper_idle(d.keeper);
-				}
+				if (d.keeper)
+					hmd_keeper_idle(d.keeper);
 				break;
 			}
 			case HMD_EP_PROBE:
@@ -614,8 +624,11 @@ out:
 	} else {
 		hmd_cgroup_teardown(&d.cg);
 		hmd_pin_teardown(&d.pins);
-		if (d.records[0])
+		if (d.records[0]) {
+			if (d.records_mounted)
+				hmd_tmpfs_release(d.records);
 			rmdir(d.records);
+		}
 	}
 	/* Last: a socket that is gone means a daemon that is gone. One that
 	 * systemd passed stays: systemd holds it and queues clients for the

@@ -74,6 +74,9 @@ struct hmd_keeper {
 	int epfd, stop_fd, timer_fd, ino_fd;
 	int lag_fd; /* one-shot: the next time the lag bound fires a wait */
 	int64_t lag_next; /* that time (real ns), INT64_MAX: none known */
+	/* No domain at or above this one is used: the walks of every tick
+	 * stop here, not at HM_SCHED_DOMAINS (slots are taken lowest first). */
+	uint32_t dom_hw;
 	unsigned ticks;
 	char dir[512];
 	struct kclock clocks[HM_SCHED_DOMAINS];
@@ -415,7 +418,7 @@ static void lag_tick(struct hmd_keeper *k)
 	int64_t now = (int64_t)hm_now_ns();
 
 	k->lag_next = INT64_MAX;
-	for (uint32_t dom = 0; dom < HM_SCHED_DOMAINS; dom++)
+	for (uint32_t dom = 0; dom < k->dom_hw; dom++)
 		if (k->clocks[dom].used)
 			lag(k, dom, now);
 	lag_arm(k, now);
@@ -427,7 +430,7 @@ static void tick(struct hmd_keeper *k)
 	bool do_gc = ++k->ticks % GC_TICKS == 0;
 
 	k->lag_next = INT64_MAX;
-	for (uint32_t dom = 0; dom < HM_SCHED_DOMAINS; dom++) {
+	for (uint32_t dom = 0; dom < k->dom_hw; dom++) {
 		struct kclock *c = &k->clocks[dom];
 
 		if (!c->used)
@@ -452,10 +455,14 @@ static void poked(struct hmd_keeper *k)
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const struct inotify_event *)p;
 
-			for (uint32_t dom = 0; ev->len && dom < HM_SCHED_DOMAINS; dom++) {
-				const char *base = strrchr(k->clocks[dom].path, '/');
+			for (uint32_t dom = 0; ev->len && dom < k->dom_hw; dom++) {
+				const char *base;
 
-				if (k->clocks[dom].used && base && !strcmp(base + 1, ev->name))
+				/* (the used test first: 4096 slots, most free) */
+				if (!k->clocks[dom].used)
+					continue;
+				base = strrchr(k->clocks[dom].path, '/');
+				if (base && !strcmp(base + 1, ev->name))
 					process(k, dom);
 			}
 			p += sizeof(*ev) + ev->len;
@@ -581,6 +588,7 @@ void hmd_keeper_stop(struct hmd_keeper *k, bool keep)
 		free(c->seen);
 		memset(c, 0, sizeof(*c));
 	}
+	hmd_clockpage_fini(k->dir, keep);
 	ring_buffer__free(k->rb);
 	close(k->epfd);
 	close(k->stop_fd);
@@ -625,8 +633,11 @@ int hmd_keeper_add(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid,
 	}
 	pthread_mutex_lock(&k->lock);
 	err = hmd_sched_add(k->sched, cgid, &dom);
-	if (err == 0)
+	if (err == 0) {
 		fill(&k->clocks[dom], run_id, cgid, vc, woken, path);
+		if (dom >= k->dom_hw)
+			k->dom_hw = dom + 1;
+	}
 	pthread_mutex_unlock(&k->lock);
 	if (err < 0) {
 		hmd_clockpage_destroy(vc, path);
@@ -661,6 +672,8 @@ int hmd_keeper_adopt(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, uint3
 		/* Which waits the last keeper woke is not known: waking one
 		 * again is harmless (its deadline has come; it re-checks). */
 		fill(&k->clocks[dom], run_id, cgid, vc, woken, path);
+		if (dom >= k->dom_hw)
+			k->dom_hw = dom + 1;
 		/* The heartbeat resumes now: waiters that were keeping the
 		 * clock themselves hand it back (preload/vclock.c). */
 		STORE(vc->beat, (int64_t)hm_now_ns());
@@ -694,6 +707,8 @@ void hmd_keeper_remove(struct hmd_keeper *k, uint32_t dom)
 		free(c->woken);
 		free(c->seen);
 		memset(c, 0, sizeof(*c));
+		while (k->dom_hw && !k->clocks[k->dom_hw - 1].used)
+			k->dom_hw--;
 	}
 	pthread_mutex_unlock(&k->lock);
 }

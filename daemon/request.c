@@ -37,7 +37,7 @@ static int fixed(const void *p, uint32_t len, void *dst, size_t need, const char
 }
 
 #define RUN_FLAGS (HM_RUN_NET_ENFORCE | HM_RUN_NET_LOOPBACK | HM_RUN_NET_UNIX | HM_RUN_RECORD | \
-		   HM_RUN_CLOCK | HM_RUN_UNCONFINED | HM_RUN_NET_AUDIT)
+		   HM_RUN_CLOCK | HM_RUN_UNCONFINED | HM_RUN_NET_AUDIT | HM_RUN_CONNLOG)
 
 static int decode_create(const void *p, uint32_t len, struct hmd_req *r, char *why, size_t ws)
 {
@@ -102,6 +102,7 @@ int hmd_req_decode(const void *buf, size_t n, struct hmd_req *r, char *why, size
 	case HM_REQ_RUN_AUDIT:
 	case HM_REQ_RUN_KSTREAM:
 	case HM_REQ_RUN_RECLAIM:
+	case HM_REQ_RUN_CONNS:
 		return fixed(p, h->len, &r->ref, sizeof(r->ref), "run request", why, ws);
 	case HM_REQ_RUN_END:
 		if ((err = fixed(p, h->len, &r->end, sizeof(r->end), "RUN_END", why, ws)) < 0)

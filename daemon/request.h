@@ -22,7 +22,7 @@ struct hmd_req {
 			struct hm_allow_name names[HM_RUN_MAX_NAMES];
 			uint32_t n_names;
 		} create;
-		struct hm_run_ref ref; /* ADOPT, KILL, REPORT, AUDIT, KSTREAM, RECLAIM */
+		struct hm_run_ref ref; /* ADOPT, KILL, REPORT, AUDIT, KSTREAM, RECLAIM, CONNS */
 		struct hm_run_end end;
 		struct hm_journal_store store; /* command NUL-terminated */
 		struct hm_journal_list list;

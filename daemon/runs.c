@@ -62,6 +62,8 @@ static uint32_t net_flags(uint32_t run_flags)
 		f |= HM_NET_ALLOW_UNIX;
 	if ((run_flags & HM_RUN_NET_AUDIT) && (f & HM_NET_ENFORCE))
 		f |= HM_NET_AUDIT;
+	if (run_flags & HM_RUN_CONNLOG)
+		f |= HM_NET_LOG_ALLOWED;
 	return f;
 }
 
@@ -333,6 +335,7 @@ static void run_free(struct hmd *d, struct hmd_run *run)
 		(struct hmd_ended){ .id = run->id, .uid = run->uid, .ended_ns = hm_now_ns() };
 	d->ended_next = (d->ended_next + 1) % HMD_ENDED_MAX;
 	kstream_free(d, &run->ks);
+	hmd_connlog_free(run);
 
 	for (pp = &d->runs; *pp; pp = &(*pp)->next)
 		if (*pp == run) {
@@ -423,10 +426,16 @@ void hmd_runs_event(struct hmd *d, const void *data, size_t size)
 	if (!r)
 		return;
 	r->received++;
+	if (e->kind == HM_EV_NET_ALLOWED) {
+		if (size >= sizeof(*e))
+			hmd_connlog_add(r, e);
+		return;
+	}
 	if (e->kind != HM_EV_NET_REFUSED) {
 		if (size < sizeof(struct hm_trace_event))
 			return;
 		hm_audit_add(&r->audit, data);
+		hmd_connlog_trace(r, data);
 		if (r->flags & HM_RUN_RECORD)
 			kstream_add(d, r, data);
 		return;
@@ -435,6 +444,7 @@ void hmd_runs_event(struct hmd *d, const void *data, size_t size)
 		return;
 	if (r->flags & HM_RUN_RECORD)
 		kstream_add_net(d, r, e);
+	hmd_connlog_add(r, e);
 	r->events_seen++;
 	for (uint32_t i = 0; i < r->n_kinds; i++) {
 		if (same_kind(&r->kinds[i].r, e)) {
@@ -472,6 +482,7 @@ static void run_release(struct hmd *d, struct hmd_run *run)
 	/* Its resolver goes with this daemon: the run's DNS is refused (fails
 	 * closed) until it ends; what it learned closes. */
 	hmd_dns_stop(run->dns);
+	hmd_connlog_free(run);
 	if (run->events_fd >= 0)
 		close(run->events_fd);
 	if (run->client_pidfd >= 0)

@@ -29,7 +29,9 @@ struct hmd_sched {
 	struct bpf_link *links[SCHED_PROGS];
 	int n_links;
 	bool attached;
+	struct hmd_detacher dt; /* detaching, off the keeper's lock (detach.c) */
 	int n_domains;
+	uint64_t idle_since_ns; /* when n_domains last fell to 0 */
 	bool used[HM_SCHED_DOMAINS];
 };
 
@@ -51,7 +53,7 @@ static int read_pid_max(void)
 	return v > 0 && v <= 4194304 ? (int)v : 4194304;
 }
 
-int hmd_sched_load(struct hmd_sched **ret, int min_level, const char *pin_dir)
+int hmd_sched_load(struct hmd_sched **ret, int min_level, uint64_t subtree_id, const char *pin_dir)
 {
 	struct hmd_sched *s = calloc(1, sizeof(*s));
 	int err;
@@ -65,6 +67,8 @@ int hmd_sched_load(struct hmd_sched **ret, int min_level, const char *pin_dir)
 		return err ? err : -EINVAL;
 	}
 	s->skel->rodata->min_level = min_level;
+	/* The early exit for tasks outside every run (bpf/sched.bpf.c). */
+	s->skel->rodata->subtree_id = subtree_id;
 	s->pin_dir = pin_dir;
 	/* One entry per possible tid: a task is found by index, no locks. */
 	bpf_map__set_max_entries(s->skel->maps.hm_sched_task, read_pid_max() + 1);
@@ -82,6 +86,7 @@ int hmd_sched_load(struct hmd_sched **ret, int min_level, const char *pin_dir)
 
 static void detach(struct hmd_sched *s, bool unpin)
 {
+	hmd_detach_wait(&s->dt);
 	while (s->n_links)
 		hmd_pin_link_drop(s->links[--s->n_links], unpin);
 }
@@ -104,10 +109,15 @@ static int set_attached(struct hmd_sched *s, bool on)
 	if (on == s->attached)
 		return 0;
 	if (!on) {
-		detach(s, true);
+		/* Each close waits for RCU grace periods: in a thread, so
+		 * that the keeper (and the runs that ask it for a clock) do
+		 * not wait; attaching again waits for it (just below). */
+		hmd_detach_async(&s->dt, s->links, s->n_links, -1);
+		s->n_links = 0;
 		s->attached = false;
 		return 0;
 	}
+	hmd_detach_wait(&s->dt);
 	bpf_object__for_each_program(p, s->skel->obj) {
 		bool upgraded;
 		struct bpf_link *l = hmd_pin_link_adopt(s->pin_dir, p, 0, &upgraded);
@@ -188,12 +198,16 @@ void hmd_sched_remove(struct hmd_sched *s, uint32_t dom, uint64_t cgid)
 	/* The programs stay attached until hmd_sched_detach_idle(): detaching
 	 * waits for an RCU grace period (about 12 ms here), which back-to-back
 	 * runs would pay one by one, under the keeper's lock. */
-	s->n_domains--;
+	if (--s->n_domains == 0)
+		s->idle_since_ns = hm_now_ns();
 }
 
+/* Detach once no run has had a clock for HMD_SCHED_LINGER_NS: runs with
+ * --clock off (and a daemon whose runs all have it) cost the scheduler
+ * nothing, whatever other runs exist. */
 bool hmd_sched_detach_idle(struct hmd_sched *s)
 {
-	if (s->n_domains || !s->attached)
+	if (s->n_domains || !s->attached || hm_now_ns() - s->idle_since_ns < HMD_SCHED_LINGER_NS)
 		return false;
 	set_attached(s, false);
 	return true;
@@ -241,6 +255,15 @@ void hmd_sched_settle(struct hmd_sched *s)
 		}
 		key = next;
 	}
-	if (s->n_domains == 0 && set_attached(s, true) == 0)
-		set_attached(s, false);
+	/* (only what is pinned: attaching every program to detach it
+	 * again would cost two rounds of RCU grace periods for nothing) */
+	if (s->n_domains == 0) {
+		struct bpf_program *p;
+
+		bpf_object__for_each_program(p, s->skel->obj) {
+			bool upgraded;
+
+			hmd_pin_link_drop(hmd_pin_link_adopt(s->pin_dir, p, 0, &upgraded), true);
+		}
+	}
 }

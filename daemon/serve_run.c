@@ -256,6 +256,33 @@ static void serve_kstream(struct hmd *d, struct hmd_conn *c, const struct hmd_re
 	hmd_reply(c, HM_REP_KSTREAM, req->seq, &h, sizeof(h), fd);
 }
 
+/* enroll --connections: the peer's own run's queued connection attempts,
+ * taken from the queue (what the peer does not take, nobody else can). */
+static void serve_conns(struct hmd *d, struct hmd_conn *c, const struct hmd_req *req)
+{
+	static struct {
+		struct hm_conns h;
+		struct hm_conn_rec rec[HM_CONNS_MAX];
+	} rep;
+	struct hmd_run *r = owned_run(d, c, req->seq, req->ref.run_id);
+	bool more;
+
+	if (!r)
+		return;
+	if (!(r->flags & HM_RUN_CONNLOG))
+		return (void)hmd_reply_error(c, req->seq, EINVAL,
+					     "run %" PRIu64 " was not created with a connection log",
+					     r->id);
+	hmd_bpf_drain(d->bpf); /* everything the kernel has delivered so far */
+	memset(&rep.h, 0, sizeof(rep.h));
+	rep.h.n = hmd_connlog_take(r, rep.rec, HM_CONNS_MAX, &more);
+	rep.h.more = more;
+	rep.h.refused = hmd_bpf_refused(d->bpf, r->cgid);
+	rep.h.kernel_dropped = hmd_bpf_dropped(d->bpf, r->cgid);
+	rep.h.daemon_dropped = r->conns.dropped;
+	hmd_reply(c, HM_REP_CONNS, req->seq, &rep, sizeof(rep.h) + rep.h.n * sizeof(rep.rec[0]), -1);
+}
+
 /*
  * A run this daemon adopted after a restart (adopt.c) has no connection
  * until its client takes it back. Safe: only a run of the peer's uid, with
@@ -354,6 +381,10 @@ void hmd_serve_run(struct hmd *d, int id, const struct hmd_req *req)
 	case HM_REQ_RUN_CLOCK:
 		/* Checked in serve_clock(): the asker's own run only. */
 		serve_clock(d, c, req);
+		break;
+	case HM_REQ_RUN_CONNS:
+		/* The peer's own run only (owned_run). */
+		serve_conns(d, c, req);
 		break;
 	}
 }

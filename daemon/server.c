@@ -253,6 +253,28 @@ static void attach_json(struct hmd *d, json_object *o)
 	json_object_object_add(o, "attach", att);
 }
 
+/* The run's network counts by verdict: "refused" (above) is the kernel's
+ * count of what the policy did not allow, so in audit mode it is what was
+ * audited; "allowed" only when the run keeps a connection log (the kernel
+ * reports allowed attempts for those runs only); "dropped_events": events
+ * the kernel could not deliver, plus attempts the log's queue could not
+ * keep. */
+static void run_counts_json(struct hmd *d, struct hmd_run *r, json_object *j)
+{
+	uint64_t refused = hmd_bpf_refused(d->bpf, r->cgid);
+	bool audit = (r->flags & HM_RUN_NET_AUDIT) && (r->flags & HM_RUN_NET_ENFORCE);
+
+	json_object_object_add(j, "audited", json_object_new_uint64(audit ? refused : 0));
+	json_object_object_add(j, "connection_log",
+			       json_object_new_boolean(r->flags & HM_RUN_CONNLOG));
+	json_object_object_add(j, "allowed", (r->flags & HM_RUN_CONNLOG)
+						     ? json_object_new_uint64(r->conns.allowed)
+						     : NULL);
+	json_object_object_add(j, "dropped_events",
+			       json_object_new_uint64(hmd_bpf_dropped(d->bpf, r->cgid) +
+						      r->conns.dropped));
+}
+
 static json_object *run_json(struct hmd *d, struct hmd_run *r)
 {
 	json_object *j = json_object_new_object();
@@ -273,6 +295,7 @@ static json_object *run_json(struct hmd *d, struct hmd_run *r)
 	json_object_object_add(j, "adopted", json_object_new_boolean(r->restarted_ns != 0));
 	json_object_object_add(j, "connected", json_object_new_boolean(r->conn_id >= 0));
 	json_object_object_add(j, "refused", json_object_new_int64(hmd_bpf_refused(d->bpf, r->cgid)));
+	run_counts_json(d, r, j);
 	if (r->has_clock) {
 		struct hmd_clock_stats cs;
 		json_object *c = json_object_new_object();
@@ -386,7 +409,10 @@ static void serve_hello(struct hmd *d, struct hmd_conn *c, uint32_t seq)
 static void serve_status(struct hmd *d, struct hmd_conn *c, uint32_t seq)
 {
 	const size_t max = HM_MSG_MAX - sizeof(struct hm_hdr);
-	json_object *o = status_json(d, max - 256, c->uid);
+	json_object *o;
+
+	hmd_bpf_drain(d->bpf); /* the runs' counts include what is on the ring */
+	o = status_json(d, max - 256, c->uid);
 	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	size_t n = strlen(s);
 
@@ -459,6 +485,7 @@ void hmd_server_handle(struct hmd *d, int id)
 	case HM_REQ_RUN_KSTREAM:
 	case HM_REQ_RUN_RECLAIM:
 	case HM_REQ_RUN_CLOCK:
+	case HM_REQ_RUN_CONNS:
 		/* Each handler says why it is safe (serve_run.c). */
 		hmd_serve_run(d, id, &req);
 		break;

@@ -29,15 +29,49 @@ void hm_chacha20_xor(const uint8_t key[HM_CHACHA_KEY_SIZE], uint32_t counter,
  * A stream: the keystream of (key, nonce = 0) read in order. The 64-bit
  * block position is split over the 32-bit counter and the first nonce word,
  * so a stream never repeats within 2^70 bytes.
+ *
+ * The stream keeps HM_CHACHA_LANES blocks of keystream ahead, made at once
+ * by a block function that runs the blocks side by side in vector
+ * registers (4 at a time with SSE2/NEON, 8 with AVX2 where the CPU has it),
+ * so a short read is a copy out of buf.
+ * The bytes are those of hm_chacha20_block for blocks 0, 1, 2... whatever
+ * the buffering: how reads are chunked never changes what they return.
  */
+#define HM_CHACHA_LANES 8
+#define HM_CHACHA_BUF (HM_CHACHA_LANES * HM_CHACHA_BLOCK_SIZE)
+
 struct hm_chacha_stream {
+	uint32_t pos; /* bytes of buf already handed out; HM_CHACHA_BUF = empty */
+	uint64_t block; /* the next block to generate (the one after buf) */
 	uint8_t key[HM_CHACHA_KEY_SIZE];
-	uint64_t block; /* next block to generate */
-	uint8_t buf[HM_CHACHA_BLOCK_SIZE];
-	uint32_t pos; /* bytes of buf already handed out; 64 = empty */
+	uint8_t buf[HM_CHACHA_BUF] __attribute__((aligned(64)));
 };
 
+/* Tests: make blocks 4 (SSE2/NEON) or 8 (AVX2, when the CPU has it) at a
+ * time, or 0: as the CPU allows (asked again at the next refill); returns
+ * the width in use (4 until asked). The bytes are the same either way. */
+int hm_chacha20_width(int lanes);
+
+/* HM_CHACHA_LANES consecutive blocks of (key, nonce 0) from block on. */
+void hm_chacha20_blocks(const uint8_t key[HM_CHACHA_KEY_SIZE], uint64_t block,
+			uint8_t out[HM_CHACHA_BUF]);
+
 void hm_chacha_stream_init(struct hm_chacha_stream *s, const uint8_t key[HM_CHACHA_KEY_SIZE]);
-void hm_chacha_stream_read(struct hm_chacha_stream *s, void *out, size_t len);
+/* A read that buf cannot answer alone (refills, whole blocks). */
+void hm_chacha_stream_read_slow(struct hm_chacha_stream *s, void *out, size_t len);
+
+static inline void hm_chacha_stream_read(struct hm_chacha_stream *s, void *out, size_t len)
+{
+	uint32_t pos = s->pos;
+
+	/* (pos is at most HM_CHACHA_BUF; saying so lets the compiler see the
+	 * copy in bounds) */
+	if (__builtin_expect(pos <= HM_CHACHA_BUF && len <= HM_CHACHA_BUF - pos, 1)) {
+		__builtin_memcpy(out, s->buf + pos, len);
+		s->pos = pos + len;
+		return;
+	}
+	hm_chacha_stream_read_slow(s, out, len);
+}
 
 #endif

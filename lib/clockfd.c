@@ -103,18 +103,14 @@ int hm_clockfd_check(const struct hm_clockfd *c)
 	return now.dev == c->dev && now.ino == c->ino ? 0 : -ESTALE;
 }
 
-struct hm_vclock *hm_clockpage_map(int fd, int *ret_err)
+/* The page of fd, whose fstat is st. */
+static struct hm_vclock *map_stat(int fd, const struct stat *st, int *ret_err)
 {
 	struct hm_vclock *vc;
-	struct stat st;
-	long r = hm_sys(SYS_fstat, fd, &st, 0);
+	long r;
 
-	if (r < 0) {
-		*ret_err = (int)r;
-		return NULL;
-	}
 	/* A shorter file would fault (SIGBUS) when read past its end. */
-	if (!S_ISREG(st.st_mode) || st.st_size < HM_VCLOCK_SIZE) {
+	if (!S_ISREG(st->st_mode) || st->st_size < HM_VCLOCK_SIZE) {
 		*ret_err = -EBADMSG;
 		return NULL;
 	}
@@ -131,6 +127,18 @@ struct hm_vclock *hm_clockpage_map(int fd, int *ret_err)
 		return NULL;
 	}
 	return vc;
+}
+
+struct hm_vclock *hm_clockpage_map(int fd, int *ret_err)
+{
+	struct stat st;
+	long r = hm_sys(SYS_fstat, fd, &st, 0);
+
+	if (r < 0) {
+		*ret_err = (int)r;
+		return NULL;
+	}
+	return map_stat(fd, &st, ret_err);
 }
 
 /* One HM_REQ_RUN_CLOCK on connection s: the page descriptor, or -errno. */
@@ -236,6 +244,7 @@ struct hm_vclock *hm_clockpage_from_env(const char *clock_fd, const char *socket
 {
 	struct hm_clockfd c;
 	struct hm_vclock *vc;
+	struct stat st;
 	int fd, err;
 
 	*ret_asked = false;
@@ -244,9 +253,11 @@ struct hm_vclock *hm_clockpage_from_env(const char *clock_fd, const char *socket
 		return NULL;
 	}
 	err = hm_clockfd_parse(clock_fd, &c);
-	if (err == 0 && hm_clockfd_check(&c) == 0) {
-		/* The page itself: the daemon would give the same one back. */
-		if (!(vc = hm_clockpage_map(c.fd, ret_err)))
+	if (err == 0 && c.fd >= 0 && hm_sys(SYS_fstat, c.fd, &st, 0) == 0 &&
+	    (uint64_t)st.st_dev == c.dev && (uint64_t)st.st_ino == c.ino) {
+		/* The page itself (hm_clockfd_check's test, with the stat the
+		 * mapping needs too): the daemon would give the same one back. */
+		if (!(vc = map_stat(c.fd, &st, ret_err)))
 			return NULL;
 		*ret = c;
 		return vc;

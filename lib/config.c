@@ -262,10 +262,13 @@ const char *hm_format_time(int64_t ns, char *buf, size_t size)
 	time_t secs = ns / 1000000000LL;
 	long frac = ns % 1000000000LL;
 	struct tm tm;
-	char base[32];
+	char base[80];
 
 	gmtime_r(&secs, &tm);
-	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	/* What strftime's "%Y-%m-%dT%H:%M:%S" writes (glibc's %Y is the year
+	 * as %d), without the time zone file strftime reads first. */
+	snprintf(base, sizeof(base), "%d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 	if (frac) {
 		char f[16];
 		int n = snprintf(f, sizeof(f), "%09ld", frac);

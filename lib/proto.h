@@ -56,6 +56,7 @@ enum hm_msg_type {
 	HM_REQ_JOURNAL_UPLOAD = 15, /* hm_journal_upload -> HM_REP_UPLOAD (+ memfd) */
 	HM_REQ_RUN_RECLAIM = 16, /* hm_run_ref, after a daemon restart -> HM_REP_RECLAIM */
 	HM_REQ_RUN_CLOCK = 17, /* no payload, from a process of a run -> HM_REP_CLOCK (+ page fd) */
+	HM_REQ_RUN_CONNS = 24, /* hm_run_ref, a HM_RUN_CONNLOG run -> HM_REP_CONNS */
 	/* replies */
 	HM_REP_OK = 100,
 	HM_REP_ERROR = 101, /* hm_error */
@@ -71,6 +72,7 @@ enum hm_msg_type {
 	HM_REP_UPLOAD = 111, /* hm_journal_upload, with a writable memfd of that size */
 	HM_REP_RECLAIM = 112, /* hm_run_reclaim */
 	HM_REP_CLOCK = 113, /* hm_run_ref (the asker's run), with its clock page fd */
+	HM_REP_CONNS = 124, /* hm_conns followed by n struct hm_conn_rec */
 };
 
 struct hm_error {
@@ -96,6 +98,7 @@ struct hm_hello {
 #define HM_RUN_CLOCK 0x10u /* a virtual clock page and keeper for the run */
 #define HM_RUN_UNCONFINED 0x20u /* enroll --confine off: for status, nothing enforced */
 #define HM_RUN_NET_AUDIT 0x40u /* --network audit: with ENFORCE, report and let through */
+#define HM_RUN_CONNLOG 0x400u /* enroll --connections: keep every connection attempt (RUN_CONNS) */
 
 /* One --allow destination, already resolved by the client. */
 struct hm_allow {
@@ -171,6 +174,44 @@ struct hm_report {
 	uint32_t n; /* entries used in first[] */
 	uint32_t pad;
 	struct hm_refusal first[HM_REPORT_MAX]; /* first distinct destinations */
+};
+
+/*
+ * HM_REQ_RUN_CONNS (enroll --connections): the connection attempts of the
+ * run the daemon has received since the last RUN_CONNS, oldest first, and
+ * taken from its queue. A connect() is one record; datagrams and packets
+ * to one destination with one verdict from one process that came in a row
+ * are one record with their count.
+ */
+#define HM_VERDICT_ALLOWED 1
+#define HM_VERDICT_REFUSED 2
+#define HM_VERDICT_AUDITED 3 /* --network audit: block would have refused it */
+
+struct hm_conn_rec {
+	uint64_t time_ns; /* CLOCK_MONOTONIC, as the kernel hook read it, of the first */
+	uint8_t addr[16]; /* IPv4-mapped for AF_INET; zero for unix */
+	uint16_t port;
+	uint8_t family; /* 1 unix, 2 inet, 10 inet6 */
+	uint8_t op; /* 1 connect, 2 sendmsg, 3 packet */
+	uint32_t proto; /* IPPROTO_*, 0 unknown */
+	uint32_t pid; /* tgid, 0 unknown */
+	uint32_t count; /* attempts this record stands for, >= 1 */
+	uint8_t verdict; /* HM_VERDICT_* */
+	uint8_t pad[7];
+	char comm[16];
+	/* the process's lineage key as its shim announced it ("1.3"), "" when
+	 * none did (no shim, a fork child that did not exec, a key this long) */
+	char process_key[32];
+};
+
+#define HM_CONNS_MAX 640 /* records in one reply (fits HM_MSG_MAX) */
+
+struct hm_conns {
+	uint64_t refused; /* the kernel's count of the run's refusals (audits) so far */
+	uint64_t kernel_dropped; /* events of the run the kernel could not deliver, any kind */
+	uint64_t daemon_dropped; /* attempts received but not kept (the queue was full) */
+	uint32_t n; /* records following */
+	uint32_t more; /* 1: more are queued, ask again */
 };
 
 #define HM_AUDIT_MAX 8

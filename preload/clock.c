@@ -70,6 +70,17 @@ __attribute__((noinline, cold)) static void spin_exceeded(void)
 	hm_sys(SYS_exit_group, HM_EXIT_SPIN, 0, 0);
 }
 
+struct hm_clock_fast hm_cf;
+
+void hm_clock_fast_update(void)
+{
+	hm_cf.vc = hm.vc;
+	hm_cf.tick = hm.tick;
+	hm_cf.tick_after = hm.tick ? HM_TICK_AFTER : hm.spin_limit ? hm.spin_limit : UINT64_MAX;
+	__atomic_store_n(&hm_cf.on, hm.active && hm.clock && hm.vc && !hm.jr && !hm.sc_on,
+			 __ATOMIC_RELEASE);
+}
+
 /* realtime = the run's monotonic view + this; a scope has its own (scope.c) */
 static inline int64_t wall_off(void)
 {
@@ -108,6 +119,75 @@ static inline int64_t view(bool tick)
 	v = m + hm_t.off;
 	hm_t.last = v;
 	return v + hm_t.lagoff;
+}
+
+/* The ids the fast path serves: realtime (+coarse, alarm), TAI; monotonic
+ * (+raw, coarse), boottime (+alarm). Not the CPU clocks, not id 10. */
+#define WALL_IDS                                                                                   \
+	(1u << CLOCK_REALTIME | 1u << CLOCK_REALTIME_COARSE | 1u << CLOCK_REALTIME_ALARM |         \
+	 1u << CLOCK_TAI)
+#define FAST_IDS                                                                                   \
+	(WALL_IDS | 1u << CLOCK_MONOTONIC | 1u << CLOCK_MONOTONIC_RAW |                            \
+	 1u << CLOCK_MONOTONIC_COARSE | 1u << CLOCK_BOOTTIME | 1u << CLOCK_BOOTTIME_ALARM)
+
+/*
+ * The reading read_clock(id) would give, when it is the plain one: no scope,
+ * no journal, the page has not moved since this thread last read it, and the
+ * reading does not fire a timer or meet the spin limit. Else false, having
+ * changed nothing: read_clock then does all of it. What it reads is the
+ * page's mono and wall_off, one line of hm_cf, hm_timer_due when it ticks,
+ * and the thread's own view (one line of initial-exec TLS), with no call.
+ */
+static __attribute__((always_inline)) inline bool fast_reading(clockid_t id, int64_t *out)
+{
+	struct shim_thread *t = &hm_t;
+	const struct hm_vclock *vc;
+	int64_t m, off, v, w;
+	uint64_t r;
+
+	if (unlikely(!__atomic_load_n(&hm_cf.on, __ATOMIC_ACQUIRE) || (unsigned)id > CLOCK_TAI ||
+		     !((FAST_IDS >> id) & 1)))
+		return false;
+	vc = hm_cf.vc;
+	m = __atomic_load_n(&vc->mono, __ATOMIC_ACQUIRE);
+	/* Also a thread's first reading: its base is 0 until view() sets it,
+	 * and the page's mono never is (HM_VMONO_BASE on), so a thread not yet
+	 * initialised (hm_thread_init) always goes the slow way. */
+	if (unlikely(m != t->base))
+		return false;
+	r = t->reads + 1;
+	off = t->off;
+	/* Past HM_TICK_AFTER readings a loop reads the clock: every reading
+	 * ticks from then on, so this is as common as not (no hint). */
+	if (r > hm_cf.tick_after) {
+		/* A ticking reading (a spin-limit one goes the slow way) */
+		if (unlikely(!hm_cf.tick))
+			return false;
+		off += hm_cf.tick;
+		if (unlikely(m + off + t->lagoff >= __atomic_load_n(&hm_timer_due, __ATOMIC_RELAXED)))
+			return false;
+		t->off = off;
+	}
+	t->reads = r;
+	v = m + off;
+	t->last = v;
+	v += t->lagoff;
+	/* wall_off shares mono's line: read it whatever the id, and add it
+	 * without a branch. */
+	w = __atomic_load_n(&vc->wall_off, __ATOMIC_ACQUIRE);
+	v += ((WALL_IDS >> id) & 1) ? w : 0;
+	v += id == CLOCK_TAI ? HM_TAI_OFFSET : 0;
+	*out = v;
+	return true;
+}
+
+/* ns_to_ts, without the sign fix-up for the usual non-negative reading. */
+static inline struct timespec split_ns(int64_t v)
+{
+	if (likely(v >= 0))
+		return (struct timespec){ .tv_sec = (uint64_t)v / NSEC_PER_SEC,
+					  .tv_nsec = (uint64_t)v % NSEC_PER_SEC };
+	return ns_to_ts(v);
 }
 
 /* One reading of a virtual clock id. */
@@ -350,7 +430,7 @@ static inline bool record_virtual(clockid_t id)
 	return hm.jr == HM_JR_RECORD && hm.clock && hm_clock_virtual_id(id);
 }
 
-HM_EXPORT int clock_gettime(clockid_t id, struct timespec *ts)
+static __attribute__((noinline)) int clock_gettime_slow(clockid_t id, struct timespec *ts)
 {
 	int64_t ns;
 
@@ -372,7 +452,18 @@ HM_EXPORT int clock_gettime(clockid_t id, struct timespec *ts)
 	return 0;
 }
 
-HM_EXPORT int gettimeofday(struct timeval *tv, void *tz)
+HM_EXPORT int clock_gettime(clockid_t id, struct timespec *ts)
+{
+	int64_t ns;
+
+	if (likely(fast_reading(id, &ns))) {
+		*ts = split_ns(ns);
+		return 0;
+	}
+	return clock_gettime_slow(id, ts);
+}
+
+static __attribute__((noinline)) int gettimeofday_slow(struct timeval *tv, void *tz)
 {
 	if (unlikely(!hm_ready()))
 		return hm_sys_errno(hm_sys(SYS_gettimeofday, tv, tz, 0));
@@ -405,11 +496,33 @@ HM_EXPORT int gettimeofday(struct timeval *tv, void *tz)
 	return 0;
 }
 
+HM_EXPORT int gettimeofday(struct timeval *tv, void *tz)
+{
+	int64_t ns;
+
+	/* glibc declares tv nonnull; callers still pass NULL */
+	__asm__("" : "+r"(tv));
+	if (likely(tv && !tz && fast_reading(CLOCK_REALTIME, &ns))) {
+		struct timespec ts = split_ns(ns);
+
+		tv->tv_sec = ts.tv_sec;
+		tv->tv_usec = ts.tv_nsec / 1000;
+		return 0;
+	}
+	return gettimeofday_slow(tv, tz);
+}
+
 HM_EXPORT time_t time(time_t *t)
 {
 	int64_t ns;
 	time_t v;
 
+	if (likely(fast_reading(CLOCK_REALTIME, &ns))) {
+		v = split_ns(ns).tv_sec;
+		if (t)
+			*t = v;
+		return v;
+	}
 	if (unlikely(!hm_ready()))
 		return hm_sys(SYS_time, t, 0, 0);
 	if (!hm.clock_hook)

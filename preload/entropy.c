@@ -23,7 +23,7 @@ void hm_rng_reset(void)
 	hm_t.rng_ready = false;
 }
 
-void hm_random_bytes(void *buf, size_t len)
+void hm_random_bytes_slow(void *buf, size_t len)
 {
 	if (unlikely(!hm_t.rng_ready || hm_scope_stale())) {
 		uint8_t key[HM_CHACHA_KEY_SIZE];

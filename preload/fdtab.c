@@ -20,6 +20,15 @@ char *hm_fdtab_grow(struct hm_fdtab *t, unsigned k, size_t elem, unsigned shift)
 	long p;
 	int e = errno;
 
+	if (k == 0 && len <= sizeof(t->first)) {
+		/* All zeros while unpublished: reset clears it when it
+		 * unpublishes it (a single-threaded fork child). */
+		if (!atomic_compare_exchange_strong_explicit(&t->seg[0], &expect, t->first,
+							     memory_order_acq_rel,
+							     memory_order_acquire))
+			return expect;
+		return t->first;
+	}
 	p = hm_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p < 0 && p > -4096) {
 		errno = e;
@@ -40,7 +49,9 @@ void hm_fdtab_reset(struct hm_fdtab *t, size_t elem, unsigned shift)
 	for (unsigned k = 0; k < HM_FDTAB_SEGS; k++) {
 		char *s = atomic_exchange(&t->seg[k], NULL);
 
-		if (s)
+		if (s == t->first)
+			memset(t->first, 0, sizeof(t->first));
+		else if (s)
 			hm_sys(SYS_munmap, s, seg_bytes(k, elem, shift), 0);
 	}
 }

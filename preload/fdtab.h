@@ -8,7 +8,8 @@
  * first set; segment k holds 2^k << SHIFT entries, for the indices
  * [(2^k - 1) << SHIFT, (2^(k+1) - 1) << SHIFT), so a lookup is a shift, a
  * count of leading zeros and one load, with no lock. Segments are mmap'd
- * with a raw syscall and published with a compare-and-swap (the loser
+ * with a raw syscall (the first one, when it fits, is the table's own
+ * HM_FDTAB_FIRST bytes) and published with a compare-and-swap (the loser
  * unmaps its copy): async-signal-safe, so open/close/dup in a signal
  * handler may set entries; no malloc. They are never freed while the
  * process runs (a fork child inherits them; hm_fdtab_reset drops them
@@ -27,9 +28,13 @@
 #include <stdint.h>
 
 #define HM_FDTAB_SEGS 32
+/* A first segment this small lives in the table itself (a bitmap's: 1024
+ * descriptors), so that a process that opens a few files maps nothing. */
+#define HM_FDTAB_FIRST 128
 
 struct hm_fdtab {
 	_Atomic(char *) seg[HM_FDTAB_SEGS];
+	_Alignas(64) char first[HM_FDTAB_FIRST];
 };
 
 /* Map and publish segment k (2^k << shift entries of elem bytes). Returns

@@ -204,6 +204,7 @@ static void init(void)
 	pthread_atfork(hm_fork_prepare, hm_fork_parent, hm_fork_child);
 	hm_signals_init();
 	hm.active = true;
+	hm_clock_fast_update();
 done:
 	__atomic_store_n(&hm.ready, true, __ATOMIC_RELEASE);
 	hm_t.in_init = false;
@@ -242,8 +243,11 @@ __attribute__((constructor)) static void hm_constructor(void)
 		free(p);
 		/* Then announce this image to the kernel's view (bpf/trace.bpf.c):
 		 * a getrandom with flags that cannot succeed, no effect of its own.
-		 * The kernel counts what the image does from here on. */
-		hm_sys(SYS_getrandom, NULL, 0, HM_SHIM_HELLO_FLAGS);
+		 * The kernel counts what the image does from here on. The buffer
+		 * argument names the process's lineage key, which the kernel's
+		 * view reads for enroll --connections (never written: the flags
+		 * fail first). */
+		hm_sys(SYS_getrandom, hm.lineage, 0, HM_SHIM_HELLO_FLAGS);
 	}
 	errno = saved;
 }

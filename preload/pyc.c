@@ -184,25 +184,33 @@ static int before_write(int fd, const struct iovec *iov, int cnt, off_t off,
 
 /* ---- reads (called from entropy.c's wrappers) and writes ---- */
 
+/* Where a read of r > 0 bytes at the file position began: the position it
+ * left, less r (asked only after a read that returned bytes: the read at the
+ * end of the file that Python makes after each cache costs nothing). */
+static off_t read_began(int fd, ssize_t r)
+{
+	off_t end = r > 0 ? file_pos(fd) : -1;
+
+	return end < r ? -1 : end - r;
+}
+
 ssize_t hm_pyc_read(int fd, void *buf, size_t n, off_t off)
 {
 	struct iovec iov = { buf, n };
-	off_t at = off < 0 ? file_pos(fd) : off;
 	ssize_t r = off < 0 ? hm.real.read(fd, buf, n) : hm.real.pread64(fd, buf, n, off);
 	int e = errno;
 
-	after_read(fd, &iov, 1, at, r);
+	after_read(fd, &iov, 1, off < 0 ? read_began(fd, r) : off, r);
 	errno = e;
 	return r;
 }
 
 ssize_t hm_pyc_readv(int fd, const struct iovec *iov, int cnt)
 {
-	off_t at = file_pos(fd);
 	ssize_t r = hm.real.readv(fd, iov, cnt);
 	int e = errno;
 
-	after_read(fd, iov, cnt, at, r);
+	after_read(fd, iov, cnt, read_began(fd, r), r);
 	errno = e;
 	return r;
 }

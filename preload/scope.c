@@ -184,6 +184,7 @@ static void publish(void)
 		else if (sc.replay_only)
 			hm.jr &= ~HM_JR_REPLAY;
 	}
+	hm_clock_fast_update();
 	__atomic_fetch_add(&hm.sc_epoch, 1, __ATOMIC_RELEASE);
 }
 

@@ -452,6 +452,22 @@ void hm_timerfd_closed(int fd) HM_HIDDEN;
 
 
 /* clock.c */
+/*
+ * What a clock reading's fast path needs, in one cache line of its own:
+ * on when the reading is the virtual clock and nothing else (the shim is
+ * ready, the clock is virtual, no journal, no scope); the page; and after
+ * how many readings without a wait a reading is no longer the plain one
+ * (it ticks, or with --tick 0 meets the spin limit). hm_clock_fast_update
+ * recomputes it whenever one of its inputs changes.
+ */
+struct hm_clock_fast {
+	bool on;
+	struct hm_vclock *vc;
+	uint64_t tick; /* hm.tick */
+	uint64_t tick_after; /* --tick: HM_TICK_AFTER; --tick 0: the spin limit, or never */
+} __attribute__((aligned(64)));
+extern struct hm_clock_fast hm_cf HM_HIDDEN;
+void hm_clock_fast_update(void) HM_HIDDEN;
 int64_t hm_clock_now(clockid_t id) HM_HIDDEN; /* virtual reading without ticking */
 void hm_clock_waited(void) HM_HIDDEN; /* a sleep/wait happened: reset the spin count */
 void hm_clock_spun(void) HM_HIDDEN; /* a zero-timeout poll found nothing: readings tick */
@@ -469,7 +485,8 @@ long hm_futex_wait(uint32_t *uaddr, int op, uint32_t val, const struct timespec 
 
 
 /* entropy.c */
-void hm_random_bytes(void *buf, size_t len) HM_HIDDEN;
+/* len bytes of this thread's stream (hm_random_bytes, below). */
+void hm_random_bytes_slow(void *buf, size_t len) HM_HIDDEN;
 void hm_rng_reset(void) HM_HIDDEN;
 static inline bool hm_randfd(int fd)
 {
@@ -493,6 +510,41 @@ void hm_scope_thread_sync(void) HM_HIDDEN; /* this thread follows a new scope */
 static inline bool hm_scope_stale(void)
 {
 	return unlikely(hm_t.sc_epoch != __atomic_load_n(&hm.sc_epoch, __ATOMIC_RELAXED));
+}
+/* len bytes of this thread's stream: a copy out of its buffered keystream
+ * (lib/chacha20.h) when the stream is keyed for the current scope and holds
+ * enough; else entropy.c keys it or refills it. No lock: the stream is the
+ * thread's own (a fork child rekeys, spawn.c). */
+static inline void hm_random_bytes(void *buf, size_t len)
+{
+	struct hm_chacha_stream *s = &hm_t.rng;
+
+	if (likely(hm_t.rng_ready && !hm_scope_stale() && len <= HM_CHACHA_BUF - s->pos)) {
+		const uint8_t *src = s->buf + s->pos;
+		uint8_t *dst = buf;
+
+		s->pos += len;
+		/* The common draws (4, 8, 16 bytes) without a call to memcpy. */
+		if (len >= 8 && len <= 16) {
+			uint64_t a, b;
+
+			__builtin_memcpy(&a, src, 8);
+			__builtin_memcpy(&b, src + len - 8, 8);
+			__builtin_memcpy(dst, &a, 8);
+			__builtin_memcpy(dst + len - 8, &b, 8);
+		} else if (len >= 4 && len < 8) {
+			uint32_t a, b;
+
+			__builtin_memcpy(&a, src, 4);
+			__builtin_memcpy(&b, src + len - 4, 4);
+			__builtin_memcpy(dst, &a, 4);
+			__builtin_memcpy(dst + len - 4, &b, 4);
+		} else {
+			memcpy(dst, src, len);
+		}
+		return;
+	}
+	hm_random_bytes_slow(buf, len);
 }
 /* This thread's stream key in or between scopes; false: the run's own. */
 bool hm_scope_rng_key(uint8_t key[HM_CHACHA_KEY_SIZE]) HM_HIDDEN;

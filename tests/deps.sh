@@ -25,8 +25,11 @@ pkgs=(
 	# tests/integration/lag.sh: a hang guard that must fire while a test computes
 	python3-pytest-timeout
 	python3-setuptools
-	# tests/bench and tests/compat: real test suites, CPython's own
-	libpython3.11-testsuite
+	# tests/bench and tests/compat: real test suites, CPython's own, Go's
+	# standard library's (go 1.19, its sources) and golang.org/x/sync's
+	libpython3.11-testsuite golang-1.19-go golang-1.19-src golang-golang-x-sync-dev
+	# tests/bench/daemon-bench.sh: bubblewrap, an anchor for enroll's own cost
+	bubblewrap
 	# tests/fuzz: libFuzzer's runtime for clang 14
 	libclang-rt-14-dev
 	# tests/vm: Debian's kernel under qemu, where BPF-LSM trampolines work

@@ -95,6 +95,13 @@ as_user() {
 	setpriv --reuid="$u" --regid="$HM_GROUP" --init-groups env HOME=/nonexistent USER="$u" LOGNAME="$u" "$@"
 }
 
+# bench_summary FIGURE OURS ANCHOR GOAL: one row of the table make bench
+# prints at its end (tests/bench/bench.sh); nothing when run alone.
+bench_summary() {
+	[ -n "${BENCH_SUMMARY:-}" ] || return 0
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$BENCH_SUMMARY"
+}
+
 # Start a private daemon: its own socket and cgroup subtree, so a test never
 # touches a production daemon. Sets HERMETIC_SOCKET. When the test made
 # users (test_group), the socket is 0660 root:HM_GROUP; otherwise root's.
@@ -164,6 +171,10 @@ _daemon_leftovers() {
 	fi
 	# A bpffs the daemon mounted in its runtime directory (under $T).
 	mountpoint -q "$T/run/bpf" && umount -l "$T/run/bpf"
+	# The tmpfs it mounted for clock pages and run records (daemon/tmpfs.c),
+	# under $T only.
+	awk -v t="$T/" '{ for (i = 7; $i != "-"; i++); if (index($5, t) == 1 && $(i + 1) == "tmpfs" && $(i + 2) == "hermetic") print $5 }' \
+		/proc/self/mountinfo | while read -r d; do umount -l "$d"; done
 	cg2=$(sed -n 's/^[0-9]* [0-9]* [^ ]* [^ ]* \([^ ]*\) .* - cgroup2 .*/\1/p' /proc/self/mountinfo | head -n1)
 	if [ -n "$cg2" ] && [ -d "$cg2/$name" ]; then
 		for d in "$cg2/$name"/run-*; do

@@ -19,6 +19,9 @@
  * reported as a refusal (block: answered NXDOMAIN by the shared resolver;
  * audit: let through). docs/network.md */
 #define HM_NET_DNS_NONE 0x20u
+/* enroll --connections: report allowed connect()/sendmsg() too (HM_EV_NET_ALLOWED);
+ * a high bit, apart from the policy bits above */
+#define HM_NET_LOG_ALLOWED 0x80u
 
 /* Upper bounds a client can make the daemon allocate in the kernel. */
 #define HM_NET_MAX_RUNS 1024
@@ -76,6 +79,9 @@ struct hm_net_dns_orig {
 
 /* Event kinds carried on the ring buffer. */
 #define HM_EV_NET_REFUSED 1
+/* An allowed connect()/sendmsg() of a run with HM_NET_LOG_ALLOWED, same
+ * struct hm_net_event; apart from the trace kinds (include/hermetic/trace.h). */
+#define HM_EV_NET_ALLOWED 32
 
 #define HM_OP_CONNECT 1
 #define HM_OP_SENDMSG 2
@@ -85,9 +91,9 @@ struct hm_net_dns_orig {
 #define HM_FAMILY_INET6 10
 #define HM_FAMILY_UNIX 1
 
-/* A refused connect or sendmsg. */
+/* A refused (or, HM_EV_NET_ALLOWED, allowed) connect or sendmsg. */
 struct hm_net_event {
-	__u32 kind; /* HM_EV_NET_REFUSED */
+	__u32 kind; /* HM_EV_NET_REFUSED, HM_EV_NET_ALLOWED */
 	__u32 pid; /* tgid */
 	__u64 cgroup_id;
 	__u64 time_ns; /* CLOCK_MONOTONIC */

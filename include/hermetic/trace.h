@@ -11,7 +11,8 @@
 #define HM_EV_FORK 3 /* aux = child pid (tgid); flags bit 0: a thread */
 #define HM_EV_EXIT 4 /* a process ended: ret = exit code (wait status form) */
 #define HM_EV_SYSCALL 5 /* a time/entropy syscall reached the kernel */
-#define HM_EV_SHIM 6 /* a process announced the shim (see HM_SHIM_HELLO_FLAGS) */
+#define HM_EV_SHIM 6 /* a process announced the shim (see HM_SHIM_HELLO_FLAGS); data = its
+		      * lineage key when it named one (len 0: none) */
 #define HM_EV_RANDOM_OPEN 7 /* open of /dev/urandom or /dev/random: ret = fd */
 #define HM_EV_RANDOM_READ 8 /* read of such an fd: ret = bytes, data = bytes */
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * ns per call of the clock and entropy entry points the shim wraps, timed
- * with a raw clock_gettime syscall that no preload library can intercept.
+ * with a raw clock_gettime syscall that no preload library can intercept,
+ * on the thread's CPU clock: the time it ran, not the time other load on
+ * the machine took it off its CPU.
  * Prints "name value" lines; shim-bench.sh runs it natively, under
  * libfaketime, under the shim and under the shim recording (HERMETIC_RECORD),
  * and tabulates. Usage: shim_bench [N [MIB_REPS]].
@@ -23,7 +25,7 @@ static int64_t raw_now(void)
 
 	__asm__ volatile("syscall"
 			 : "=a"(ret)
-			 : "a"(SYS_clock_gettime), "D"(CLOCK_MONOTONIC), "S"(&ts)
+			 : "a"(SYS_clock_gettime), "D"(CLOCK_THREAD_CPUTIME_ID), "S"(&ts)
 			 : "rcx", "r11", "memory");
 	(void)ret;
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;

@@ -1,12 +1,16 @@
 #!/usr/bin/python3.11
 """Compare one suite's per-test-case results bare and enrolled.
 
-    compare.py junit|tap SUITE OUT [--tsv FILE] [--report FILE]
+    compare.py junit|tap|gojson SUITE OUT [--tsv FILE] [--report FILE]
 
 junit: OUT/SUITE.bare.xml and OUT/SUITE.enrolled.xml (regrtest --junit-xml),
 with .rc and .log beside them. tap: OUT/SUITE.bare/ and OUT/SUITE.enrolled/,
 one FILE.tap, FILE.rc per test file of a Node suite (top-level TAP lines are
-the cases, and each file's exit status is one case more).
+the cases, and each file's exit status is one case more). gojson:
+OUT/SUITE.bare/ and OUT/SUITE.enrolled/, one PKG.json (`go test -json`
+events, go tool test2json) and PKG.rc per Go package (run-go.sh): every test
+and subtest is a case, named by import path and test name, and each
+package's exit status is one case more.
 
 Prints one line, PASS or FAIL (tests/lib.sh's format): PASS when every case
 that passes bare passes enrolled; FAIL names each case that regresses, with
@@ -101,9 +105,45 @@ def tap_cases(d):
     return cases
 
 
+def go_cases(d):
+    """{case: (status, detail)} from a directory of per-package `go test
+    -json` streams. A test still running when the binary died (a panic, its
+    -test.timeout) has no final event: it is missing, and the package's exit
+    status case fails."""
+    import json
+    if not os.path.isdir(d):
+        return None
+    cases = {}
+    for fn in sorted(os.listdir(d)):
+        if not fn.endswith(".json"):
+            continue
+        stem = fn[:-5]
+        out, pkg = {}, stem
+        with open(os.path.join(d, fn), errors="replace") as f:
+            for line in f:
+                try:
+                    ev = json.loads(line)
+                except ValueError:
+                    continue
+                pkg = ev.get("Package") or pkg
+                t, act = ev.get("Test"), ev.get("Action")
+                if not t:
+                    continue
+                if act == "output":
+                    out.setdefault(t, []).append(ev.get("Output", ""))
+                elif act in ("pass", "fail", "skip"):
+                    st = {"pass": PASS, "fail": FAIL, "skip": SKIP}[act]
+                    cases[f"{pkg} {t}"] = (st, "".join(out.get(t, [])[-40:]))
+        rc = read_rc(os.path.join(d, stem + ".rc"))
+        cases[f"{pkg}: exit status"] = (
+            (PASS, "") if rc == 0 else (FAIL, f"exit status {rc}\n" + tail(os.path.join(d, stem + ".out"), 40))
+        )
+    return cases
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("kind", choices=("junit", "tap"))
+    ap.add_argument("kind", choices=("junit", "tap", "gojson"))
     ap.add_argument("suite")
     ap.add_argument("out")
     ap.add_argument("--tsv")
@@ -111,7 +151,7 @@ def main():
     a = ap.parse_args()
 
     base = os.path.join(a.out, a.suite)
-    read = junit_cases if a.kind == "junit" else tap_cases
+    read = {"junit": junit_cases, "tap": tap_cases, "gojson": go_cases}[a.kind]
     bare = read(base + ".bare")
     enr = read(base + ".enrolled")
     log_e = base + ".enrolled.log"

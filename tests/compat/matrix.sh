@@ -5,8 +5,11 @@
 #
 #   tests/compat/matrix.sh [-o OUT] [SUITE...]
 #
-# SUITE is a module of python.modules (CPython's own test suite) or `tape`
-# (tape's own test suite, from the npm registry); default all. Both sides run
+# SUITE is a module of python.modules (CPython's own test suite), `tape`
+# (tape's own test suite, from the npm registry) or a Go suite of
+# go.packages (Go's standard library tests from Debian's golang-1.19-src,
+# golang.org/x/sync's from Debian's gocode); `go` names every Go suite;
+# default all. Both sides run
 # in a network namespace of their own with only loopback and without
 # CAP_SYS_TIME (netns.sh). The enrolled side uses a private hermeticd (its
 # own socket, cgroup subtree and runtime directory, tests/lib.sh). Per suite
@@ -34,8 +37,12 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 mods=$(grep -v '^#' "$C/python.modules" | cut -f1 | grep -v '^$')
-suites=("$@")
-[ "${#suites[@]}" = 0 ] && suites=($mods tape)
+gos=$(grep -v '^#' "$C/go.packages" | cut -f1 | grep -v '^$' | uniq)
+suites=()
+for s in "$@"; do
+	if [ "$s" = go ]; then suites+=($gos); else suites+=("$s"); fi
+done
+[ "$#" = 0 ] && suites=($mods tape $gos)
 
 need_root compat || exit 0
 if [ ! -x "$PY" ] || [ ! -d "${PY%/bin/*}/lib/python3.11/test/libregrtest" ]; then
@@ -58,6 +65,18 @@ for s in "${suites[@]}"; do
 		"$C/run-node.sh" enrolled "$out" "$nd"
 		wait $bare
 		"$PY" "$C/compare.py" tap tape "$out" --tsv "$out/matrix.tsv" --report "$out/tape.report"
+	elif grep -qx "$s" <<<"$gos"; then
+		# Compiled once for both sides (go-build.sh), outside their time.
+		gd=$T/$s
+		if ! "$C/go-build.sh" "$s" "$gd"; then
+			fail "$s" "could not build its test binaries: $(grep go-build.sh: "$gd/build.log" | tail -5 | tr '\n' '|')"
+			continue
+		fi
+		"$C/run-go.sh" bare "$out" "$s" "$gd" &
+		bare=$!
+		"$C/run-go.sh" enrolled "$out" "$s" "$gd"
+		wait $bare
+		"$PY" "$C/compare.py" gojson "$s" "$out" --tsv "$out/matrix.tsv" --report "$out/$s.report"
 	elif grep -qx "$s" <<<"$mods"; then
 		# No AF_VSOCK case may run, bare or enrolled: they reach the
 		# hypervisor, which no network namespace stops. python.exclude
@@ -73,6 +92,6 @@ for s in "${suites[@]}"; do
 		wait $bare
 		"$PY" "$C/compare.py" junit "$s" "$out" --tsv "$out/matrix.tsv" --report "$out/$s.report"
 	else
-		fail "$s" "no such suite (python.modules, or tape)"
+		fail "$s" "no such suite (python.modules, tape, go.packages or go)"
 	fi
 done
