@@ -351,6 +351,19 @@ en --allow www.hm.test:8080 --env "DNS_SERVER=$LO" -- "$PY" "$T/dnsq.py" q evil.
 expect "a run with names, to the loopback nameserver: its own resolver answers NXDOMAIN for a name not allowed" \
 	'[[ $EN_OUT == "ANS rcode=3 "* ]] && [ "$(lo_asked evil.hm.test)" = "$before" ]'
 
+# --connections: the queries are refused lines, one per refusal, no
+# allowed line for them (block); audited lines under audit.
+vlines() { "$PY" -c '
+import json, sys
+print(*sorted("%s %s %s" % (c["verdict"], c["destination"], c["count"]) for c in map(json.loads, open(sys.argv[1])) if not c.get("end")))' "$1" 2>&1; }
+en --connections "$T/nonames.jsonl" --env "DNS_SERVER=$LO" -- "$PY" "$T/dnsq.py" q evil.hm.test q evil.hm.test tcp
+lb=$(vlines "$T/nonames.jsonl")
+en --network audit --connections "$T/nonames_a.jsonl" --env "DNS_SERVER=$LO" -- "$PY" "$T/dnsq.py" q evil.hm.test q evil.hm.test tcp
+la=$(vlines "$T/nonames_a.jsonl")
+expect "no --allow NAME, --connections: each query one refused line (block), one audited line (audit), no allowed line" \
+	'[ "$lb" = "refused $LO:53 1 refused $LO:53 1" ] && [ "$la" = "audited $LO:53 1 audited $LO:53 1" ]'
+before=$(lo_asked evil.hm.test) # (audit asked it)
+
 # IPv6: DNS to ::1 port 53 (no server listens there) goes to the shared
 # resolver's IPv6 sockets.
 en --env "DNS_SERVER=::1" -- "$PY" "$T/dnsq.py" q evil.hm.test q evil.hm.test tcp
