@@ -26,10 +26,15 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
  * resolver in hermeticd instead, and the original destination is kept by
  * socket cookie for the recvmsg hooks; a run's direct traffic to any
  * resolver port is refused (only the redirect leads there, so a run can
- * never ask another run's resolver). Returns 1 or 0 as the hook's verdict,
- * -1 when this is not DNS of such a run. */
+ * never ask another run's resolver). A run without names shares one
+ * resolver that answers every query NXDOMAIN; each of its queries is
+ * reported as a refusal, and under audit let through unchanged. A blocked
+ * run whose resolver is gone (HM_NET_DNS, no entry) has its DNS refused.
+ * Returns 1 or 0 as the hook's verdict, -1 when this is not DNS of a
+ * blocked or audited run. */
 static __always_inline int hm_dns_redirect(struct bpf_sock_addr *ctx, __u64 cgid,
-					   const __u8 addr[16], __u16 port, __u8 family)
+					   struct hm_net_policy *pol, const __u8 addr[16],
+					   __u16 port, __u8 family, __u8 op, __u32 proto)
 {
 	struct hm_net_dns_orig orig = {};
 	struct hm_net_dns *dns;
@@ -43,9 +48,22 @@ static __always_inline int hm_dns_redirect(struct bpf_sock_addr *ctx, __u64 cgid
 	}
 	if (port != 53 || (ctx->type != SOCK_DGRAM && ctx->type != SOCK_STREAM))
 		return -1;
-	dns = bpf_map_lookup_elem(&hm_dns, &cgid);
-	if (!dns)
+	if (!(pol->flags & HM_NET_ENFORCE))
 		return -1;
+	/* A run without names: block answers every query NXDOMAIN (the
+	 * shared resolver), so each is a refusal, under audit too. */
+	if (pol->flags & HM_NET_DNS_NONE)
+		hm_report(cgid, pol, addr, port, family, op, proto);
+	if (pol->flags & HM_NET_AUDIT)
+		return 1; /* audit: nothing is redirected */
+	dns = bpf_map_lookup_elem(&hm_dns, &cgid);
+	if (!dns) {
+		if (!(pol->flags & HM_NET_DNS))
+			return -1;
+		/* Its resolver is gone (a daemon restart): fail closed. */
+		bpf_set_retval(-ENETUNREACH);
+		return 0;
+	}
 	if (family == AF_INET)
 		to = ctx->type == SOCK_STREAM ? dns->tcp4 : dns->udp4;
 	else
@@ -84,11 +102,12 @@ static __always_inline int decide(struct bpf_sock_addr *ctx, const __u8 addr[16]
 
 	if (!pol)
 		return 1;
-	dns = hm_dns_redirect(ctx, cgid, addr, port, family);
+	dns = hm_dns_redirect(ctx, cgid, pol, addr, port, family, op, proto);
 	if (dns >= 0) {
-		/* the run's DNS, sent to its resolver: logged (--connections)
-		 * with the address the program asked */
-		if (dns == 1)
+		/* the run's DNS, sent to its resolver (or, under audit, where
+		 * it was sent): logged (--connections) with the address the
+		 * program asked; a run without names had it reported refused */
+		if (dns == 1 && !(pol->flags & HM_NET_DNS_NONE))
 			hm_log_allowed(cgid, pol, addr, port, family, op, proto);
 		return dns;
 	}

@@ -183,6 +183,7 @@ static const char *check(struct hmd *d, const char *name, int rfd, struct run_re
 static int adopt_one(struct hmd *d, int rfd, const struct run_record *rec)
 {
 	struct hmd_run *r = calloc(1, sizeof(*r));
+	struct hm_net_policy pol;
 	int err;
 
 	if (!r)
@@ -237,6 +238,16 @@ static int adopt_one(struct hmd *d, int rfd, const struct run_record *rec)
 			r->has_clock = true;
 			r->clock_dom = rec->clock_dom;
 		}
+	}
+	/* A blocked run without names: the shared resolver of this daemon
+	 * (whose entries of the last one were deleted at load). A run with
+	 * names lost its resolver: its DNS stays refused (docs/network.md). */
+	if (!hmd_bpf_get_policy(d->bpf, r->cgid, &pol) &&
+	    (pol.flags & (HM_NET_DNS | HM_NET_DNS_NONE)) == (HM_NET_DNS | HM_NET_DNS_NONE)) {
+		err = hmd_dns_start(d->bpf, r->cgid, NULL, 0, &r->dns);
+		if (err < 0)
+			hmd_warn("run %" PRIu64 ": no resolver (%s): its DNS is refused", r->id,
+				 strerror(-err));
 	}
 	r->restarted_ns = hmd_wall_ns();
 	r->next = d->runs;

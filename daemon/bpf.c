@@ -44,6 +44,7 @@ struct hmd_bpf {
 	uint64_t cgroup_id; /* the subtree's */
 	struct ring_buffer *rb;
 	void *ctx;
+	bool lsm_only; /* no cgroup sock_addr hooks: nothing is redirected */
 };
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -396,6 +397,7 @@ int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool l
 		return -ENOMEM;
 	libbpf_set_print(libbpf_quiet);
 	b->pin_dir = pin_dir;
+	b->lsm_only = lsm_only;
 	if (fstat(cgroup_fd, &st) < 0) {
 		r = -errno;
 		free(b);
@@ -661,5 +663,6 @@ int hmd_bpf_dns_fds(struct hmd_bpf *b, struct hmd_bpf_dns_fds *ret)
 	ret->dns = bpf_map__fd(b->net->maps.hm_dns);
 	ret->ports = bpf_map__fd(b->net->maps.hm_dns_ports);
 	ret->allow = bpf_map__fd(b->net->maps.hm_dns_allow);
+	ret->redirect = !b->lsm_only;
 	return 0;
 }

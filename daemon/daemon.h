@@ -192,6 +192,7 @@ int hmd_bpf_get_policy(struct hmd_bpf *b, uint64_t cgid, struct hm_net_policy *r
 /* The DNS maps (docs/network.md), for the resolver (dns.c). */
 struct hmd_bpf_dns_fds {
 	int dns, ports, allow;
+	bool redirect; /* the cgroup hooks that redirect DNS are attached */
 };
 int hmd_bpf_dns_fds(struct hmd_bpf *b, struct hmd_bpf_dns_fds *ret);
 int hmd_bpf_set_policy(struct hmd_bpf *b, uint64_t cgid, uint32_t flags, const struct hm_allow *allow,
@@ -342,7 +343,7 @@ struct hmd_run {
 	int client_pidfd; /* adopted runs: the client, -1 when gone */
 	uint64_t restarted_ns; /* CLOCK_REALTIME when this daemon adopted it, 0 */
 	uint64_t received; /* kernel events this daemon received for it */
-	struct hmd_dns *dns; /* --allow NAME under block: its resolver (dns.c) */
+	struct hmd_dns *dns; /* under block: its resolver (dns.c) */
 	struct hmd_connlog conns; /* HM_RUN_CONNLOG runs only */
 	struct hmd_run *next;
 };
@@ -383,17 +384,19 @@ uint64_t hmd_runs_lost(struct hmd *d, struct hmd_run *r);
 /* Adopted runs whose client is gone are ended (timer). */
 void hmd_runs_check_orphans(struct hmd *d);
 
-/* ---- dns.c: the resolver of runs with --allow NAME (docs/network.md) ---- */
+/* ---- dns.c: the resolvers of blocked runs (docs/network.md) ---- */
 struct hmd_dns;
 /* --dns-upstream ADDR[:PORT] (repeatable, at most 3); without any,
  * hmd_dns_init reads /etc/resolv.conf's nameservers. */
 int hmd_dns_add_upstream(const char *spec);
 int hmd_dns_init(void);
-/* The run's resolver: sockets, thread, and its hm_dns entries; *ret NULL
- * when n_names is 0. */
+/* A blocked run's resolver: with names its own sockets, thread and hm_dns
+ * entries; without, its hm_dns entry to the shared refuse-all resolver. */
 int hmd_dns_start(struct hmd_bpf *b, uint64_t cgid, const struct hm_allow_name *names,
 		  uint32_t n_names, struct hmd_dns **ret);
 void hmd_dns_stop(struct hmd_dns *r);
+/* The shared resolver of runs without names, at daemon exit. */
+void hmd_dns_shutdown(void);
 /* ---- connlog.c: enroll --connections ---- */
 /* Queue one connection attempt of a HM_RUN_CONNLOG run (others: nothing). */
 void hmd_connlog_add(struct hmd_run *r, const struct hm_net_event *e);

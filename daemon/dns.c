@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Domains that follow DNS: the resolver of one run (docs/network.md).
+ * Domains that follow DNS: the resolvers of blocked runs (docs/network.md).
+ *
+ * Every blocked run's DNS goes to one of these. A run without names shares
+ * one resolver with all such runs (one thread, four sockets for the
+ * daemon), which answers NXDOMAIN to every query and forwards nothing; its
+ * TCP clients are read without blocking, so no run can hold it.
  *
  * A run with --allow NAME gets four sockets of its own, UDP and TCP on
  * 127.0.0.1 and ::1, and a thread serving them. The kernel (bpf/net.bpf.c
@@ -51,7 +56,19 @@ struct learned {
 	uint64_t exp;
 };
 
-struct hmd_dns {
+/* One client TCP connection of the shared resolver (below). */
+struct tconn {
+	int fd; /* -1: free */
+	uint64_t deadline;
+	size_t got;
+	int queries;
+	uint8_t buf[HM_DNS_MAX_MSG + 2];
+};
+
+#define SHARED_TCP_MAX 16
+
+/* A resolver: a run's own (names), or the shared one (no names, cgid 0). */
+struct resolver {
 	uint64_t cgid;
 	struct hm_allow_name names[HM_RUN_MAX_NAMES];
 	uint32_t n_names;
@@ -64,7 +81,20 @@ struct hmd_dns {
 	int n_learned;
 	struct learned learned[HM_NET_MAX_DNS_PER_RUN];
 	uint8_t q[HM_DNS_MAX_MSG], a[HM_DNS_MAX_MSG + 2];
+	struct tconn *tc; /* the shared resolver's TCP clients */
 };
+
+/* What a run holds: its own resolver, or (own NULL) its entry pointing at
+ * the shared one. */
+struct hmd_dns {
+	uint64_t cgid;
+	int dns_fd;
+	struct resolver *own;
+};
+
+/* Every blocked run without names: one thread and four sockets for the
+ * daemon, started with the first such run, stopped by hmd_dns_shutdown. */
+static struct resolver *shared;
 
 static uint64_t mono_ns(void)
 {
@@ -182,7 +212,7 @@ static int read_full(int fd, int stop, uint8_t *buf, size_t n, uint64_t deadline
 
 /* One exchange with one nameserver: over UDP, or TCP when tcp. Returns the
  * answer's length in a (with q's ID put back), or -errno. */
-static ssize_t ask(struct hmd_dns *r, int i, const uint8_t *m, size_t n,
+static ssize_t ask(struct resolver *r, int i, const uint8_t *m, size_t n,
 		   const struct hm_dns_query *q, bool tcp, uint8_t *a, size_t cap)
 {
 	struct hm_dns_query uq = *q;
@@ -264,7 +294,7 @@ cleanup:
 
 /* Every upstream in turn; a truncated UDP answer to a TCP client is asked
  * again over TCP. */
-static ssize_t forward(struct hmd_dns *r, const uint8_t *m, size_t n,
+static ssize_t forward(struct resolver *r, const uint8_t *m, size_t n,
 		       const struct hm_dns_query *q, bool tcp, uint8_t *a, size_t cap)
 {
 	ssize_t len = -EHOSTUNREACH;
@@ -280,7 +310,7 @@ static ssize_t forward(struct hmd_dns *r, const uint8_t *m, size_t n,
 }
 
 /* Open one learned destination until exp, in the table and the kernel. */
-static void learn_one(struct hmd_dns *r, const struct hm_net_allow_key *k, uint64_t exp)
+static void learn_one(struct resolver *r, const struct hm_net_allow_key *k, uint64_t exp)
 {
 	uint64_t now = mono_ns();
 	bool fresh = false;
@@ -320,7 +350,7 @@ static void learn_one(struct hmd_dns *r, const struct hm_net_allow_key *k, uint6
 }
 
 /* The answer's addresses, at each port its name is allowed at. */
-static void learn(struct hmd_dns *r, const uint8_t *a, size_t n, const struct hm_dns_query *q)
+static void learn(struct resolver *r, const uint8_t *a, size_t n, const struct hm_dns_query *q)
 {
 	struct hm_dns_addr addrs[HM_DNS_MAX_RRS];
 	int rcode, k = hm_dns_parse_answer(a, n, q, addrs, HM_DNS_MAX_RRS, &rcode);
@@ -342,7 +372,7 @@ static void learn(struct hmd_dns *r, const uint8_t *a, size_t n, const struct hm
 }
 
 /* The reply to query m[0..n) in a (at most cap), or 0 for none. */
-static size_t answer(struct hmd_dns *r, const uint8_t *m, size_t n, bool tcp, uint8_t *a,
+static size_t answer(struct resolver *r, const uint8_t *m, size_t n, bool tcp, uint8_t *a,
 		     size_t cap)
 {
 	struct hm_dns_query q;
@@ -358,7 +388,11 @@ static size_t answer(struct hmd_dns *r, const uint8_t *m, size_t n, bool tcp, ui
 	for (uint32_t j = 0; j < r->n_names && !allowed; j++)
 		allowed = hm_dns_match(r->names[j].name, q.name);
 	if (!allowed) {
-		hmd_debug("run cgroup %" PRIu64 ": DNS %s refused (not allowed)", r->cgid, q.name);
+		if (r->cgid)
+			hmd_debug("run cgroup %" PRIu64 ": DNS %s refused (not allowed)", r->cgid,
+				  q.name);
+		else
+			hmd_debug("shared resolver: DNS %s refused (the run allows no name)", q.name);
 		return hm_dns_reply(m, &q, HM_DNS_NXDOMAIN, a, cap);
 	}
 	len = forward(r, m, n, &q, tcp, a, cap);
@@ -369,7 +403,7 @@ static size_t answer(struct hmd_dns *r, const uint8_t *m, size_t n, bool tcp, ui
 	return (size_t)len;
 }
 
-static void serve_udp(struct hmd_dns *r, int s)
+static void serve_udp(struct resolver *r, int s)
 {
 	struct sockaddr_storage from;
 	socklen_t flen = sizeof(from);
@@ -384,7 +418,7 @@ static void serve_udp(struct hmd_dns *r, int s)
 		sendto(s, r->a, len, MSG_DONTWAIT, (struct sockaddr *)&from, flen);
 }
 
-static void serve_tcp(struct hmd_dns *r, int ls)
+static void serve_tcp(struct resolver *r, int ls)
 {
 	uint64_t deadline = mono_ns() + TCP_CONN_MS * 1000000ull;
 	int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -413,9 +447,115 @@ static void serve_tcp(struct hmd_dns *r, int ls)
 	close(c);
 }
 
+/* The shared resolver's TCP clients, read without blocking: it serves
+ * every run without names, so no client may hold it (serve_tcp waits for
+ * one). Every answer is immediate (NXDOMAIN, nothing is forwarded). */
+static void tconn_close(struct tconn *c)
+{
+	close(c->fd);
+	c->fd = -1;
+}
+
+static void tconn_read(struct resolver *r, struct tconn *c)
+{
+	ssize_t k = recv(c->fd, c->buf + c->got, sizeof(c->buf) - c->got, MSG_DONTWAIT);
+
+	if (k < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (k <= 0) {
+		tconn_close(c);
+		return;
+	}
+	c->got += (size_t)k;
+	while (c->got >= 2) {
+		size_t n = (size_t)(c->buf[0] << 8 | c->buf[1]), len;
+
+		if (n < 12 || n > HM_DNS_MAX_MSG) {
+			tconn_close(c);
+			return;
+		}
+		if (c->got < n + 2)
+			return;
+		len = answer(r, c->buf + 2, n, true, r->a + 2, sizeof(r->a) - 2);
+		r->a[0] = (uint8_t)(len >> 8);
+		r->a[1] = (uint8_t)len;
+		if (!len || send(c->fd, r->a, len + 2, MSG_DONTWAIT | MSG_NOSIGNAL) !=
+				    (ssize_t)(len + 2) ||
+		    ++c->queries == TCP_QUERIES_MAX) {
+			tconn_close(c);
+			return;
+		}
+		c->got -= n + 2;
+		memmove(c->buf, c->buf + n + 2, c->got);
+	}
+}
+
+/* A new client in a free place, or in that of the one nearest its end. */
+static void tconn_accept(struct resolver *r, int ls)
+{
+	int fd = accept4(ls, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	struct tconn *c = &r->tc[0];
+
+	if (fd < 0)
+		return;
+	for (int i = 0; i < SHARED_TCP_MAX && c->fd >= 0; i++)
+		if (r->tc[i].fd < 0 || r->tc[i].deadline < c->deadline)
+			c = &r->tc[i];
+	if (c->fd >= 0)
+		tconn_close(c);
+	c->fd = fd;
+	c->deadline = mono_ns() + TCP_CONN_MS * 1000000ull;
+	c->got = 0;
+	c->queries = 0;
+}
+
+static void *shared_main(void *arg)
+{
+	struct resolver *r = arg;
+
+	for (;;) {
+		struct pollfd p[5 + SHARED_TCP_MAX] = { { .fd = r->stop, .events = POLLIN } };
+		uint64_t now = mono_ns(), next = UINT64_MAX;
+		int timeout = -1;
+
+		for (int i = 0; i < 4; i++)
+			p[i + 1] = (struct pollfd){ .fd = r->sock[i], .events = POLLIN };
+		for (int i = 0; i < SHARED_TCP_MAX; i++) {
+			p[5 + i] = (struct pollfd){ .fd = r->tc[i].fd, .events = POLLIN };
+			if (r->tc[i].fd >= 0 && r->tc[i].deadline < next)
+				next = r->tc[i].deadline;
+		}
+		if (next != UINT64_MAX)
+			timeout = next <= now ? 0 : (int)((next - now) / 1000000 + 1);
+		if (poll(p, 5 + SHARED_TCP_MAX, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			hmd_warn("shared resolver poll: %s", strerror(errno));
+			break;
+		}
+		if (p[0].revents)
+			break;
+		/* Clients first: an accept may take the place of one. */
+		for (int i = 0; i < SHARED_TCP_MAX; i++)
+			if (r->tc[i].fd >= 0 && p[5 + i].revents)
+				tconn_read(r, &r->tc[i]);
+		for (int i = 0; i < 4; i++)
+			if (p[i + 1].revents & POLLIN)
+				(i % 2 ? tconn_accept : serve_udp)(r, r->sock[i]);
+		now = mono_ns();
+		for (int i = 0; i < SHARED_TCP_MAX; i++)
+			if (r->tc[i].fd >= 0 && r->tc[i].deadline <= now)
+				tconn_close(&r->tc[i]);
+	}
+	for (int i = 0; i < SHARED_TCP_MAX; i++)
+		if (r->tc[i].fd >= 0)
+			tconn_close(&r->tc[i]);
+	return NULL;
+}
+
 static void *dns_main(void *arg)
 {
-	struct hmd_dns *r = arg;
+	struct resolver *r = arg;
 
 	for (;;) {
 		struct pollfd p[5] = { { .fd = r->stop, .events = POLLIN } };
@@ -470,18 +610,19 @@ static uint32_t port_key(int i, uint16_t port)
 	return HM_NET_DNS_PORT_KEY(i < 2 ? 4 : 6, i % 2 ? SOCK_STREAM : SOCK_DGRAM, port);
 }
 
-int hmd_dns_start(struct hmd_bpf *b, uint64_t cgid, const struct hm_allow_name *names,
-		  uint32_t n_names, struct hmd_dns **ret)
+static void resolver_stop(struct resolver *r);
+
+/* A resolver for cgid with these names (the shared one: cgid 0, none). */
+static int resolver_start(struct hmd_bpf *b, uint64_t cgid, const struct hm_allow_name *names,
+			  uint32_t n_names, struct resolver **ret)
 {
-	struct hmd_dns *r;
+	struct resolver *r;
 	uint16_t *ports[4];
 	sigset_t all, old;
 	uint8_t one = 1;
 	int err;
 
 	*ret = NULL;
-	if (!n_names)
-		return 0;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -492,6 +633,15 @@ int hmd_dns_start(struct hmd_bpf *b, uint64_t cgid, const struct hm_allow_name *
 	r->fds.dns = r->fds.ports = r->fds.allow = -1;
 	for (int i = 0; i < 4; i++)
 		r->sock[i] = -1;
+	if (!cgid) {
+		r->tc = calloc(SHARED_TCP_MAX, sizeof(*r->tc));
+		if (!r->tc) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		for (int i = 0; i < SHARED_TCP_MAX; i++)
+			r->tc[i].fd = -1;
+	}
 	ports[0] = &r->ports.udp4;
 	ports[1] = &r->ports.tcp4;
 	ports[2] = &r->ports.udp6;
@@ -528,32 +678,32 @@ int hmd_dns_start(struct hmd_bpf *b, uint64_t cgid, const struct hm_allow_name *
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
-	err = -pthread_create(&r->th, &attr, dns_main, r);
+	err = -pthread_create(&r->th, &attr, cgid ? dns_main : shared_main, r);
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err < 0)
 		goto fail;
 	r->started = true;
 	/* Last: the entry that redirects the run's DNS. */
-	if (bpf_map_update_elem(r->fds.dns, &cgid, &r->ports, BPF_ANY)) {
+	if (cgid && bpf_map_update_elem(r->fds.dns, &cgid, &r->ports, BPF_ANY)) {
 		err = -errno;
 		goto fail;
 	}
 	*ret = r;
 	return 0;
 fail:
-	hmd_dns_stop(r);
+	resolver_stop(r);
 	return err;
 }
 
-void hmd_dns_stop(struct hmd_dns *r)
+static void resolver_stop(struct resolver *r)
 {
 	uint64_t one = 1;
 	uint16_t ports[4];
 
 	if (!r)
 		return;
-	if (r->fds.dns >= 0)
+	if (r->fds.dns >= 0 && r->cgid)
 		bpf_map_delete_elem(r->fds.dns, &r->cgid);
 	if (r->started) {
 		if (write(r->stop, &one, sizeof(one)) != sizeof(one)) {
@@ -580,5 +730,67 @@ void hmd_dns_stop(struct hmd_dns *r)
 		bpf_map_delete_elem(r->fds.allow, &r->learned[i].key);
 	if (r->stop >= 0)
 		close(r->stop);
+	free(r->tc);
 	free(r);
+}
+
+/* A run with names gets its own resolver; one without, an hm_dns entry
+ * pointing at the shared resolver (started with the first such run). */
+int hmd_dns_start(struct hmd_bpf *b, uint64_t cgid, const struct hm_allow_name *names,
+		  uint32_t n_names, struct hmd_dns **ret)
+{
+	struct hmd_dns *h = calloc(1, sizeof(*h));
+	struct hmd_bpf_dns_fds fds;
+	int err;
+
+	*ret = NULL;
+	if (!h)
+		return -ENOMEM;
+	/* --no-cgroup-hooks (make vm-test) has no hook that redirects: an entry would
+	 * only make the LSM layer let the run's DNS through (net_lsm.bpf.c),
+	 * so a run without names keeps that layer's verdict on it. */
+	if (!n_names && (hmd_bpf_dns_fds(b, &fds) < 0 || !fds.redirect)) {
+		free(h);
+		return 0;
+	}
+	h->cgid = cgid;
+	h->dns_fd = -1;
+	if (n_names) {
+		err = resolver_start(b, cgid, names, n_names, &h->own);
+		if (err < 0)
+			goto fail;
+	} else {
+		if (!shared) {
+			err = resolver_start(b, 0, NULL, 0, &shared);
+			if (err < 0)
+				goto fail;
+		}
+		if (bpf_map_update_elem(shared->fds.dns, &cgid, &shared->ports, BPF_ANY)) {
+			err = -errno;
+			goto fail;
+		}
+		h->dns_fd = shared->fds.dns;
+	}
+	*ret = h;
+	return 0;
+fail:
+	free(h);
+	return err;
+}
+
+void hmd_dns_stop(struct hmd_dns *h)
+{
+	if (!h)
+		return;
+	if (h->own)
+		resolver_stop(h->own);
+	else if (h->dns_fd >= 0)
+		bpf_map_delete_elem(h->dns_fd, &h->cgid);
+	free(h);
+}
+
+void hmd_dns_shutdown(void)
+{
+	resolver_stop(shared);
+	shared = NULL;
 }

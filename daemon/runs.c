@@ -67,6 +67,17 @@ static uint32_t net_flags(uint32_t run_flags)
 	return f;
 }
 
+/* A blocked run's DNS goes only to a resolver of ours (HM_NET_DNS); with
+ * no names, block refuses every query and audit reports each. */
+static uint32_t dns_flags(uint32_t f, uint32_t n_names)
+{
+	if ((f & (HM_NET_ENFORCE | HM_NET_AUDIT)) == HM_NET_ENFORCE)
+		f |= HM_NET_DNS;
+	if ((f & HM_NET_ENFORCE) && !n_names)
+		f |= HM_NET_DNS_NONE;
+	return f;
+}
+
 int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 		    const struct hm_run_create *req, const struct hm_allow *allow,
 		    const struct hm_allow_name *names, uint32_t n_names, struct hmd_run **ret)
@@ -117,13 +128,15 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 		goto fail;
 	/* The policy goes in before any process can enter the cgroup: the
 	 * client only learns the cgroup after this returns. */
-	err = hmd_bpf_set_policy(d->bpf, r->cgid, net_flags(r->flags), r->allow, r->n_allow);
+	err = hmd_bpf_set_policy(d->bpf, r->cgid, dns_flags(net_flags(r->flags), n_names), r->allow,
+				 r->n_allow);
 	if (err < 0) {
 		hmd_cgroup_remove_run(&d->cg, r->id);
 		goto fail;
 	}
 	/* Its resolver, before any process can enter: its first lookup is
-	 * redirected. Under audit the run's DNS goes where it was sent. */
+	 * redirected (without names, to the shared one that answers NXDOMAIN).
+	 * Under audit the run's DNS goes where it was sent. */
 	if ((net_flags(r->flags) & (HM_NET_ENFORCE | HM_NET_AUDIT)) == HM_NET_ENFORCE) {
 		err = hmd_dns_start(d->bpf, r->cgid, names, n_names, &r->dns);
 		if (err < 0) {
@@ -516,6 +529,8 @@ int hmd_runs_shutdown(struct hmd *d, bool keep_running)
 			kept++;
 		}
 	}
+	/* After every run's entry to it is gone (run_free, run_release). */
+	hmd_dns_shutdown();
 	return kept;
 }
 

@@ -12,6 +12,13 @@
 #define HM_NET_ALLOW_LOOPBACK 0x2u /* 127.0.0.0/8 and ::1 are allowed */
 #define HM_NET_ALLOW_UNIX 0x4u /* AF_UNIX connect/sendmsg allowed */
 #define HM_NET_AUDIT 0x8u /* with ENFORCE: report what would be refused, refuse nothing */
+/* Block mode: the run's DNS (port 53) goes only to a resolver of hermeticd
+ * (its hm_dns entry); without an entry it is refused, never sent. */
+#define HM_NET_DNS 0x10u
+/* The run allows no name (no --allow NAME): every DNS query is refused,
+ * reported as a refusal (block: answered NXDOMAIN by the shared resolver;
+ * audit: let through). docs/network.md */
+#define HM_NET_DNS_NONE 0x20u
 /* enroll --connections: report allowed connect()/sendmsg() too (HM_EV_NET_ALLOWED);
  * a high bit, apart from the policy bits above */
 #define HM_NET_LOG_ALLOWED 0x80u

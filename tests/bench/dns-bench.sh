@@ -4,7 +4,8 @@
 #  - outside a run, straight to the test's dnsmasq;
 #  - in a run with --allow NAME, redirected to hermeticd's resolver, which
 #    forwards to the same dnsmasq and opens the answer's address;
-#  - in that run, a name not allowed (answered by hermeticd alone).
+#  - in that run, a name not allowed (answered by hermeticd alone);
+#  - in a run without --allow NAME: the shared resolver, NXDOMAIN.
 # Needs root. Knob: BENCH_DNS_N (queries, default 500).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../integration/nethost.sh"
@@ -47,5 +48,6 @@ for t in udp tcp; do
 	out=$("$PY" "$T/loop.py" "$NH_HOST" www.hm.test "$N" $t)
 	run=$("$HERMETIC" enroll --clock off --allow www.hm.test -- "$PY" "$T/loop.py" "$NH_HOST" www.hm.test "$N" $t 2>/dev/null)
 	no=$("$HERMETIC" enroll --clock off --allow www.hm.test -- "$PY" "$T/loop.py" "$NH_HOST" other.hm.test "$N" $t 2>/dev/null)
-	echo "dns $t: $N lookups, us each: outside a run ${out:-?}, through the run's resolver ${run:-?}, a name not allowed ${no:-?} (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+	sh=$("$HERMETIC" enroll --clock off -- "$PY" "$T/loop.py" "$NH_HOST" www.hm.test "$N" $t 2>/dev/null)
+	echo "dns $t: $N lookups, us each: outside a run ${out:-?}, through the run's resolver ${run:-?}, a name not allowed ${no:-?}, a run without names (shared resolver) ${sh:-?} (load: $(cut -d' ' -f1-3 /proc/loadavg))"
 done

@@ -83,7 +83,7 @@ def query(name, tcp=False, qtype=1):
         n = struct.unpack(">H", recvn(s, 2))[0]
         a = recvn(s, n)
     else:
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s = socket.socket(socket.AF_INET6 if ":" in SERVER else socket.AF_INET, socket.SOCK_DGRAM)
         s.settimeout(10)
         s.sendto(q, (SERVER, 53))
         a, _ = s.recvfrom(4096)
@@ -313,6 +313,107 @@ en --network audit --allow www.hm.test:8080 -- "$PY" "$T/dnsq.py" q evil.hm.test
 expect "audit: DNS is not redirected, any name resolves and its address is reached" \
 	'[[ $EN_OUT == "ANS rcode=0 addrs=$A3 ttl=$TTL"*"CONN ok" ]] && [ "$(asked evil.hm.test)" -gt "$before" ]'
 
+# --- runs without --allow NAME: the shared resolver refuses every name ------------
+# A dnsmasq of the test on a loopback address the run may reach (loopback is
+# allowed): without the redirect a run could resolve any name through it.
+LO=127.53.$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))
+dnsmasq -k --conf-file=/dev/null --no-resolv --no-hosts --no-poll --listen-address="$LO" \
+	--bind-interfaces --port=53 --user=root --group=root --addn-hosts="$T/dns.hosts" \
+	--local-ttl=$TTL --log-queries --log-facility="$T/lo.log" --pid-file="$T/lo.pid" >"$T/lo.out" 2>&1 &
+at_exit "kill $!"
+lo_asked() { grep -c "query\[A\] $1 " "$T/lo.log" 2>/dev/null || true; }
+for _ in $(seq 100); do
+	out=$(DNS_SERVER=$LO timeout 5 "$PY" "$T/dnsq.py" q evil.hm.test q evil.hm.test tcp)
+	[[ $out == "ANS rcode=0 addrs=$A3 "*"ANS rcode=0 addrs=$A3 "* ]] && break
+	sleep 0.1
+done
+expect "outside a run: the loopback dnsmasq answers any name (UDP and TCP)" \
+	'[[ $out == "ANS rcode=0 addrs=$A3 "*"ANS rcode=0 addrs=$A3 "* ]]'
+before=$(lo_asked evil.hm.test)
+en --report "$T/nonames.json" --env "DNS_SERVER=$LO" -- "$PY" "$T/dnsq.py" q evil.hm.test q evil.hm.test tcp
+expect "no --allow NAME: a name sent to a loopback nameserver gets NXDOMAIN, UDP and TCP" \
+	'[[ $EN_OUT == "ANS rcode=3 addrs=- ttl=None"*"ANS rcode=3 addrs=- ttl=None" ]]'
+expect "no --allow NAME: the loopback nameserver was never asked (its log)" \
+	'[ "$(lo_asked evil.hm.test)" = "$before" ] && [ "$before" -gt 0 ]'
+dests() { "$PY" -c '
+import json, sys
+d = json.loads(open(sys.argv[1]).readlines()[-1])
+print(d["refusals"]["count"], *sorted(r["destination"] for r in d["refusals"]["first"]))' "$1" 2>&1; }
+B=$(dests "$T/nonames.json")
+expect "no --allow NAME: block reports each refused query (UDP and TCP to the nameserver)" \
+	'[ "$B" = "2 $LO:53 $LO:53" ]'
+en --network audit --report "$T/nonames_audit.json" --env "DNS_SERVER=$LO" -- "$PY" "$T/dnsq.py" q evil.hm.test q evil.hm.test tcp
+A=$(dests "$T/nonames_audit.json")
+expect "audit, no --allow NAME: the query reaches the nameserver, and audit lists it as block does" \
+	'[[ $EN_OUT == "ANS rcode=0 addrs=$A3 "*"ANS rcode=0 addrs=$A3 "* ]] && [ "$(lo_asked evil.hm.test)" -gt "$before" ] && [ "$A" = "$B" ]'
+before=$(lo_asked evil.hm.test)
+en --allow www.hm.test:8080 --env "DNS_SERVER=$LO" -- "$PY" "$T/dnsq.py" q evil.hm.test
+expect "a run with names, to the loopback nameserver: its own resolver answers NXDOMAIN for a name not allowed" \
+	'[[ $EN_OUT == "ANS rcode=3 "* ]] && [ "$(lo_asked evil.hm.test)" = "$before" ]'
+
+# --connections: the queries are refused lines, one per refusal, no
+# allowed line for them (block); audited lines under audit.
+vlines() { "$PY" -c '
+import json, sys
+print(*sorted("%s %s %s" % (c["verdict"], c["destination"], c["count"]) for c in map(json.loads, open(sys.argv[1])) if not c.get("end")))' "$1" 2>&1; }
+en --connections "$T/nonames.jsonl" --env "DNS_SERVER=$LO" -- "$PY" "$T/dnsq.py" q evil.hm.test q evil.hm.test tcp
+lb=$(vlines "$T/nonames.jsonl")
+en --network audit --connections "$T/nonames_a.jsonl" --env "DNS_SERVER=$LO" -- "$PY" "$T/dnsq.py" q evil.hm.test q evil.hm.test tcp
+la=$(vlines "$T/nonames_a.jsonl")
+expect "no --allow NAME, --connections: each query one refused line (block), one audited line (audit), no allowed line" \
+	'[ "$lb" = "refused $LO:53 1 refused $LO:53 1" ] && [ "$la" = "audited $LO:53 1 audited $LO:53 1" ]'
+before=$(lo_asked evil.hm.test) # (audit asked it)
+
+# IPv6: DNS to ::1 port 53 (no server listens there) goes to the shared
+# resolver's IPv6 sockets.
+en --env "DNS_SERVER=::1" -- "$PY" "$T/dnsq.py" q evil.hm.test q evil.hm.test tcp
+expect "no --allow NAME, IPv6 (::1 port 53): NXDOMAIN from the shared resolver, UDP and TCP" \
+	'[[ $EN_OUT == "ANS rcode=3 addrs=- ttl=None"*"ANS rcode=3 addrs=- ttl=None" ]]'
+
+# The shared resolver, from another run directly: refused like any run's.
+sports() { ss -Hlnp "$1" 2>/dev/null | grep "pid=$HMD_PID," | awk '{print $4}' | sed -n 's/^127\.0\.0\.1://p'; }
+tport=$(sports -t | head -n 1) uport=$(sports -u | head -n 1)
+en -- sh -c "$PY '$T/probe.py' tcp 127.0.0.1 ${tport:-1}; $PY '$T/probe.py' udp 127.0.0.1 ${uport:-1} x"
+expect "the shared resolver's sockets, asked directly by a run: refused (TCP and UDP)" \
+	'[ -n "$tport" ] && [ -n "$uport" ] && [[ $EN_OUT == "ERR ECONNREFUSED "*"ERR ECONNREFUSED "* ]]'
+
+# A run holding idle TCP connections to the shared resolver (more than it
+# keeps) does not stall another run's lookups.
+rm -f "$T/hold.ready" "$T/hold.go"
+timeout -k 5 120 "$HERMETIC" enroll --clock off -- "$PY" -c "
+import socket, os, time
+c = [socket.create_connection(('127.0.0.1', 53), timeout=10) for _ in range(40)]
+open('$T/hold.ready', 'w').close()
+while not os.path.exists('$T/hold.go'): time.sleep(0.1)" >"$T/hold.out" 2>&1 &
+hold=$!
+for _ in $(seq 600); do [ -e "$T/hold.ready" ] && break; sleep 0.1; done
+en --env "DNS_SERVER=$LO" -- "$PY" "$T/dnsq.py" q evil.hm.test tcp q evil.hm.test q evil.hm.test tcp
+touch "$T/hold.go"
+wait $hold
+expect "a run holding 40 idle TCP connections to the shared resolver: another run's lookups still answered" \
+	'[ -e "$T/hold.ready" ] && [[ $EN_OUT == "ANS rcode=3 "*"ANS rcode=3 "*"ANS rcode=3 "* ]]'
+
+# 50 runs without names at once: all served, by the one shared thread.
+threads() { ls "/proc/$HMD_PID/task" | wc -l; }
+th0=$(threads)
+rm -rf "$T/many" && mkdir -p "$T/many"
+pids=()
+for i in $(seq 50); do
+	timeout -k 5 300 "$HERMETIC" enroll --clock off --env "DNS_SERVER=$LO" -- sh -c \
+		"'$PY' '$T/dnsq.py' q evil.hm.test q evil.hm.test tcp >'$T/many/$i.tmp'; mv '$T/many/$i.tmp' '$T/many/$i'; while [ ! -e '$T/many/go' ]; do sleep 0.1; done" \
+		>/dev/null 2>&1 &
+	pids+=($!)
+done
+for _ in $(seq 1200); do [ "$(ls "$T/many" | grep -cv tmp)" -ge 50 ] && break; sleep 0.1; done
+th1=$(threads)
+touch "$T/many/go"
+for p in "${pids[@]}"; do wait "$p"; done
+served=$(cat "$T/many"/[0-9]* 2>/dev/null | grep -c "^ANS rcode=3 ")
+expect "50 runs without names at once: every UDP and TCP query answered NXDOMAIN ($served of 100)" \
+	'((served == 100)) && [ "$(lo_asked evil.hm.test)" = "$before" ]'
+expect "50 runs without names at once: no thread per run (daemon threads $th0 before, $th1 with 50 runs alive)" \
+	'((th1 <= th0 + 3))'
+
 # --- a static binary (Go's own resolver, no shim) ---------------------------------------
 if command -v go >/dev/null; then
 	mkdir -p "$T/gores"
@@ -334,7 +435,11 @@ func main() {
 	for _, name := range os.Args[2:] {
 		a, err := r.LookupIPAddr(context.Background(), name)
 		if err != nil {
-			fmt.Println("ERR", name)
+			if e, ok := err.(*net.DNSError); ok && e.IsNotFound {
+				fmt.Println("ERR", name, "notfound")
+			} else {
+				fmt.Println("ERR", name, err)
+			}
 			continue
 		}
 		fmt.Println("OK", name, a[0].IP)
@@ -344,10 +449,39 @@ EOF
 	if go_static "$T/gores" "$T/gores/gores"; then
 		en --allow www.hm.test:8080 -- "$T/gores/gores" "$A1" www.hm.test evil.hm.test
 		expect "static Go binary: an allowed name resolves, another does not" \
-			'[[ $EN_OUT == "OK www.hm.test $A2"*"ERR evil.hm.test" ]]'
+			'[[ $EN_OUT == "OK www.hm.test $A2"*"ERR evil.hm.test notfound" ]]'
+		before=$(lo_asked evil.hm.test)
+		en -- "$T/gores/gores" "$LO" evil.hm.test
+		expect "static Go binary, no --allow NAME, its own loopback nameserver: not found at once, never asked" \
+			'[[ $EN_OUT == "ERR evil.hm.test notfound" ]] && [ "$(lo_asked evil.hm.test)" = "$before" ]'
 	else
 		fail "static Go binary: an allowed name resolves, another does not" "go build: $(tail -c 300 "$T/go.log")"
+		fail "static Go binary, no --allow NAME, its own loopback nameserver: not found at once, never asked" "go build failed"
 	fi
 else
 	fail "static Go binary: an allowed name resolves, another does not" "go not installed"
+	fail "static Go binary, no --allow NAME, its own loopback nameserver: not found at once, never asked" "go not installed"
+fi
+
+# --- a daemon restart: an adopted run without names is served again -------------------
+# The run asks once, the daemon is killed and a new one adopts the run, the
+# run asks again: NXDOMAIN both times, never sent to the nameserver.
+rm -f "$T/rs.1" "$T/rs.go"
+before=$(lo_asked evil.hm.test)
+timeout -k 5 180 "$HERMETIC" enroll --clock off --env "DNS_SERVER=$LO" -- sh -c \
+	"'$PY' '$T/dnsq.py' q evil.hm.test >'$T/rs.tmp'; mv '$T/rs.tmp' '$T/rs.1'; while [ ! -e '$T/rs.go' ]; do sleep 0.1; done; '$PY' '$T/dnsq.py' q evil.hm.test q evil.hm.test tcp" \
+	>"$T/rs.out" 2>"$T/rs.err" &
+rsp=$!
+for _ in $(seq 600); do [ -e "$T/rs.1" ] && break; sleep 0.1; done
+stop_daemon -KILL
+if start_daemon_again; then
+	touch "$T/rs.go"
+	wait $rsp
+	rs=$(cat "$T/rs.1" "$T/rs.out" 2>/dev/null)
+	EN_RC=- EN_OUT=$rs EN_ERR=$(cat "$T/rs.err" 2>/dev/null)
+	expect "after a daemon restart, an adopted run without names: NXDOMAIN again (UDP and TCP), never sent" \
+		'[[ $rs == "ANS rcode=3 "*"ANS rcode=3 "*"ANS rcode=3 "* ]] && [ "$(lo_asked evil.hm.test)" = "$before" ]'
+else
+	touch "$T/rs.go"
+	fail "after a daemon restart, an adopted run without names: NXDOMAIN again (UDP and TCP), never sent" "a new daemon did not start: $(tail -n 5 "$T/daemon.log" | tr '\n' '|')"
 fi
