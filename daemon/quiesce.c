@@ -114,7 +114,8 @@ static void process(struct hmd_keeper *k, uint32_t dom)
 
 	if (!c->used || hmd_clockpage_broken(vc))
 		return;
-	if (hmd_sched_read(k->sched, dom, &st) < 0 || st.cgid != c->cgid || st.nrun > 0)
+	if (hmd_sched_read(k->sched, dom, &st) < 0 || st.cgid != c->cgid || st.nrun > st.nsuper ||
+	    st.nsuper < 0)
 		return;
 	if (LOAD(vc->magic) != HM_VCLOCK_MAGIC)
 		return;
@@ -127,6 +128,7 @@ static void process(struct hmd_keeper *k, uint32_t dom)
 		uint64_t bord = 0, ord;
 		uint32_t seq, tid, wake, flags;
 		int best = -1;
+		int64_t held = 0;
 		struct hm_sched_tid t;
 
 		for (uint32_t i = 0; i < hw; i++) {
@@ -141,6 +143,7 @@ static void process(struct hmd_keeper *k, uint32_t dom)
 			seq = LOAD(slots[i].seq);
 			if (c->woken[i] == seq + 1)
 				continue; /* woken for this wait already */
+			held += !!(LOAD(slots[i].flags) & HM_VSF_SUPER);
 			dl = LOAD(slots[i].deadline);
 			ord = LOAD(slots[i].order);
 			if (best < 0 || dl < bdl || (dl == bdl && ord < bord)) {
@@ -149,6 +152,14 @@ static void process(struct hmd_keeper *k, uint32_t dom)
 				bord = ord;
 			}
 		}
+		/* Tasks blocked on the supervisor count as running, save those
+		 * whose wait it published (and we have not woken): fewer, and
+		 * the supervisor is still at work on the others (it asks us to
+		 * look again when done). A thread the run signalled out of its
+		 * wait may leave a slot behind for a moment: that only ever
+		 * makes the run look busy longer, or idle as it then is. */
+		if (held < st.nsuper)
+			return;
 		if (best < 0) {
 			INC(vc->idle_nothing);
 			return;

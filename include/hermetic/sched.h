@@ -20,10 +20,14 @@ struct hm_sched_dom {
 	__u64 cgid; /* the domain's cgroup id; 0 = slot unused */
 	__u64 lost; /* quiet events the ring buffer had no room for */
 	__u64 anomalies; /* decrements below zero (bookkeeping error) */
-	__u64 pad[3];
+	/* Of nrun, tasks blocked in a call the supervisor in enroll answers
+	 * (SUPER, bpf/sched.bpf.c): busy unless the supervisor published a
+	 * virtual wait for them in the run's clock page (daemon/quiesce.c). */
+	__s64 nsuper;
+	__u64 pad[2];
 };
 
-/* Ring buffer record: the domain's nrun just went to 0. */
+/* Ring buffer record: the domain's nrun just went to 0, or to nsuper. */
 struct hm_sched_quiet {
 	__u32 dom;
 	__u32 pad;

@@ -80,6 +80,10 @@ struct hm_vslot {
  * such as the JVM's safepoint poll) is woken when the run is idle without
  * the clock moving for it (docs/virtual-time.md). */
 #define HM_VSF_SHORT 0x1
+/* A wait the supervisor in enroll does on the thread's behalf: the thread is
+ * blocked on it, counted as running by bpf/sched.bpf.c (nsuper) until this
+ * slot says what it waits for. */
+#define HM_VSF_SUPER 0x2
 
 struct hm_vclock {
 	__u32 magic;
