@@ -284,9 +284,11 @@ static __always_inline void update(struct task_struct *t, enum op op)
  * calls block for no other reason (getrandom only before the kernel's pool
  * is ready, at boot). x86_64 numbers, the only ABI the supervisor serves.
  * 1: that, and running; 2: a timed wait the supervisor's filter hands over
- * (made from code below 4 GiB, supervise.c), running too (SUPER) until the
- * supervisor has published its deadline in the run's clock page, which the
- * keeper checks (daemon/quiesce.c); 0: neither. */
+ * (made from code below 4 GiB, supervise.c) by a process the supervisor
+ * serves (its timer slack, HM_SCHED_SUPER_SLACK), running too (SUPER)
+ * until the supervisor has published its deadline in the run's clock page,
+ * which the keeper checks (daemon/quiesce.c); 0: neither (another
+ * process's real wait blocks as any). */
 #define FUTEX_CMD(op) ((op) & ~0x180L) /* without PRIVATE, CLOCK_REALTIME */
 static __always_inline int waits_for_supervisor(struct task_struct *t)
 {
@@ -298,7 +300,7 @@ static __always_inline int waits_for_supervisor(struct task_struct *t)
 	nr = BPF_CORE_READ(regs, orig_ax);
 	if (nr == 318 /* getrandom */ || nr == 59 /* execve */ || nr == 322 /* execveat */)
 		return 1;
-	if (BPF_CORE_READ(regs, ip) >> 32)
+	if ((BPF_CORE_READ(regs, ip) >> 32) || BPF_CORE_READ(t, timer_slack_ns) != HM_SCHED_SUPER_SLACK)
 		return 0;
 	if (nr == 35 /* nanosleep */ || nr == 230 /* clock_nanosleep */)
 		return 2;

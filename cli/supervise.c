@@ -244,7 +244,8 @@ void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock
 	}
 	real_vdso(s);
 	build_filter(s);
-	s->debug = getenv("HERMETIC_DEBUG") && strstr(getenv("HERMETIC_DEBUG"), "supervise");
+	s->debug_waits = getenv("HERMETIC_DEBUG") && strstr(getenv("HERMETIC_DEBUG"), "waits");
+	s->debug = s->debug_waits || (getenv("HERMETIC_DEBUG") && strstr(getenv("HERMETIC_DEBUG"), "supervise"));
 	s->want = true;
 }
 

@@ -77,6 +77,7 @@ struct supervise {
 	int page_fd; /* the page's file, to poke the keeper (supervise_wait.c) */
 	uint64_t tick_ns;
 	bool debug; /* HERMETIC_DEBUG=supervise: a line per decision */
+	bool debug_waits; /* HERMETIC_DEBUG=waits: a line per wait, its start and end */
 	uint64_t seed;
 	int cmd_page_fd; /* the page's number in CMD (HERMETIC_CLOCK_FD), -1: none */
 	/* A descriptor of the page put into a process at its exec (seccomp

@@ -334,7 +334,7 @@ static void wait_end(struct supervise *s, struct sv_wait *w, long val, int error
 	resp->id = w->id;
 	resp->val = val;
 	resp->error = error;
-	if (s->debug && getenv("HERMETIC_DEBUG_WAITS"))
+	if (s->debug_waits)
 		warnx_("supervisor: %lld end %d of %d: %ld/%d at %lld", (long long)(real_mono() / 1000), w->nr, w->tid, val, error, (long long)vmono(s));
 	/* ENOENT: the waiter is gone, or a signal took it out of the wait */
 	ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
@@ -508,7 +508,7 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 		}
 	}
 	s->waits_total++;
-	if (s->debug && getenv("HERMETIC_DEBUG_WAITS"))
+	if (s->debug_waits)
 		warnx_("supervisor: %lld wait %d of %d for %lld us until %lld%s", (long long)(real_mono() / 1000),
 		       w->nr, w->tid, (long long)(len / 1000), (long long)w->deadline, w->slot ? "" : " (no slot)");
 	return true;

@@ -13,6 +13,13 @@
 #define HM_SCHED_TIDS 65536 /* (domain, tid) pairs remembered */
 #define HM_SCHED_RINGBUF (256 * 1024)
 
+/* The timer slack (ns) the supervisor in enroll gives a process it set up
+ * at its exec, with its waits on the run's clock (docs/static.md): threads
+ * inherit it, and bpf/sched.bpf.c tells by it a timed wait the supervisor
+ * holds from one a process the supervisor does not serve makes for real
+ * (the kernel's default is 50,000 ns). */
+#define HM_SCHED_SUPER_SLACK 50021ULL
+
 /* One clock domain (array value, index = slot). */
 struct hm_sched_dom {
 	__s64 nrun; /* tasks of the domain that are runnable now */

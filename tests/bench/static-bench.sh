@@ -63,7 +63,10 @@ done
 RUNS=$(((RUNS + 1) / 2))
 b0=$(ns_of "$T/gobench" sleep2s 0) b1=$(ns_of "$T/gobench" sleep2s 1)
 e0=$(ns_of "${E[@]}" "$T/gobench" sleep2s 0) e1=$(ns_of "${E[@]}" "$T/gobench" sleep2s 1)
-printf '%-28s %10s %10s\n' "time.Sleep(2s), real ms" "$(((b1 - b0) / 1000000))" "$(((e1 - e0) / 1000000))"
+d=$(((e1 - e0) / 1000000))
+[ "$d" -ge 0 ] || d=0 # below the noise of enroll's own start
+printf '%-28s %10s %10s\n' "time.Sleep(2s), real ms" "$(((b1 - b0) / 1000000))" "$d"
+printf '%-28s %10s %10s\n' "... the whole run, real ms" "$((b1 / 1000000))" "$((e1 / 1000000))"
 
 printf '%-28s %16s %16s\n' "enroll, ms (median)" "off: wall/cpu" "on: wall/cpu"
 for what in true "python3 -c pass" "100 execs of /bin/true"; do
