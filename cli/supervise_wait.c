@@ -377,6 +377,20 @@ static int sleep_deadline(struct supervise *s, const struct seccomp_notif *req, 
 	return 1;
 }
 
+/* Ask the keeper to look at the run now (daemon/quiesce.c): a write(2) to
+ * the page file, of a byte of padding as it is. */
+static void poke(struct supervise *s)
+{
+	uint8_t b;
+
+	if (s->page_fd < 0)
+		return;
+	b = __atomic_load_n((uint8_t *)&s->vc->pad1[0], __ATOMIC_RELAXED);
+	if (pwrite(s->page_fd, &b, 1, offsetof(struct hm_vclock, pad1)) != 1) {
+		/* the keeper's 50 ms tick comes anyway */
+	}
+}
+
 static int read_word(int pid, uint64_t addr, uint32_t *v)
 {
 	struct iovec l = { .iov_base = v, .iov_len = sizeof(*v) };
@@ -491,8 +505,11 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 	w->real_deadline = real_mono() + len;
 	lock(s);
 	w->slot = sv_slot_begin(s, p->pid, p->image, w->tid, w->deadline, w->external);
-	if (w->slot)
+	if (w->slot) {
 		w->seq = __atomic_load_n(&w->slot->seq, __ATOMIC_ACQUIRE);
+		if (w->nr == SV_NR_FUTEX) /* the keeper asks us before its deadline */
+			__atomic_or_fetch(&w->slot->flags, (uint32_t)HM_VSF_ASK, __ATOMIC_RELEASE);
+	}
 	unlock(s);
 	if (!w->external)
 		helper_kick(s);
@@ -500,13 +517,8 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 	 * idle already, with no new record for the keeper to come. Ask it to
 	 * look (daemon/quiesce.c): a write(2) to the page file, of a byte of
 	 * padding as it is. */
-	if (!w->external && s->page_fd >= 0) {
-		uint8_t b = __atomic_load_n((uint8_t *)&s->vc->pad1[0], __ATOMIC_RELAXED);
-
-		if (pwrite(s->page_fd, &b, 1, offsetof(struct hm_vclock, pad1)) != 1) {
-			/* the keeper's 50 ms tick comes anyway */
-		}
-	}
+	if (!w->external)
+		poke(s);
 	s->waits_total++;
 	if (s->debug_waits)
 		warnx_("supervisor: %lld wait %d of %d for %lld us until %lld%s", (long long)(real_mono() / 1000),
@@ -579,6 +591,14 @@ void supervise_wait_tick(struct supervise *s)
 		    (read_word(w->tid, w->faddr, &v32) < 0 || v32 != w->fval)) {
 			wait_end(s, w, 0, 0);
 			continue;
+		}
+		/* The keeper would move the clock to its deadline: the word did
+		 * not change (looked at just now), say so, and ask it to look. */
+		if (w->nr == SV_NR_FUTEX && w->slot &&
+		    __atomic_load_n(&w->slot->woken, __ATOMIC_ACQUIRE) == w->seq &&
+		    __atomic_load_n(&w->slot->pad, __ATOMIC_ACQUIRE) != w->seq) {
+			__atomic_store_n(&w->slot->pad, w->seq, __ATOMIC_RELEASE);
+			poke(s);
 		}
 		/* The lag bound fired it (the run was busy all along,
 		 * docs/virtual-time.md): it ends as at its deadline, and the

@@ -11,7 +11,10 @@
  *      (EXTERNAL) means the run is not idle; otherwise the earliest deadline
  *      among waiting threads not yet woken for this wait, ties broken by the
  *      slot's order key, which depends only on the program;
- *   3. moves the clock there (never backwards) and wakes that one waiter:
+ *   3. (a futex wait the supervisor holds, HM_VSF_ASK: first asks the
+ *      supervisor whether its word changed meanwhile, and goes on only
+ *      once it says no)
+ *   4. moves the clock there (never backwards) and wakes that one waiter:
  *      FUTEX_WAKE on its slot, or SIGURG to the thread. Waking it makes it
  *      runnable in the kernel's count before we return (sched_waking runs
  *      in our context), so the next idle moment is a new record.
@@ -176,6 +179,20 @@ static void process(struct hmd_keeper *k, uint32_t dom)
 						    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 			c->woken[best] = 0;
 			continue;
+		}
+		/* A futex wait the supervisor holds ends when its word changes,
+		 * which only the supervisor sees, a moment later: ask it first
+		 * (woken := seq, a wake of the slot), and move the clock once it
+		 * has looked at the word after this idle moment (pad := seq, and
+		 * it asks us to look again). Had the word changed, the waiter
+		 * is running by then and the run is not idle. */
+		if ((flags & HM_VSF_ASK) && LOAD(slots[best].pad) != seq) {
+			if (LOAD(slots[best].woken) != seq) {
+				STORE(slots[best].woken, seq);
+				__atomic_fetch_add(&slots[best].futex, 1, __ATOMIC_RELEASE);
+				syscall(SYS_futex, &slots[best].futex, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+			}
+			return;
 		}
 		if (flags & HM_VSF_SHORT)
 			STORE(slots[best].woken, seq); /* a back-off: ends, the clock stays */

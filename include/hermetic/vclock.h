@@ -73,7 +73,7 @@ struct hm_vslot {
 	__u32 woken; /* the keeper's: the seq of a short wait it ended */
 	__s64 real_begin; /* real CLOCK_MONOTONIC when this wait began (the lag bound) */
 	__u32 lagged; /* the keeper's: the seq of a wait the lag bound ended */
-	__u32 pad;
+	__u32 pad; /* HM_VSF_ASK: the supervisor's answer (a seq) */
 };
 
 /* Slot flags. A short wait (under a millisecond: a spin-then-sleep back-off
@@ -84,6 +84,10 @@ struct hm_vslot {
  * blocked on it, counted as running by bpf/sched.bpf.c (nsuper) until this
  * slot says what it waits for. */
 #define HM_VSF_SUPER 0x2
+/* A futex wait the supervisor holds: the keeper asks before it moves the
+ * clock to its deadline (woken := seq), the supervisor answers once it has
+ * seen the futex word unchanged (pad := seq), daemon/quiesce.c. */
+#define HM_VSF_ASK 0x4
 
 struct hm_vclock {
 	__u32 magic;

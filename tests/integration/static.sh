@@ -168,6 +168,21 @@ if [[ " ${progs[*]} " == *" musl "* ]] && musl-gcc -static -O2 -o "$T/msleep" "$
 	fi
 fi
 
+# Timed futex waits (musl, raw and through pthread_cond_timedwait): on the
+# run's clock, absolute ones on CLOCK_REALTIME and CLOCK_MONOTONIC converted
+# from the run's clock, a wake by another thread seen at its time.
+if [[ " ${progs[*]} " != *" musl "* ]]; then
+	: # (no musl-gcc: said above)
+elif musl-gcc -static -O2 -o "$T/mfutex" "$SRC/mfutex.c" -lpthread >"$T/musl.log" 2>&1; then
+	run 1 "$T/mf" -- "$T/mfutex"
+	for c in "rt timeout 3000" "mono timeout 3000" "rel timeout 3000" "wake woken 1000" "cond timeout 5000"; do
+		set -- $c
+		check "musl: futex wait ($1): $2 after exactly $3 ms of the run's clock" grep -qx "$c ms" "$T/mf"
+	done
+else
+	fail "build the musl futex program" "$(tail -n 3 "$T/musl.log" | tr '\n' '|')"
+fi
+
 # A static-pie image waits through code the filter does not hand over (it
 # is mapped high): its monotonic clock and sleeps stay real, together.
 if gcc -static-pie -O2 -o "$T/spie" "$SRC/msleep.c" >"$T/spie.log" 2>&1; then
