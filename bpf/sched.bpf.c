@@ -13,6 +13,8 @@
  * or task storage could refuse us):
  *   bits 63..32  low 32 bits of the cgroup id the domain was resolved for
  *   bit  20      RESOLVED: bits 12..0 are valid for that cgroup
+ *   bit  18      SUPER: blocked in a call the supervisor answers (counted
+ *                in nrun and in nsuper)
  *   bit  17      RACING: woken while we still counted it running
  *   bit  16      RUNNING: counted in its domain's nrun
  *   bits 12..0   domain slot + 1 (0: in no domain)
@@ -90,6 +92,7 @@ struct {
 #define T_DOM_MASK 0x1fffULL
 #define T_RUNNING (1ULL << 16)
 #define T_RACING (1ULL << 17)
+#define T_SUPER (1ULL << 18)
 #define T_RESOLVED (1ULL << 20)
 
 /* prev_state bits (include/linux/sched.h; stable for a decade) */
@@ -99,7 +102,7 @@ struct {
 #define S_TRACED 0x0008
 #define S_DEAD 0x0080
 
-enum op { OP_BLOCK, OP_PREEMPT, OP_DEAD, OP_IN, OP_WAKING, OP_WAKEUP, OP_NEW };
+enum op { OP_BLOCK, OP_SUPER, OP_PREEMPT, OP_DEAD, OP_IN, OP_WAKING, OP_WAKEUP, OP_NEW };
 
 /* The domain of the task's cgroup or of one of its nearest ancestors, or -1. */
 /* The domain of cgroup cg, or -2 to look at its parent (*cg moves), or -1.
@@ -235,23 +238,10 @@ static __always_inline void forget_tid(struct task_struct *t, __u32 dom)
 	bpf_map_delete_elem(&hm_sched_tids, &k);
 }
 
-static __always_inline void add(int dom, __s64 delta)
+static __always_inline void quiet(struct hm_sched_dom *d, __u32 k)
 {
-	struct hm_sched_dom *d;
-	struct hm_sched_quiet *q;
-	__u32 k = dom;
-	__s64 before;
+	struct hm_sched_quiet *q = bpf_ringbuf_reserve(&hm_sched_quiet, sizeof(*q), 0);
 
-	if (dom < 0 || !delta || !(d = bpf_map_lookup_elem(&hm_sched_doms, &k)))
-		return;
-	before = __sync_fetch_and_add(&d->nrun, delta);
-	if (delta > 0 || before != 1) {
-		if (delta < 0 && before <= 0)
-			__sync_fetch_and_add(&d->anomalies, 1);
-		return;
-	}
-	/* nrun just went to 0: the domain is quiet. */
-	q = bpf_ringbuf_reserve(&hm_sched_quiet, sizeof(*q), 0);
 	if (!q) {
 		__sync_fetch_and_add(&d->quiet_seq, 1);
 		__sync_fetch_and_add(&d->lost, 1);
@@ -261,6 +251,28 @@ static __always_inline void add(int dom, __s64 delta)
 	q->pad = 0;
 	q->seq = __sync_fetch_and_add(&d->quiet_seq, 1) + 1;
 	bpf_ringbuf_submit(q, 0);
+}
+
+/* nrun += delta, nsuper += dsuper: a record when every task counted is
+ * blocked on the supervisor, or none is runnable at all (nrun - nsuper fell
+ * to 0). The two counters move one after the other: the keeper re-reads
+ * both and checks the page before it acts, and ticks every 50 ms. */
+static __always_inline void add(int dom, __s64 delta, __s64 dsuper)
+{
+	struct hm_sched_dom *d;
+	__u32 k = dom;
+	__s64 before, sup;
+
+	if (dom < 0 || (!delta && !dsuper) || !(d = bpf_map_lookup_elem(&hm_sched_doms, &k)))
+		return;
+	sup = dsuper ? __sync_fetch_and_add(&d->nsuper, dsuper) + dsuper : d->nsuper;
+	before = delta ? __sync_fetch_and_add(&d->nrun, delta) : d->nrun;
+	if (delta < 0 && before <= 0)
+		__sync_fetch_and_add(&d->anomalies, 1);
+	if (delta - dsuper >= 0 || before + delta != sup)
+		return;
+	/* nrun just went to 0 (or to the tasks the supervisor holds) */
+	quiet(d, k);
 }
 
 /* One attempt to move the task's entry e for op: true when done (or
@@ -290,6 +302,9 @@ static __always_inline bool try_update(struct task_struct *t, enum op op, struct
 		if ((old & T_RACING) && old_dom == dom)
 			new |= T_RUNNING;
 		break;
+	case OP_SUPER:
+		new |= T_RUNNING | T_SUPER;
+		break;
 	case OP_DEAD:
 		new = 0;
 		break;
@@ -306,15 +321,16 @@ static __always_inline bool try_update(struct task_struct *t, enum op op, struct
 		break;
 	}
 	if (dom < 0)
-		new &= ~(T_RUNNING | T_RACING);
+		new &= ~(T_RUNNING | T_RACING | T_SUPER);
 	if (__sync_val_compare_and_swap(e, old, new) != old)
 		return false;
 	if (old_dom == dom) {
-		add(dom, (__s64)!!(new & T_RUNNING) - (__s64)!!(old & T_RUNNING));
+		add(dom, (__s64)!!(new & T_RUNNING) - (__s64)!!(old & T_RUNNING),
+		    (__s64)!!(new & T_SUPER) - (__s64)!!(old & T_SUPER));
 	} else {
 		/* moved between domains (or into one): count the new first */
-		add(dom, !!(new & T_RUNNING));
-		add(old_dom, -(__s64)!!(old & T_RUNNING));
+		add(dom, !!(new & T_RUNNING), !!(new & T_SUPER));
+		add(old_dom, -(__s64)!!(old & T_RUNNING), -(__s64)!!(old & T_SUPER));
 	}
 	if (op == OP_DEAD && dom >= 0)
 		forget_tid(t, dom);
@@ -341,16 +357,36 @@ static __always_inline void update(struct task_struct *t, __u64 *e, enum op op)
  * process) or sets the process up (an exec, and its exec stop, traced):
  * work on the run's behalf outside it, so the task counts as running. These
  * calls block for no other reason (getrandom only before the kernel's pool
- * is ready, at boot). x86_64 numbers, the only ABI the supervisor serves. */
-static __always_inline bool waits_for_supervisor(struct task_struct *t)
+ * is ready, at boot). x86_64 numbers, the only ABI the supervisor serves.
+ * 1: that, and running; 2: a timed wait the supervisor's filter hands over
+ * (made from code below 4 GiB, supervise.c) by a process the supervisor
+ * serves (its timer slack, HM_SCHED_SUPER_SLACK), running too (SUPER)
+ * until the supervisor has published its deadline in the run's clock page,
+ * which the keeper checks (daemon/quiesce.c); 0: neither (another
+ * process's real wait blocks as any). */
+#define FUTEX_CMD(op) ((op) & ~0x180L) /* without PRIVATE, CLOCK_REALTIME */
+static __always_inline int waits_for_supervisor(struct task_struct *t)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	long nr;
 
 	if (!regs)
-		return false;
+		return 0;
 	nr = BPF_CORE_READ(regs, orig_ax);
-	return nr == 318 /* getrandom */ || nr == 59 /* execve */ || nr == 322 /* execveat */;
+	if (nr == 318 /* getrandom */ || nr == 59 /* execve */ || nr == 322 /* execveat */)
+		return 1;
+	if ((BPF_CORE_READ(regs, ip) >> 32) || BPF_CORE_READ(t, timer_slack_ns) != HM_SCHED_SUPER_SLACK)
+		return 0;
+	if (nr == 35 /* nanosleep */ || nr == 230 /* clock_nanosleep */)
+		return 2;
+	if (nr == 232 /* epoll_wait */ || nr == 281 /* epoll_pwait */)
+		return (int)BPF_CORE_READ(regs, r10) > 0 ? 2 : 0;
+	if (nr == 202 /* futex */) {
+		long op = FUTEX_CMD(BPF_CORE_READ(regs, si));
+
+		return (op == 0 || op == 9) && BPF_CORE_READ(regs, r10) ? 2 : 0;
+	}
+	return 0;
 }
 
 SEC("tp_btf/sched_switch")
@@ -359,6 +395,7 @@ int BPF_PROG(hm_sched_switch, bool preempt, struct task_struct *prev, struct tas
 {
 	enum op op = OP_PREEMPT;
 	__u64 *e;
+	int sv;
 
 	/* Both sides, each with its early exit first: a switch between two
 	 * tasks outside every run costs two of them and nothing else. */
@@ -366,8 +403,10 @@ int BPF_PROG(hm_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		if (prev_state & S_DEAD)
 			op = OP_DEAD;
 		else if (!preempt && (prev_state & (S_INTERRUPTIBLE | S_STOPPED | S_TRACED)) &&
-			 !(prev_state & S_UNINTERRUPTIBLE) && !waits_for_supervisor(prev))
-			op = OP_BLOCK;
+			 !(prev_state & S_UNINTERRUPTIBLE))
+			op = (sv = waits_for_supervisor(prev)) == 2 ? OP_SUPER
+			     : sv			      ? OP_PREEMPT
+							      : OP_BLOCK;
 		update(prev, e, op);
 	}
 	if ((e = entry_of(next)))

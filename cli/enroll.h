@@ -53,7 +53,7 @@ struct enroll {
 	bool unconfined; /* --confine off */
 	struct confine conf; /* the kernel backstop (confine.c) */
 	bool no_supervise; /* --supervise off */
-	bool supervise_waits; /* --supervise waits */
+	bool supervise_nowaits; /* --supervise clock: real monotonic clock and waits */
 	struct supervise sv; /* processes without the shim (supervise.c) */
 	uint64_t grace_ns;
 	struct hm_allow allow[HM_RUN_MAX_ALLOW];

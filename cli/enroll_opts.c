@@ -68,12 +68,14 @@ static void usage(FILE *f)
 		"                          its cgroup; a non-root run gets no_new_privs\n"
 		"                          (setuid programs such as sudo do not elevate).\n"
 		"                          off: none of it, for suites that manage the machine\n"
-		"  --supervise on|waits|off  on (default): processes that do not load the\n"
-		"                          shim (static binaries, Go) get the run's wall clock\n"
-		"                          (a synthetic vDSO mapped at their exec) and\n"
-		"                          seeded getrandom (docs/static.md); waits: also its\n"
-		"                          monotonic clock and timed waits (sleeps, epoll:\n"
-		"                          Go's timers; experimental); off: the real ones\n"
+		"  --supervise on|clock|off  on (default): processes that do not load the\n"
+		"                          shim (static binaries, Go) get the run's clocks\n"
+		"                          (a synthetic vDSO mapped at their exec), its timed\n"
+		"                          waits (sleeps, epoll and futex waits with a\n"
+		"                          timeout: Go's timers) and seeded getrandom\n"
+		"                          (docs/static.md); clock: the wall clock and\n"
+		"                          getrandom only, the monotonic clock and waits real;\n"
+		"                          off: the real ones ('waits' is the same as on)\n"
 		"\n"
 		"Record (hermetic replay feeds a journal back):\n"
 		"  --record[=DIR]          journal every value the shim hands out and the\n"
@@ -456,10 +458,11 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 			add_opt(e, opts[idx].name, optarg);
 			break;
 		case O_SUPERVISE:
-			if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "waits"))
-				bad_usage("--supervise %s: expected on, waits or off", optarg);
+			if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "waits") &&
+			    strcmp(optarg, "clock"))
+				bad_usage("--supervise %s: expected on, clock or off", optarg);
 			e->no_supervise = !strcmp(optarg, "off");
-			e->supervise_waits = !strcmp(optarg, "waits");
+			e->supervise_nowaits = !strcmp(optarg, "clock");
 			add_opt(e, opts[idx].name, optarg);
 			break;
 		case O_GRACE:

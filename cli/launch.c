@@ -245,12 +245,12 @@ void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 		die(EXIT_INTERNAL, "cannot confine the run: %s", e->conf.refuse);
 	if (e->conf.on && e->conf.root && !e->no_daemon && e->cfg.clock_virtual)
 		hide_clock_dir(e);
-	/* Waits are virtual only where hermeticd's keeper moves the clock, and
-	 * only when asked (--supervise waits: docs/static.md says why). */
+	/* Waits are virtual where hermeticd's keeper moves the clock, unless
+	 * --supervise clock keeps them real (docs/static.md). */
 	supervise_prepare(&e->sv, supervise_wanted(e), e->cfg.seed, e->cfg.clock_virtual,
 			  e->cfg.rng, e->page_fd,
 			  enroll_find_lib("libhermetic-vdso.so", vdso, sizeof(vdso)) == 0 ? vdso : NULL,
-			  e->vc, e->supervise_waits && !e->no_daemon, e->cfg.tick_ns);
+			  e->vc, !e->supervise_nowaits && !e->no_daemon, e->cfg.tick_ns);
 	e->child = -1;
 	if (!e->no_daemon) {
 		/* Preferred: the child is born inside the run's cgroup. This needs

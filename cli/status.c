@@ -94,6 +94,9 @@ int cmd_status(int argc, char **argv)
 		json_object *sv = json_object_new_object();
 
 		json_object_object_add(sv, "available", json_object_new_boolean(ok));
+		json_object_object_add(sv, "route",
+				       json_object_new_string(ok ? "seccomp user notification at exec, "
+								   "ptrace for the exec stop" : "none"));
 		json_object_object_add(sv, "vdso", vdso[0] ? json_object_new_string(vdso) : NULL);
 		if (why[0])
 			json_object_object_add(sv, "error", json_object_new_string(why));
@@ -145,9 +148,10 @@ int cmd_status(int argc, char **argv)
 		if (json_object_get_boolean(av))
 			printf("static binaries, Go: supervised by enroll (seccomp notification at exec, "
 			       "ptrace; %s)",
-			       vd ? "wall clock through the synthetic vDSO, entropy" : "entropy");
+			       vd ? "wall clock through the synthetic vDSO, entropy, virtual waits" :
+				    "entropy");
 		else
-			printf("static binaries, Go: not supervised");
+			printf("static binaries, Go: not supervised: no route on this machine");
 		if (json_object_object_get_ex(v, "error", &err))
 			printf(" (%s)", json_object_get_string(err));
 		putchar('\n');

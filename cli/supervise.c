@@ -43,6 +43,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <linux/audit.h>
+#include <linux/futex.h>
 #include <linux/seccomp.h>
 #include "util.h"
 #include "cli.h"
@@ -50,6 +51,7 @@
 #include "enroll.h"
 #include "hermetic/trace.h"
 #include "hermetic/vdso.h"
+#include "hermetic/vclock.h"
 
 #define NR_EXECVE 59
 #define NR_EXECVEAT 322
@@ -58,6 +60,7 @@
 #define NR_CLOCK_NANOSLEEP 230
 #define NR_EPOLL_WAIT 232
 #define NR_EPOLL_PWAIT 281
+#define NR_FUTEX 202
 #define X32_BIT 0x40000000u
 #define GRND_ALL 0x7u /* NONBLOCK | RANDOM | INSECURE */
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS /* Linux 6.6; Debian 12's headers are older */
@@ -74,36 +77,52 @@
 #define IP_HI (offsetof(struct seccomp_data, instruction_pointer) + 4)
 #define NEVER 0xffffffffu
 
+/* Jump offsets from instruction at to label l (BPF jumps go forward). */
+#define TO(l, at) ((l) - (at)-1)
+enum { L_GR = 11, L_EP = 13, L_FX = 16, L_FXT = 20, L_LOW = 24, L_ALLOW = 26, L_NOTIF = 27 };
+
 static void build_filter(struct supervise *s)
 {
 	uint32_t w = s->waits ? 0 : NEVER;
 	struct sock_filter f[] = {
 		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 8), /* i386: not ours */
+		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, TO(L_ALLOW, 1)),
 		/* 2 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_EXECVE, 15, 0),
-		/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_EXECVEAT, 14, 0),
-		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_GETRANDOM, 5, 0),
-		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_NANOSLEEP, 9, 0),
-		/* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_CLOCK_NANOSLEEP, 8, 0),
-		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_EPOLL_WAIT, 4, 0),
-		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_EPOLL_PWAIT, 3, 0),
-		/* 10 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		/* 11: getrandom; the announcement goes straight to the kernel */
+		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_EXECVE, TO(L_NOTIF, 3), 0),
+		/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_EXECVEAT, TO(L_NOTIF, 4), 0),
+		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_GETRANDOM, TO(L_GR, 5), 0),
+		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_NANOSLEEP, TO(L_LOW, 6), 0),
+		/* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_CLOCK_NANOSLEEP, TO(L_LOW, 7), 0),
+		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_EPOLL_WAIT, TO(L_EP, 8), 0),
+		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_EPOLL_PWAIT, TO(L_EP, 9), 0),
+		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_FUTEX, TO(L_FX, 10), TO(L_ALLOW, 10)),
+		/* 11 L_GR: getrandom; the announcement goes straight to the kernel */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
-		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HM_SHIM_HELLO_FLAGS, 5, 6),
-		/* 13: epoll: a timeout of 0 polls, a negative one has no deadline */
+		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HM_SHIM_HELLO_FLAGS, TO(L_ALLOW, 12), TO(L_NOTIF, 12)),
+		/* 13 L_EP: epoll: a timeout of 0 polls, a negative one has no deadline */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
-		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 3, 0),
-		/* 15 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, 2, 0),
-		/* 16: a timed wait: from low code only */
+		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 14), 0),
+		/* 15 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, TO(L_ALLOW, 15), TO(L_LOW, 15)),
+		/* 16 L_FX: futex: FUTEX_WAIT or FUTEX_WAIT_BITSET (whatever the
+		 * PRIVATE and CLOCK_REALTIME bits), with a timeout; a wait
+		 * without one (a plain mutex) never comes here */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		/* 17 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~(uint32_t)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME)),
+		/* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT, TO(L_FXT, 18), 0),
+		/* 19 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT_BITSET, 0, TO(L_ALLOW, 19)),
+		/* 20 L_FXT */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
+		/* 21 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 21)),
+		/* 22 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3]) + 4),
+		/* 23 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 23), TO(L_LOW, 23)),
+		/* 24 L_LOW: a timed wait: from low code only */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, IP_HI),
-		/* 17 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
-		/* 18 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		/* 19 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		/* 25 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_NOTIF, 25), TO(L_ALLOW, 25)),
+		/* 26 L_ALLOW */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* 27 L_NOTIF */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
 	};
 
 	_Static_assert(ARRAY_SIZE(f) <= SV_MAX_INSNS, "filter too long");
+	_Static_assert(ARRAY_SIZE(f) == L_NOTIF + 1, "labels");
 	memcpy(s->insns, f, sizeof(f));
 	s->prog = (struct sock_fprog){ .len = ARRAY_SIZE(f), .filter = s->insns };
 }
@@ -227,11 +246,39 @@ void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock
 	}
 	real_vdso(s);
 	build_filter(s);
-	s->debug = getenv("HERMETIC_DEBUG") && strstr(getenv("HERMETIC_DEBUG"), "supervise");
+	s->debug_waits = getenv("HERMETIC_DEBUG") && strstr(getenv("HERMETIC_DEBUG"), "waits");
+	s->debug = s->debug_waits || (getenv("HERMETIC_DEBUG") && strstr(getenv("HERMETIC_DEBUG"), "supervise"));
 	s->want = true;
 }
 
 /* ---- what this machine allows (hermetic status) ---- */
+
+/* Can we seize a child of ours, as enroll seizes a process at its exec?
+ * A container's own seccomp profile or LSM may refuse ptrace although
+ * Yama allows it: try it on a child that only waits to be killed. */
+static bool probe_seize(char *why, size_t wsize)
+{
+	int st, err = 0;
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		snprintf(why, wsize, "cannot try ptrace: fork: %s", strerror(errno));
+		return false;
+	}
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	if (ptrace(PTRACE_SEIZE, pid, 0, 0) < 0)
+		err = errno;
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (err)
+		snprintf(why, wsize, "ptrace is refused here (PTRACE_SEIZE: %s): every process without "
+			 "the shim runs on the real clock and entropy", strerror(err));
+	return !err;
+}
 
 bool supervise_probe(char *vdso, size_t vsize, char *why, size_t wsize)
 {
@@ -254,7 +301,7 @@ bool supervise_probe(char *vdso, size_t vsize, char *why, size_t wsize)
 		snprintf(why, wsize, "ptrace is disabled here (kernel.yama.ptrace_scope = 3)");
 		return false;
 	}
-	return true;
+	return probe_seize(why, wsize);
 }
 
 /* ---- in the child ---- */
@@ -366,6 +413,12 @@ void supervise_gone(struct supervise *s)
 
 void supervise_finish(struct supervise *s)
 {
+	if (s->debug && s->vc)
+		warnx_("supervisor: %llu waits; the run's clock: %llu advances, %llu wakes, %llu idle "
+		       "with nothing, %llu on the world, %llu lag fires",
+		       (unsigned long long)s->waits_total, (unsigned long long)s->vc->advances,
+		       (unsigned long long)s->vc->wakes, (unsigned long long)s->vc->idle_nothing,
+		       (unsigned long long)s->vc->external, (unsigned long long)s->vc->lag_fires);
 	supervise_wait_stop(s);
 	if (s->page_fd >= 0)
 		close(s->page_fd);
@@ -606,7 +659,8 @@ void supervise_notify(struct supervise *s)
 	case NR_NANOSLEEP:
 	case NR_CLOCK_NANOSLEEP:
 	case NR_EPOLL_WAIT:
-	case NR_EPOLL_PWAIT: {
+	case NR_EPOLL_PWAIT:
+	case NR_FUTEX: {
 		int tgid = s->n_procs ? tgid_of(s->req->pid) : 0;
 		struct sv_proc *p = tgid ? find(s, tgid) : NULL;
 

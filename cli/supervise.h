@@ -25,12 +25,13 @@
 #include "chacha20.h"
 
 #define SV_MAX_PROCS 256
-#define SV_MAX_INSNS 24
+#define SV_MAX_INSNS 32
 #define SV_MAX_WAITS 64
 #define SV_NR_NANOSLEEP 35
 #define SV_NR_CLOCK_NANOSLEEP 230
 #define SV_NR_EPOLL_WAIT 232
 #define SV_NR_EPOLL_PWAIT 281
+#define SV_NR_FUTEX 202
 
 struct pollfd;
 struct hm_vclock;
@@ -58,6 +59,9 @@ struct sv_wait {
 	struct sv_proc *p;
 	int64_t deadline; /* the run's monotonic clock, ns */
 	int64_t real_deadline; /* CLOCK_MONOTONIC, ns (external) */
+	uint32_t seq; /* its slot's wait (the keeper's lag bound names it) */
+	uint64_t faddr; /* a futex wait: the word, and the value it waits while */
+	uint32_t fval;
 	int epfd; /* our duplicate of its epoll set, or -1 (a sleep) */
 	uint64_t events;
 	int maxevents;
@@ -74,6 +78,7 @@ struct supervise {
 	int page_fd; /* the page's file, to poke the keeper (supervise_wait.c) */
 	uint64_t tick_ns;
 	bool debug; /* HERMETIC_DEBUG=supervise: a line per decision */
+	bool debug_waits; /* HERMETIC_DEBUG=waits: a line per wait, its start and end */
 	uint64_t seed;
 	int cmd_page_fd; /* the page's number in CMD (HERMETIC_CLOCK_FD), -1: none */
 	/* A descriptor of the page put into a process at its exec (seccomp

@@ -157,7 +157,9 @@ struct hm_vslot *sv_slot_begin(struct supervise *s, int pid, uint64_t order, int
 								   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			;
 		__atomic_store_n(&sl[i].deadline, deadline, __ATOMIC_RELEASE);
-		__atomic_store_n(&sl[i].flags, 0u, __ATOMIC_RELEASE);
+		__atomic_store_n(&sl[i].real_begin, real_mono(), __ATOMIC_RELEASE);
+		/* its thread is blocked on us: SUPER (bpf/sched.bpf.c) */
+		__atomic_store_n(&sl[i].flags, (uint32_t)HM_VSF_SUPER, __ATOMIC_RELEASE);
 		__atomic_store_n(&sl[i].wake, (uint32_t)HM_VW_FUTEX, __ATOMIC_RELEASE);
 		__atomic_add_fetch(&sl[i].seq, 1, __ATOMIC_ACQ_REL);
 		__atomic_add_fetch(&s->vc->activity, 1, __ATOMIC_RELAXED);
@@ -319,14 +321,23 @@ static struct sv_wait *wait_new(struct supervise *s)
 static void wait_end(struct supervise *s, struct sv_wait *w, long val, int error)
 {
 	struct seccomp_notif_resp *resp = s->resp;
+	/* The slot goes first: from the answer on, the thread runs, and the
+	 * keeper must not take it for one still waiting on us. */
+	struct hm_vslot *sl;
 
+	lock(s);
+	sl = w->slot;
+	w->slot = NULL;
+	unlock(s);
+	sv_slot_end(s, sl);
 	memset(resp, 0, s->resp_size);
 	resp->id = w->id;
 	resp->val = val;
 	resp->error = error;
+	if (s->debug_waits)
+		warnx_("supervisor: %lld end %d of %d: %ld/%d at %lld", (long long)(real_mono() / 1000), w->nr, w->tid, val, error, (long long)vmono(s));
 	/* ENOENT: the waiter is gone, or a signal took it out of the wait */
 	ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
-	sv_slot_end(s, w->slot);
 	wait_free(s, w);
 }
 
@@ -366,6 +377,66 @@ static int sleep_deadline(struct supervise *s, const struct seccomp_notif *req, 
 	return 1;
 }
 
+/* Ask the keeper to look at the run now (daemon/quiesce.c): a write(2) to
+ * the page file, of a byte of padding as it is. */
+static void poke(struct supervise *s)
+{
+	uint8_t b;
+
+	if (s->page_fd < 0)
+		return;
+	b = __atomic_load_n((uint8_t *)&s->vc->pad1[0], __ATOMIC_RELAXED);
+	if (pwrite(s->page_fd, &b, 1, offsetof(struct hm_vclock, pad1)) != 1) {
+		/* the keeper's 50 ms tick comes anyway */
+	}
+}
+
+static int read_word(int pid, uint64_t addr, uint32_t *v)
+{
+	struct iovec l = { .iov_base = v, .iov_len = sizeof(*v) };
+	struct iovec r = { .iov_base = (void *)addr, .iov_len = sizeof(*v) };
+
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == sizeof(*v) ? 0 : -EFAULT;
+}
+
+/*
+ * A futex wait with a timeout (the filter hands over no other): FUTEX_WAIT
+ * has a relative one, FUTEX_WAIT_BITSET an absolute one on CLOCK_MONOTONIC,
+ * or CLOCK_REALTIME with FUTEX_CLOCK_REALTIME: the program read either
+ * through the synthetic vDSO, so it is on the run's clock: monotonic as
+ * is, realtime less the page's wall offset (as the vDSO adds it). Never a
+ * back-off, however short: a futex waiter waits for a wake, and Go's system
+ * monitor sleeps until its next timer this way (a 9 us wait that ended at
+ * once, the clock staying, had it spin until the lag bound). 1 with the
+ * deadline and length; -errno: the answer (EAGAIN: the word is not val any
+ * more; ETIMEDOUT: an absolute deadline that passed).
+ */
+static int futex_deadline(struct supervise *s, const struct seccomp_notif *req, int64_t *dl,
+			  int64_t *len)
+{
+	const struct seccomp_data *d = &req->data;
+	uint32_t op = (uint32_t)d->args[1], word;
+	int64_t t, now = vmono(s);
+	int r;
+
+	if ((r = read_ts(req->pid, d->args[3], &t)) < 0)
+		return r;
+	if ((op & FUTEX_CMD_MASK) == FUTEX_WAIT) {
+		*len = t;
+		*dl = now + t;
+	} else {
+		if (op & FUTEX_CLOCK_REALTIME)
+			t -= __atomic_load_n(&s->vc->wall_off, __ATOMIC_ACQUIRE);
+		*dl = t;
+		*len = t - now;
+	}
+	if (*len <= 0)
+		return -ETIMEDOUT;
+	if ((r = read_word(req->pid, d->args[0], &word)) < 0)
+		return r;
+	return word == (uint32_t)d->args[2] ? 1 : -EAGAIN;
+}
+
 bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_notif *req,
 		   struct seccomp_notif_resp *resp)
 {
@@ -375,7 +446,16 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 	struct sv_wait *w;
 	int r;
 
-	if (!epoll) {
+	if (d->nr == SV_NR_FUTEX) {
+		r = futex_deadline(s, req, &dl, &len);
+		if (r <= 0) {
+			if (r == 0)
+				resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+			else
+				resp->error = r;
+			return false;
+		}
+	} else if (!epoll) {
 		r = sleep_deadline(s, req, &dl, &len);
 		if (r <= 0) {
 			if (r == 0)
@@ -395,6 +475,10 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 	w->tid = (int)req->pid;
 	w->p = p;
 	w->nr = d->nr;
+	if (d->nr == SV_NR_FUTEX) {
+		w->faddr = d->args[0];
+		w->fval = (uint32_t)d->args[2];
+	}
 	if (epoll) {
 		w->events = d->args[1];
 		w->maxevents = (int)d->args[2];
@@ -421,6 +505,11 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 	w->real_deadline = real_mono() + len;
 	lock(s);
 	w->slot = sv_slot_begin(s, p->pid, p->image, w->tid, w->deadline, w->external);
+	if (w->slot) {
+		w->seq = __atomic_load_n(&w->slot->seq, __ATOMIC_ACQUIRE);
+		if (w->nr == SV_NR_FUTEX) /* the keeper asks us before its deadline */
+			__atomic_or_fetch(&w->slot->flags, (uint32_t)HM_VSF_ASK, __ATOMIC_RELEASE);
+	}
 	unlock(s);
 	if (!w->external)
 		helper_kick(s);
@@ -428,14 +517,12 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 	 * idle already, with no new record for the keeper to come. Ask it to
 	 * look (daemon/quiesce.c): a write(2) to the page file, of a byte of
 	 * padding as it is. */
-	if (!w->external && s->page_fd >= 0) {
-		uint8_t b = __atomic_load_n((uint8_t *)&s->vc->pad1[0], __ATOMIC_RELAXED);
-
-		if (pwrite(s->page_fd, &b, 1, offsetof(struct hm_vclock, pad1)) != 1) {
-			/* the keeper's 50 ms tick comes anyway */
-		}
-	}
+	if (!w->external)
+		poke(s);
 	s->waits_total++;
+	if (s->debug_waits)
+		warnx_("supervisor: %lld wait %d of %d for %lld us until %lld%s", (long long)(real_mono() / 1000),
+		       w->nr, w->tid, (long long)(len / 1000), (long long)w->deadline, w->slot ? "" : " (no slot)");
 	return true;
 }
 
@@ -476,6 +563,7 @@ int supervise_wait_timeout(struct supervise *s, int timeout_ms)
 void supervise_wait_tick(struct supervise *s)
 {
 	uint64_t v;
+	uint32_t v32;
 
 	if (s->wv_started && read(s->wv_efd, &v, sizeof(v)) < 0) {
 		/* nothing woke: the millisecond's look */
@@ -495,6 +583,37 @@ void supervise_wait_tick(struct supervise *s)
 			wait_end(s, w, r > 0 ? r : 0, r < 0 ? r : 0);
 			continue;
 		}
+		/* A futex wait is woken by a change of its word: every waker
+		 * changes it before FUTEX_WAKE (or a waiter about to sleep
+		 * would miss the wake); 0 is what a wake returns, and a waiter
+		 * looks again at the word anyway. */
+		if (w->nr == SV_NR_FUTEX &&
+		    (read_word(w->tid, w->faddr, &v32) < 0 || v32 != w->fval)) {
+			wait_end(s, w, 0, 0);
+			continue;
+		}
+		/* The keeper would move the clock to its deadline: the word did
+		 * not change (looked at just now), say so, and ask it to look. */
+		if (w->nr == SV_NR_FUTEX && w->slot &&
+		    __atomic_load_n(&w->slot->woken, __ATOMIC_ACQUIRE) == w->seq &&
+		    __atomic_load_n(&w->slot->pad, __ATOMIC_ACQUIRE) != w->seq) {
+			__atomic_store_n(&w->slot->pad, w->seq, __ATOMIC_RELEASE);
+			poke(s);
+		}
+		/* The lag bound fired it (the run was busy all along,
+		 * docs/virtual-time.md): it ends as at its deadline, and the
+		 * run's clock goes there (the synthetic vDSO has no thread of
+		 * its own to keep a waiter's readings in, as the shim does). */
+		if (w->slot && !w->external &&
+		    __atomic_load_n(&w->slot->lagged, __ATOMIC_ACQUIRE) == w->seq && w->seq) {
+			int64_t cur = vmono(s);
+
+			while (cur < w->deadline &&
+			       !__atomic_compare_exchange_n(&s->vc->mono, &cur, w->deadline, false,
+							    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				;
+			__atomic_add_fetch(&s->vc->activity, 1, __ATOMIC_RELAXED);
+		}
 		if (w->external && real_mono() >= w->real_deadline) {
 			/* The world's deadline came: the run's clock goes there too. */
 			int64_t cur = vmono(s);
@@ -503,9 +622,9 @@ void supervise_wait_tick(struct supervise *s)
 			       !__atomic_compare_exchange_n(&s->vc->mono, &cur, w->deadline, false,
 							    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 				;
-			wait_end(s, w, 0, 0);
+			wait_end(s, w, 0, w->nr == SV_NR_FUTEX ? -ETIMEDOUT : 0);
 		} else if (!w->external && vmono(s) >= w->deadline) {
-			wait_end(s, w, 0, 0);
+			wait_end(s, w, 0, w->nr == SV_NR_FUTEX ? -ETIMEDOUT : 0);
 		}
 	}
 }

@@ -11,7 +11,10 @@
  *      (EXTERNAL) means the run is not idle; otherwise the earliest deadline
  *      among waiting threads not yet woken for this wait, ties broken by the
  *      slot's order key, which depends only on the program;
- *   3. moves the clock there (never backwards) and wakes that one waiter:
+ *   3. (a futex wait the supervisor holds, HM_VSF_ASK: first asks the
+ *      supervisor whether its word changed meanwhile, and goes on only
+ *      once it says no)
+ *   4. moves the clock there (never backwards) and wakes that one waiter:
  *      FUTEX_WAKE on its slot, or SIGURG to the thread. Waking it makes it
  *      runnable in the kernel's count before we return (sched_waking runs
  *      in our context), so the next idle moment is a new record.
@@ -122,7 +125,8 @@ static void process(struct hmd_keeper *k, uint32_t dom)
 
 	if (!c->used || hmd_clockpage_broken(vc))
 		return;
-	if (hmd_sched_read(k->sched, dom, &st) < 0 || st.cgid != c->cgid || st.nrun > 0)
+	if (hmd_sched_read(k->sched, dom, &st) < 0 || st.cgid != c->cgid || st.nrun > st.nsuper ||
+	    st.nsuper < 0)
 		return;
 	if (LOAD(vc->magic) != HM_VCLOCK_MAGIC)
 		return;
@@ -135,6 +139,7 @@ static void process(struct hmd_keeper *k, uint32_t dom)
 		uint64_t bord = 0, ord;
 		uint32_t seq, tid, wake, flags;
 		int best = -1;
+		int64_t held = 0;
 		struct hm_sched_tid t;
 
 		for (uint32_t i = 0; i < hw; i++) {
@@ -149,6 +154,7 @@ static void process(struct hmd_keeper *k, uint32_t dom)
 			seq = LOAD(slots[i].seq);
 			if (c->woken[i] == seq + 1)
 				continue; /* woken for this wait already */
+			held += !!(LOAD(slots[i].flags) & HM_VSF_SUPER);
 			dl = LOAD(slots[i].deadline);
 			ord = LOAD(slots[i].order);
 			if (best < 0 || dl < bdl || (dl == bdl && ord < bord)) {
@@ -157,6 +163,14 @@ static void process(struct hmd_keeper *k, uint32_t dom)
 				bord = ord;
 			}
 		}
+		/* Tasks blocked on the supervisor count as running, save those
+		 * whose wait it published (and we have not woken): fewer, and
+		 * the supervisor is still at work on the others (it asks us to
+		 * look again when done). A thread the run signalled out of its
+		 * wait may leave a slot behind for a moment: that only ever
+		 * makes the run look busy longer, or idle as it then is. */
+		if (held < st.nsuper)
+			return;
 		if (best < 0) {
 			INC(vc->idle_nothing);
 			return;
@@ -173,6 +187,20 @@ static void process(struct hmd_keeper *k, uint32_t dom)
 						    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 			c->woken[best] = 0;
 			continue;
+		}
+		/* A futex wait the supervisor holds ends when its word changes,
+		 * which only the supervisor sees, a moment later: ask it first
+		 * (woken := seq, a wake of the slot), and move the clock once it
+		 * has looked at the word after this idle moment (pad := seq, and
+		 * it asks us to look again). Had the word changed, the waiter
+		 * is running by then and the run is not idle. */
+		if ((flags & HM_VSF_ASK) && LOAD(slots[best].pad) != seq) {
+			if (LOAD(slots[best].woken) != seq) {
+				STORE(slots[best].woken, seq);
+				__atomic_fetch_add(&slots[best].futex, 1, __ATOMIC_RELEASE);
+				syscall(SYS_futex, &slots[best].futex, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+			}
+			return;
 		}
 		if (flags & HM_VSF_SHORT)
 			STORE(slots[best].woken, seq); /* a back-off: ends, the clock stays */

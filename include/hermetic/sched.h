@@ -13,6 +13,13 @@
 #define HM_SCHED_TIDS 65536 /* (domain, tid) pairs remembered */
 #define HM_SCHED_RINGBUF (256 * 1024)
 
+/* The timer slack (ns) the supervisor in enroll gives a process it set up
+ * at its exec, with its waits on the run's clock (docs/static.md): threads
+ * inherit it, and bpf/sched.bpf.c tells by it a timed wait the supervisor
+ * holds from one a process the supervisor does not serve makes for real
+ * (the kernel's default is 50,000 ns). */
+#define HM_SCHED_SUPER_SLACK 50021ULL
+
 /* One clock domain (array value, index = slot). */
 struct hm_sched_dom {
 	__s64 nrun; /* tasks of the domain that are runnable now */
@@ -20,10 +27,14 @@ struct hm_sched_dom {
 	__u64 cgid; /* the domain's cgroup id; 0 = slot unused */
 	__u64 lost; /* quiet events the ring buffer had no room for */
 	__u64 anomalies; /* decrements below zero (bookkeeping error) */
-	__u64 pad[3];
+	/* Of nrun, tasks blocked in a call the supervisor in enroll answers
+	 * (SUPER, bpf/sched.bpf.c): busy unless the supervisor published a
+	 * virtual wait for them in the run's clock page (daemon/quiesce.c). */
+	__s64 nsuper;
+	__u64 pad[2];
 };
 
-/* Ring buffer record: the domain's nrun just went to 0. */
+/* Ring buffer record: the domain's nrun just went to 0, or to nsuper. */
 struct hm_sched_quiet {
 	__u32 dom;
 	__u32 pad;

@@ -77,13 +77,21 @@ struct hm_vslot {
 	__u32 woken; /* the keeper's: the seq of a short wait it ended */
 	__s64 real_begin; /* real CLOCK_MONOTONIC when this wait began (the lag bound) */
 	__u32 lagged; /* the keeper's: the seq of a wait the lag bound ended */
-	__u32 pad;
+	__u32 pad; /* HM_VSF_ASK: the supervisor's answer (a seq) */
 };
 
 /* Slot flags. A short wait (under a millisecond: a spin-then-sleep back-off
  * such as the JVM's safepoint poll) is woken when the run is idle without
  * the clock moving for it (docs/virtual-time.md). */
 #define HM_VSF_SHORT 0x1
+/* A wait the supervisor in enroll does on the thread's behalf: the thread is
+ * blocked on it, counted as running by bpf/sched.bpf.c (nsuper) until this
+ * slot says what it waits for. */
+#define HM_VSF_SUPER 0x2
+/* A futex wait the supervisor holds: the keeper asks before it moves the
+ * clock to its deadline (woken := seq), the supervisor answers once it has
+ * seen the futex word unchanged (pad := seq), daemon/quiesce.c. */
+#define HM_VSF_ASK 0x4
 
 struct hm_vclock {
 	__u32 magic;

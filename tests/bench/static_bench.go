@@ -1,10 +1,13 @@
 // static-bench.sh: MODE N does N time.Now() calls ("now"), N 16-byte
 // crypto/rand reads ("rand", getrandom: answered by the supervisor when
-// enrolled) or N 1 ms sleeps ("sleep", virtual when enrolled). The bench
+// enrolled), N 1 ms sleeps ("sleep", virtual when enrolled) or N waits on
+// a context.WithTimeout(1ms) ("ctx": a timer, the runtime's epoll and
+// futex waits). The bench
 // times it from outside: enrolled, the program's own clock is the run's.
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"os"
 	"strconv"
@@ -23,6 +26,12 @@ func main() {
 			rand.Read(b)
 		case "sleep":
 			time.Sleep(time.Millisecond)
+		case "sleep2s":
+			time.Sleep(2 * time.Second)
+		case "ctx":
+			ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+			<-ctx.Done()
+			cancel()
 		}
 	}
 	if sink == 42 {

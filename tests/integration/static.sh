@@ -132,12 +132,12 @@ if [[ " ${progs[*]} " == *" gostatic "* ]]; then
 	fi
 fi
 
-# --- waits on the run's clock (--supervise waits) ------------------------------------
+# --- waits on the run's clock (the default) ---------------------------------------
 real_ms() { # OUT CMD...: run enrolled, print the real milliseconds it took
 	local out=$1 s
 	shift
 	s=$(date +%s%N)
-	run 1 "$out" --supervise waits -- "$@"
+	run 1 "$out" -- "$@"
 	echo $((($(date +%s%N) - s) / 1000000))
 }
 if gobuild 0 gosleep.go gosleep; then
@@ -147,13 +147,13 @@ if gobuild 0 gosleep.go gosleep; then
 	else
 		fail "Go: time.Sleep(20s) on the run's clock" "${ms} ms: $(flat "$T/sl.long") $(flat "$T/sl.long.err")"
 	fi
-	run 1 "$T/sl" --supervise waits -- "$T/gosleep"
+	run 1 "$T/sl" -- "$T/gosleep"
 	check "Go: time.Since around time.Sleep(2s) is 2s" grep -q "^slept 2s$" "$T/sl"
 	check "Go: a goroutine computing holds a 50 ms context timeout off until it is done" \
 		grep -q "^compute: finished first$" "$T/sl"
 	check "Go: ... which then fires 50 ms later, and a ticker ticks on the run's clock" \
 		sh -c "grep -q '^then waited 50ms for the timeout$' '$T/sl' && grep -q '^ticks at 2.55s$' '$T/sl'"
-	run 1 "$T/sl.net" --supervise waits -- "$T/gosleep" net
+	run 1 "$T/sl.net" -- "$T/gosleep" net
 	check "Go: Accept with a deadline on a socket keeps the real deadline, the clock follows it" \
 		grep -q "^accept: timeout after 300ms$" "$T/sl.net"
 else
@@ -168,10 +168,25 @@ if [[ " ${progs[*]} " == *" musl "* ]] && musl-gcc -static -O2 -o "$T/msleep" "$
 	fi
 fi
 
+# Timed futex waits (musl, raw and through pthread_cond_timedwait): on the
+# run's clock, absolute ones on CLOCK_REALTIME and CLOCK_MONOTONIC converted
+# from the run's clock, a wake by another thread seen at its time.
+if [[ " ${progs[*]} " != *" musl "* ]]; then
+	: # (no musl-gcc: said above)
+elif musl-gcc -static -O2 -o "$T/mfutex" "$SRC/mfutex.c" -lpthread >"$T/musl.log" 2>&1; then
+	run 1 "$T/mf" -- "$T/mfutex"
+	for c in "rt timeout 3000" "mono timeout 3000" "rel timeout 3000" "wake woken 1000" "cond timeout 5000"; do
+		set -- $c
+		check "musl: futex wait ($1): $2 after exactly $3 ms of the run's clock" grep -qx "$c ms" "$T/mf"
+	done
+else
+	fail "build the musl futex program" "$(tail -n 3 "$T/musl.log" | tr '\n' '|')"
+fi
+
 # A static-pie image waits through code the filter does not hand over (it
 # is mapped high): its monotonic clock and sleeps stay real, together.
 if gcc -static-pie -O2 -o "$T/spie" "$SRC/msleep.c" >"$T/spie.log" 2>&1; then
-	run 1 "$T/spie.out" --supervise waits -- "$T/spie" 1
+	run 1 "$T/spie.out" -- "$T/spie" 1
 	us=$(sed -n 's/^slept \([0-9]*\) us$/\1/p' "$T/spie.out")
 	if [ -n "$us" ] && [ "$us" -ge 1001500 ] && [ "$us" != 1001502 ]; then
 		pass "static-pie: a real sleep measured on the real monotonic clock ($us us)"
@@ -180,15 +195,35 @@ if gcc -static-pie -O2 -o "$T/spie" "$SRC/msleep.c" >"$T/spie.log" 2>&1; then
 	fi
 fi
 
-# By default (--supervise on) the monotonic clock and the waits stay real.
+# --supervise clock: the monotonic clock and the waits stay real.
 if [ -x "$T/msleep" ]; then
-	run 1 "$T/ms.on" -- "$T/msleep" 1
+	run 1 "$T/ms.on" --supervise clock -- "$T/msleep" 1
 	us=$(sed -n 's/^slept \([0-9]*\) us$/\1/p' "$T/ms.on")
 	if [ -n "$us" ] && [ "$us" -ge 1001500 ] && [ "$us" != 1001502 ]; then
-		pass "--supervise on: a static sleep is real, on the real monotonic clock ($us us)"
+		pass "--supervise clock: a static sleep is real, on the real monotonic clock ($us us)"
 	else
-		fail "--supervise on: a static sleep is real" "$(flat "$T/ms.on") $(flat "$T/ms.on.err")"
+		fail "--supervise clock: a static sleep is real" "$(flat "$T/ms.on") $(flat "$T/ms.on.err")"
 	fi
+fi
+
+# Record, then replay: a Go program prints the same wall clock, crypto/rand
+# bytes, math/rand values and time.Since across a sleep.
+if gobuild 0 gorecord.go gorecord; then
+	timeout 120 "$HERMETIC" enroll --seed 7 --now "$NOW" --keep-passing --record="$T/jgo" -- \
+		"$T/gorecord" >"$T/gorec.out" 2>"$T/gorec.err"
+	J=$(ls "$T/jgo"/*.hjournal 2>/dev/null | head -n 1)
+	if [ -n "$J" ]; then
+		timeout 120 "$HERMETIC" replay "$J" >"$T/gorep.out" 2>"$T/gorep.err"
+	fi
+	timeout 120 "$HERMETIC" enroll --seed 8 --now "$NOW" -- "$T/gorecord" >"$T/gorec8.out" 2>/dev/null
+	if [ -n "$J" ] && grep -q "^since 2.000001s$" "$T/gorec.out" && grep -q "^rand [0-9a-f]\{32\}$" "$T/gorec.out" &&
+		cmp -s "$T/gorec.out" "$T/gorep.out" && ! cmp -s "$T/gorec.out" "$T/gorec8.out"; then
+		pass "Go: record then replay prints the same clock, crypto/rand, math/rand and time.Since"
+	else
+		fail "Go: record then replay prints the same" "journal=$J rec=$(flat "$T/gorec.out") rep=$(flat "$T/gorep.out") $(flat "$T/gorep.err") $(flat "$T/gorec.err")"
+	fi
+else
+	fail "build the Go record program" "$(tail -n 3 "$T/go.log" | tr '\n' '|')"
 fi
 
 # hermetic status says which route this machine allows.
