@@ -576,11 +576,17 @@ static void on_exec(struct supervise *s, const struct seccomp_notif *req)
 		return; /* the exec will fail, or we cannot see it: nothing to do */
 	k = sv_classify(fd);
 	close(fd);
+	/* A dynamic image the shim will not be loaded into: as a static one. */
+	if (k == SV_SHIM && !sv_env_has_shim(req))
+		k = SV_NO_SHIM;
 	if (s->debug)
 		warnx_("supervisor: exec of %s by %u: %s", path, req->pid,
-		       k == SV_STATIC ? "static, supervised" : k == SV_GO_DYNAMIC ? "Go, supervised" :
-		       k == SV_SHIM ? "dynamic, the shim's" : "not an ELF of this machine");
-	if (k != SV_STATIC && k != SV_GO_DYNAMIC)
+		       k == SV_STATIC	    ? "static, supervised"
+		       : k == SV_GO_DYNAMIC ? "Go, supervised"
+		       : k == SV_NO_SHIM    ? "dynamic without the shim in its environment, supervised"
+		       : k == SV_SHIM	    ? "dynamic, the shim's"
+					    : "not an ELF of this machine");
+	if (k != SV_STATIC && k != SV_GO_DYNAMIC && k != SV_NO_SHIM)
 		return;
 	/* The notification still stands for this very task (its pid is not
 	 * a reused one), so the seize below is of the process that execs. */

@@ -173,11 +173,14 @@ void sv_exec_stop(struct supervise *s, int pid);
 /* supervise.c, for supervise_exec.c */
 struct sv_proc *sv_proc_new(struct supervise *s, int pid);
 uint64_t sv_start_time(int pid);
-enum sv_kind { SV_NOT_ELF, SV_SHIM, SV_STATIC, SV_GO_DYNAMIC };
+/* SV_NO_SHIM: dynamic, but its environment does not load the shim */
+enum sv_kind { SV_NOT_ELF, SV_SHIM, SV_STATIC, SV_GO_DYNAMIC, SV_NO_SHIM };
 enum sv_kind sv_classify(int fd);
 /* What the execve/execveat of req would load, opened read-only; its path
  * (as the caller gave it) in path. -errno if it cannot be seen. */
 int sv_open_target(const struct seccomp_notif *req, char *path, size_t size);
+/* Whether that image's environment loads the shim (LD_PRELOAD names it). */
+bool sv_env_has_shim(const struct seccomp_notif *req);
 void sv_warn_pid(int pid, const char *what, int err);
 void sv_warn_path(int pid, const char *exe, const char *what, int err);
 

@@ -137,7 +137,105 @@ int sv_open_target(const struct seccomp_notif *req, char *path, size_t size)
 	return open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 }
 
+/*
+ * Whether the image an execve/execveat of req starts gets the shim: its
+ * environment names libhermetic-preload.so in LD_PRELOAD, which the
+ * dynamic loader then loads first. A program that execs with an
+ * environment of its own making through a raw syscall the shim does not
+ * see (Go's os/exec with cmd.Env set, a static program's execve) starts a
+ * dynamic image without it; the supervisor then takes it as it takes a
+ * static one (the loader and libc find the synthetic vDSO where the
+ * kernel's was). One process_vm_readv reads the pointers, one more the
+ * first bytes of every string; only an LD_PRELOAD is read whole.
+ */
+bool sv_env_has_shim(const struct seccomp_notif *req)
+{
+	static const char key[] = "LD_PRELOAD=";
+	const struct seccomp_data *d = &req->data;
+	uint64_t envp = d->nr == NR_EXECVEAT ? d->args[3] : d->args[2];
+	uint64_t ptrs[512];
+	char heads[512][sizeof(key) - 1];
+	struct iovec l, r[512];
+	ssize_t got;
+	size_t n = 0, k;
+
+	if (!envp)
+		return false;
+	l = (struct iovec){ .iov_base = ptrs, .iov_len = sizeof(ptrs) };
+	r[0] = (struct iovec){ .iov_base = (void *)envp, .iov_len = sizeof(ptrs) };
+	/* (a short read at the end of the caller's mapping is fine) */
+	got = process_vm_readv(req->pid, &l, 1, r, 1, 0);
+	if (got < (ssize_t)sizeof(ptrs[0]))
+		return false;
+	while (n < (size_t)got / sizeof(ptrs[0]) && ptrs[n])
+		n++;
+	for (k = 0; k < n; k++)
+		r[k] = (struct iovec){ .iov_base = (void *)ptrs[k], .iov_len = sizeof(heads[0]) };
+	l = (struct iovec){ .iov_base = heads, .iov_len = n * sizeof(heads[0]) };
+	got = process_vm_readv(req->pid, &l, 1, r, n, 0);
+	for (k = 0; got > 0 && k < n && (k + 1) * sizeof(heads[0]) <= (size_t)got; k++) {
+		char v[4096];
+
+		if (memcmp(heads[k], key, sizeof(heads[0])))
+			continue;
+		if (read_str(req->pid, ptrs[k], v, sizeof(v)) == 0 &&
+		    strstr(v + sizeof(key) - 1, "libhermetic-preload.so"))
+			return true;
+	}
+	return false;
+}
+
 /* ---- the exec stop ---- */
+
+/* The environment the new image of pid started with loads the shim (as
+ * sv_env_has_shim, read from /proc/PID/environ: NUL-separated, the whole
+ * of it, since we trace the process). */
+static bool environ_has_shim(int pid)
+{
+	static const char key[] = "LD_PRELOAD=";
+	char path[64], *buf = NULL;
+	size_t cap = 0, len = 0;
+	bool found = false;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return true; /* cannot see it: leave it to the shim, as before */
+	for (;;) {
+		if (len == cap) {
+			char *nb = cap < (1u << 24) ? realloc(buf, cap ? cap * 2 : 8192) : NULL;
+
+			if (!nb) {
+				found = true; /* as when we cannot see it */
+				goto cleanup;
+			}
+			buf = nb;
+			cap = cap ? cap * 2 : 8192;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	for (size_t i = 0; i < len;) {
+		size_t e = i;
+
+		while (e < len && buf[e])
+			e++;
+		if (e - i >= sizeof(key) - 1 && !memcmp(buf + i, key, sizeof(key) - 1) &&
+		    memmem(buf + i, e - i, "libhermetic-preload.so", 22))
+			found = true;
+		i = e + 1;
+	}
+cleanup:
+	free(buf);
+	close(fd);
+	return found;
+}
+
 
 struct tracee {
 	int pid;
@@ -474,8 +572,12 @@ void sv_exec_stop(struct supervise *s, int pid)
 		k = sv_classify(fd);
 		close(fd);
 	}
+	/* (a dynamic image is ours only when its environment leaves the
+	 * shim out: on_exec seized it for that) */
+	if (k == SV_SHIM && !environ_has_shim(pid))
+		k = SV_NO_SHIM;
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	if (k == SV_STATIC || k == SV_GO_DYNAMIC)
+	if (k == SV_STATIC || k == SV_GO_DYNAMIC || k == SV_NO_SHIM)
 		t.memfd = open(path, O_RDWR | O_CLOEXEC);
 	/* While we set it up the process is stopped for us, not waiting for
 	 * anything of the run's: the run must not look idle (the exec stop

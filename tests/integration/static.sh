@@ -249,3 +249,26 @@ if [ "$(head -n 1 "$T/cu")" = $NOW_S ] && cmp -s "$T/cu" "$T/cu2" && grep -q '^o
 else
 	fail "coreutils under the supervisor" "$(flat "$T/cu") $(flat "$T/cu.err")"
 fi
+
+# A dynamic program exec'd with an environment that leaves the shim out,
+# through a raw execve the shim cannot see (Go's os/exec with cmd.Env set):
+# supervised as a static one, so it still gets the run's clock and seeded
+# getrandom (supervise_exec.c sv_env_has_shim).
+if ! command -v musl-gcc >/dev/null; then
+	: # (no musl-gcc: said above)
+elif musl-gcc -static -O2 -o "$T/mexec" "$SRC/mexec.c" >"$T/musl.log" 2>&1; then
+	pyc='import os, time; print(int(time.time()), os.getrandom(8).hex())'
+	run 5 "$T/ne1" -- "$T/mexec" /usr/bin/python3 -c "$pyc"
+	run 5 "$T/ne2" -- "$T/mexec" /usr/bin/python3 -c "$pyc"
+	run 6 "$T/ne3" -- "$T/mexec" /usr/bin/python3 -c "$pyc"
+	run 5 "$T/ne4" -- "$T/mexec" /bin/date +%s
+	if grep -q "^$NOW_S [0-9a-f]\{16\}$" "$T/ne1" && cmp -s "$T/ne1" "$T/ne2" && ! cmp -s "$T/ne1" "$T/ne3" &&
+		[ "$(cat "$T/ne4")" = "$NOW_S" ] && ! grep -q 'without the shim' "$T/ne1.err" "$T/ne4.err"; then
+		pass "a dynamic program exec'd without the shim in its environment: the run's clock and seeded getrandom"
+	else
+		fail "a dynamic program exec'd without the shim in its environment: the run's clock and seeded getrandom" \
+			"$(flat "$T/ne1") / $(flat "$T/ne2") / $(flat "$T/ne3") / $(flat "$T/ne4") $(flat "$T/ne1.err") $(flat "$T/ne4.err")"
+	fi
+else
+	fail "build the musl exec program" "$(tail -n 3 "$T/musl.log" | tr '\n' '|')"
+fi
