@@ -6,9 +6,6 @@
 #     (each one makes the run idle and is woken by hermeticd);
 #  3. a CPU-bound Python program with 4 threads, bare vs enrolled (target:
 #     enrolled within 10% of bare). Runs alternate; medians of 5;
-#  4. what the scheduler programs (attached while a run has a clock) cost
-#     processes that are not enrolled: a pipe ping-pong between two of them,
-#     context switches per round trip 2, with and without a run alive.
 source "$(dirname "$0")/../lib.sh"
 
 if [ "$(id -u)" != 0 ]; then
@@ -75,51 +72,4 @@ printf '%-52s %8s ms %8s ms %6s\n' "4 CPU-bound Python threads, wall: bare, enro
 printf '%-52s %8s ms %8s ms %6s\n' "4 CPU-bound Python threads, cpu: bare, enrolled" "$cb" "$ce" \
 	"$(awk -v a="$cb" -v b="$ce" 'BEGIN { printf "%.2fx", b / a }')"
 
-# 4. context switches of processes outside any run, with and without a run
-cat >"$T/pingpong.c" <<'CEOF'
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
-int main(int argc, char **argv)
-{
-	int n = atoi(argv[1]), a[2], b[2];
-	char c = 0;
-	struct timespec t0, t1;
-
-	if (pipe(a) || pipe(b))
-		return 1;
-	if (fork() == 0) {
-		for (int i = 0; i < n; i++)
-			if (read(a[0], &c, 1) != 1 || write(b[1], &c, 1) != 1)
-				_exit(1);
-		_exit(0);
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (int i = 0; i < n; i++)
-		if (write(a[1], &c, 1) != 1 || read(b[0], &c, 1) != 1)
-			return 1;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("%.0f\n", ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / n);
-	return 0;
-}
-CEOF
-if cc -O2 -o "$T/pingpong" "$T/pingpong.c"; then
-	: >"$T/ppoff" && : >"$T/ppon"
-	mkfifo "$T/hold"
-	for ((i = 0; i < RUNS; i++)); do
-		"$T/pingpong" 100000 >>"$T/ppoff"
-		"$HERMETIC" enroll --seed 1 -- sh -c "cat '$T/hold' >/dev/null" >/dev/null 2>&1 &
-		run=$!
-		sleep 0.3
-		"$T/pingpong" 100000 >>"$T/ppon"
-		echo >"$T/hold"
-		wait "$run"
-	done
-	off=$(median <"$T/ppoff") on=$(median <"$T/ppon")
-	printf '%-52s %8s ns %8s ns %6s\n' "pipe round trip outside any run: no run, a run alive" \
-		"$off" "$on" "$(awk -v a="$off" -v b="$on" 'BEGIN { printf "%+.1f%%", (b / a - 1) * 100 }')"
-	bench_summary "pipe round trip outside any run, a run alive" \
-		"$(awk -v a="$off" -v b="$on" 'BEGIN { printf "%+.1f%% (%d ns)", (b / a - 1) * 100, b }')" \
-		"0 (no run: $off ns)" "<= 1%"
-fi
+# (what the scheduler programs cost processes outside any run: sched-bench.sh)
