@@ -146,10 +146,14 @@ static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_
 	}
 	/* ASLR off before the first exec, inherited by the whole tree:
 	 * programs mix addresses into their random state. */
-	if (!e->cfg.aslr && personality(ADDR_NO_RANDOMIZE) < 0) {
-		report(err_fd, LAUNCH_CONFINE, errno, "turn address space randomisation off");
-		_exit(EXIT_INTERNAL);
-	}
+	if (!e->cfg.aslr && personality(ADDR_NO_RANDOMIZE) < 0)
+		/* A container's seccomp profile may refuse it (Docker's and
+		 * podman's default allow only a few personalities): the run
+		 * goes on, and says what it lost. */
+		warnx_("address space randomisation stays on (personality: %s, as a container's "
+		       "seccomp profile refuses it): programs that mix addresses into their random "
+		       "state may differ between runs",
+		       strerror(errno));
 	/* The last step: no file stamp of the command may fall on the
 	 * before-the-run side of the line (cli/vclock.c). */
 	cli_vclock_wait_files(e);
