@@ -12,7 +12,6 @@
 #define EXIT_USAGE 2 /* bad option or argument */
 #define EXIT_DATAERR 65 /* a journal is malformed, truncated or too new */
 #define EXIT_NOINPUT 66 /* a journal cannot be opened or fetched */
-#define EXIT_NOHOST 68 /* unused since --allow names resolve in the run (docs/network.md) */
 #define EXIT_NODAEMON 69 /* hermeticd cannot be reached */
 #define EXIT_INTERNAL 70 /* hermetic or hermeticd failed */
 #define EXIT_NESTED 77 /* enroll from inside a run */

@@ -103,8 +103,6 @@ static json_object *coverage(const struct enroll *e)
 static const char *error_reason(int code)
 {
 	switch (code) {
-	case EXIT_NOHOST:
-		return "allow_host_unresolved";
 	case EXIT_NODAEMON:
 		return "no_daemon";
 	case EXIT_INTERNAL:

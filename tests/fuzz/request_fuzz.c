@@ -34,6 +34,7 @@ static size_t payload_of(const struct hmd_req *r, const void **ret)
 	case HM_REQ_RUN_AUDIT:
 	case HM_REQ_RUN_KSTREAM:
 	case HM_REQ_RUN_RECLAIM:
+	case HM_REQ_RUN_CONNS:
 		*ret = &r->ref;
 		return sizeof(r->ref);
 	case HM_REQ_RUN_END:
@@ -165,6 +166,7 @@ int main(int argc, char **argv)
 	seed(argv[1], i++, HM_REQ_JOURNAL_GC, &id, sizeof(id));
 	seed(argv[1], i++, HM_REQ_JOURNAL_UPLOAD, &id, sizeof(id));
 	seed(argv[1], i++, HM_REQ_RUN_RECLAIM, &id, sizeof(id));
+	seed(argv[1], i++, HM_REQ_RUN_CONNS, &id, sizeof(id));
 	seed(argv[1], i++, HM_REQ_RUN_CLOCK, NULL, 0);
 	return 0;
 }
