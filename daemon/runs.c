@@ -67,6 +67,20 @@ static uint32_t net_flags(uint32_t run_flags)
 	return f;
 }
 
+/* Said once per daemon: blocked runs without names get no resolver. */
+static void dns_unavailable(int err)
+{
+	static bool said;
+
+	if (said)
+		return;
+	said = true;
+	hmd_warn("no DNS resolver for runs (%s): their DNS is refused instead of answered "
+		 "NXDOMAIN, and --allow NAME cannot be served (the resolver needs AF_INET and "
+		 "AF_INET6 sockets on loopback)",
+		 strerror(-err));
+}
+
 /* A blocked run's DNS goes only to a resolver of ours (HM_NET_DNS); with
  * no names, block refuses every query and audit reports each. */
 static uint32_t dns_flags(uint32_t f, uint32_t n_names)
@@ -139,6 +153,13 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 	 * Under audit the run's DNS goes where it was sent. */
 	if ((net_flags(r->flags) & (HM_NET_ENFORCE | HM_NET_AUDIT)) == HM_NET_ENFORCE) {
 		err = hmd_dns_start(d->bpf, r->cgid, names, n_names, &r->dns);
+		if (err < 0 && !n_names) {
+			/* No shared resolver (a unit without AF_INET, say): the
+			 * run has no hm_dns entry, and HM_NET_DNS refuses its
+			 * DNS. It fails closed, as a blocked run should. */
+			dns_unavailable(err);
+			err = 0;
+		}
 		if (err < 0) {
 			hmd_bpf_clear_policy(d->bpf, r->cgid, r->allow, r->n_allow);
 			hmd_cgroup_remove_run(&d->cg, r->id);
