@@ -628,7 +628,8 @@ static int resolver_start(struct hmd_bpf *b, uint64_t cgid, const struct hm_allo
 		return -ENOMEM;
 	r->cgid = cgid;
 	r->n_names = n_names;
-	memcpy(r->names, names, n_names * sizeof(*names));
+	if (n_names) /* (the shared one has none, and names NULL) */
+		memcpy(r->names, names, n_names * sizeof(*names));
 	r->stop = -1;
 	r->fds.dns = r->fds.ports = r->fds.allow = -1;
 	for (int i = 0; i < 4; i++)
