@@ -192,25 +192,24 @@ static __always_inline void hm_count_drop(__u64 cgid)
 		bpf_map_update_elem(&hm_dropped, &cgid, &one, BPF_NOEXIST);
 }
 
-/* Count the refusal in the run's policy and tell the daemon who and where. */
-static __always_inline void hm_report_ctx(__u64 cgid, struct hm_net_policy *pol,
-					  const __u8 addr[16], __u16 port, __u8 family, __u8 op,
-					  __u32 proto, bool task)
+/* One event of kind on the ring: the run, who (task: whether this program
+ * type may ask about the current task; cgroup_skb may only on newer
+ * kernels, the daemon probes) and where. A full ring counts it in
+ * hm_dropped, so the daemon and the log can say they are incomplete. */
+static __always_inline void hm_emit(__u32 kind, __u64 cgid, struct hm_net_policy *pol,
+				    const __u8 addr[16], __u16 port, __u8 family, __u8 op,
+				    __u32 proto, bool task)
 {
-	struct hm_net_event *ev;
+	struct hm_net_event *ev = bpf_ringbuf_reserve(&hm_events, sizeof(*ev), 0);
 
-	__sync_fetch_and_add(&pol->refused, 1);
-	ev = bpf_ringbuf_reserve(&hm_events, sizeof(*ev), 0);
 	if (!ev) {
 		hm_count_drop(cgid);
 		return;
 	}
 	__sync_fetch_and_add(&pol->emitted, 1);
-	ev->kind = HM_EV_NET_REFUSED;
+	ev->kind = kind;
 	ev->pid = 0;
 	ev->comm[0] = 0;
-	/* task: whether this program type may ask about the current task
-	 * (cgroup_skb may only on newer kernels; the daemon probes). */
 	if (task)
 		ev->pid = bpf_get_current_pid_tgid() >> 32;
 	ev->cgroup_id = cgid;
@@ -225,6 +224,15 @@ static __always_inline void hm_report_ctx(__u64 cgid, struct hm_net_policy *pol,
 	bpf_ringbuf_submit(ev, 0);
 }
 
+/* Count the refusal in the run's policy and tell the daemon who and where. */
+static __always_inline void hm_report_ctx(__u64 cgid, struct hm_net_policy *pol,
+					  const __u8 addr[16], __u16 port, __u8 family, __u8 op,
+					  __u32 proto, bool task)
+{
+	__sync_fetch_and_add(&pol->refused, 1);
+	hm_emit(HM_EV_NET_REFUSED, cgid, pol, addr, port, family, op, proto, task);
+}
+
 static __always_inline void hm_report(__u64 cgid, struct hm_net_policy *pol, const __u8 addr[16],
 				      __u16 port, __u8 family, __u8 op, __u32 proto)
 {
@@ -233,33 +241,13 @@ static __always_inline void hm_report(__u64 cgid, struct hm_net_policy *pol, con
 
 /* enroll --connections: an allowed connect()/sendmsg() as an event, for
  * runs that asked (HM_NET_LOG_ALLOWED); the others pay one flag test. Not
- * counted in pol->refused; a full ring counts it in hm_dropped like any
- * event, so the log can say that it is incomplete. */
+ * counted in pol->refused. */
 static __always_inline void hm_log_allowed(__u64 cgid, struct hm_net_policy *pol,
 					   const __u8 addr[16], __u16 port, __u8 family, __u8 op,
 					   __u32 proto)
 {
-	struct hm_net_event *ev;
-
-	if (!(pol->flags & HM_NET_LOG_ALLOWED))
-		return;
-	ev = bpf_ringbuf_reserve(&hm_events, sizeof(*ev), 0);
-	if (!ev) {
-		hm_count_drop(cgid);
-		return;
-	}
-	__sync_fetch_and_add(&pol->emitted, 1);
-	ev->kind = HM_EV_NET_ALLOWED;
-	ev->pid = bpf_get_current_pid_tgid() >> 32;
-	ev->cgroup_id = cgid;
-	ev->time_ns = bpf_ktime_get_ns();
-	__builtin_memcpy(ev->addr, addr, 16);
-	ev->port = port;
-	ev->family = family;
-	ev->op = op;
-	ev->proto = proto;
-	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
-	bpf_ringbuf_submit(ev, 0);
+	if (pol->flags & HM_NET_LOG_ALLOWED)
+		hm_emit(HM_EV_NET_ALLOWED, cgid, pol, addr, port, family, op, proto, true);
 }
 
 static __always_inline void hm_map_v4(__u8 out[16], __u32 ip4_be)

@@ -446,8 +446,9 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 	struct sv_wait *w;
 	int r;
 
-	if (d->nr == SV_NR_FUTEX) {
-		r = futex_deadline(s, req, &dl, &len);
+	if (!epoll) { /* a futex wait or a sleep: its deadline */
+		r = d->nr == SV_NR_FUTEX ? futex_deadline(s, req, &dl, &len)
+					 : sleep_deadline(s, req, &dl, &len);
 		if (r <= 0) {
 			if (r == 0)
 				resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
@@ -455,16 +456,7 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 				resp->error = r;
 			return false;
 		}
-	} else if (!epoll) {
-		r = sleep_deadline(s, req, &dl, &len);
-		if (r <= 0) {
-			if (r == 0)
-				resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-			else
-				resp->error = r;
-			return false;
-		}
-		if (len <= SHORT_NS)
+		if (d->nr != SV_NR_FUTEX && len <= SHORT_NS)
 			return false; /* a back-off: over at once, the clock stays (val 0) */
 	}
 	if (!(w = wait_new(s))) {
