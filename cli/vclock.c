@@ -33,10 +33,6 @@
 #include "hermetic/vclock.h"
 #include "scope.h"
 
-/* The descriptor CMD inherits sits at or above this number, out of the way
- * of the low numbers programs dup2 onto. */
-#define PAGE_FD_MIN 100
-
 /* A page of our own: a memfd sealed at its size, so no process of the run
  * can shrink it under another's mapping. */
 static int create_page(void)
@@ -161,7 +157,9 @@ void cli_vclock_setup(struct enroll *e)
 	/* Out of the way of the numbers programs pick (the shim keeps it
 	 * where it is, or moves it, preload/fdkeep.c); still ours only until
 	 * CMD's exec (launch.c clears FD_CLOEXEC in the child). */
-	fd = fcntl(e->page_fd, F_DUPFD_CLOEXEC, PAGE_FD_MIN);
+	fd = fcntl(e->page_fd, F_DUPFD_CLOEXEC, HM_CLOCKFD_MIN);
+	if (fd < 0) /* EINVAL: a soft RLIMIT_NOFILE of at most 1000 */
+		fd = fcntl(e->page_fd, F_DUPFD_CLOEXEC, HM_CLOCKFD_LOW);
 	if (fd >= 0) {
 		close(e->page_fd);
 		e->page_fd = fd;

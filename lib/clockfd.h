@@ -38,6 +38,15 @@ struct hm_clockfd {
 	bool closed;
 };
 
+/* Where the page's descriptor sits: at or above HM_CLOCKFD_MIN, out of
+ * the range programs scan for descriptors they did not expect (Go's
+ * os/exec tests look at 3 to 100 and skip TestExtraFiles on any: the page
+ * at 100 made a test that passes bare skip enrolled), and of the low
+ * numbers they dup2 onto; at or above HM_CLOCKFD_LOW where the soft
+ * RLIMIT_NOFILE is lower. */
+#define HM_CLOCKFD_MIN 1000
+#define HM_CLOCKFD_LOW 100
+
 /* Longest "fd:dev:ino:c" with its NUL. */
 #define HM_CLOCKFD_STR (11 + 1 + 20 + 1 + 20 + 2 + 1)
 

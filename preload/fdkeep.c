@@ -36,8 +36,6 @@
 
 /* HERMETIC_CLOCK_FD=... for children, two buffers swapped whole so that a
  * concurrent exec copies one entry or the other, never a torn one. */
-/* Where a moved descriptor goes: as enroll puts it (cli/vclock.c). */
-#define PAGE_FD_MIN 100
 
 static char env_bufs[2][sizeof(HM_ENV_CLOCK_FD "=") + HM_CLOCKFD_STR];
 static int env_cur;
@@ -115,7 +113,10 @@ void hm_page_fd_evict(int fd)
 	if (!hm_page_fd_is(fd))
 		return;
 	/* A copy at a free number, kept across exec; then fd is the caller's. */
-	nfd = hm_sys(SYS_fcntl, fd, F_DUPFD, PAGE_FD_MIN);
+	/* (where enroll puts it, lib/clockfd.h) */
+	nfd = hm_sys(SYS_fcntl, fd, F_DUPFD, HM_CLOCKFD_MIN);
+	if (nfd < 0)
+		nfd = hm_sys(SYS_fcntl, fd, F_DUPFD, HM_CLOCKFD_LOW);
 	if (nfd < 0)
 		nfd = hm_sys(SYS_fcntl, fd, F_DUPFD, 3);
 	if (nfd < 0)

@@ -74,6 +74,20 @@ for p in "${progs[@]}"; do
 	fi
 done
 
+# The run's clock page stays out of the descriptors programs scan for ones
+# they did not expect (Go's os/exec tests: 3 to 100): a static program holds
+# from 3 to 999 what it holds bare, started by enroll and by a shell.
+if [[ " ${progs[*]} " == *" gostatic "* ]]; then
+	bare=$("$T/gostatic" | sed -n 's/^fds//p')
+	run 1 "$T/fds.a" -- "$T/gostatic"
+	run 1 "$T/fds.b" -- bash -c "$T/gostatic; true"
+	if [ "$(field fds "$T/fds.a")" = "${bare# }" ] && [ "$(field fds "$T/fds.b")" = "${bare# }" ]; then
+		pass "gostatic holds the descriptors from 3 to 999 it holds bare (${bare:- none}), under enroll and under its shell"
+	else
+		fail "gostatic holds the descriptors from 3 to 999 it holds bare" "bare:${bare:- none}; enroll: $(field fds "$T/fds.a"); shell: $(field fds "$T/fds.b") $(flat "$T/fds.a.err")"
+	fi
+fi
+
 # A static program started by Python's subprocess (close_fds=True: the
 # page's descriptor is closed before its exec) still reads the run's clock:
 # the supervisor hands it a descriptor at its exec and closes it before the
