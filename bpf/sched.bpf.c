@@ -12,6 +12,7 @@
  * inside the scheduler with interrupts off, where a hash map's bucket lock
  * or task storage could refuse us):
  *   bits 63..32  low 32 bits of the cgroup id the domain was resolved for
+ *   bits 31..21  the domain's incarnation (struct hm_sched_dom.gen) then
  *   bit  20      RESOLVED: bits 12..0 are valid for that cgroup
  *   bit  18      SUPER: blocked in a call the supervisor answers (counted
  *                in nrun and in nsuper)
@@ -39,6 +40,16 @@
  *   sched_wakeup_new(p)              RUNNING (the parent is running)
  * A task first seen (adopted into the run while blocked) counts as blocked
  * until it wakes, or as running when seen running.
+ *
+ * An entry can outlive what it counted: a dying task's last switch comes
+ * after its cgroup emptied, so after its run's end, when the slot may be a
+ * new run's; a thread that execs takes its leader's tid (de_thread), and
+ * its old tid's entry would stay RUNNING until some task of the machine
+ * reuses the number (pid_max is 32768 on a small machine). Counted in the
+ * slot's new run, either makes that run look idle while a task of it runs
+ * (its clock jumped to a 10 s alarm within 60 ms). So an entry names the
+ * slot's incarnation: one of another counts nothing (the task is as one
+ * first seen), and an exec moves the thread's entry to its new tid.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -94,6 +105,8 @@ struct {
 #define T_RACING (1ULL << 17)
 #define T_SUPER (1ULL << 18)
 #define T_RESOLVED (1ULL << 20)
+#define T_GEN_SHIFT 21
+#define T_GEN(e) (((e) >> T_GEN_SHIFT) & HM_SCHED_GEN_MAX)
 
 /* prev_state bits (include/linux/sched.h; stable for a decade) */
 #define S_INTERRUPTIBLE 0x0001
@@ -257,13 +270,12 @@ static __always_inline void quiet(struct hm_sched_dom *d, __u32 k)
  * blocked on the supervisor, or none is runnable at all (nrun - nsuper fell
  * to 0). The two counters move one after the other: the keeper re-reads
  * both and checks the page before it acts, and ticks every 50 ms. */
-static __always_inline void add(int dom, __s64 delta, __s64 dsuper)
+static __always_inline void add(struct hm_sched_dom *d, int dom, __s64 delta, __s64 dsuper)
 {
-	struct hm_sched_dom *d;
 	__u32 k = dom;
 	__s64 before, sup;
 
-	if (dom < 0 || (!delta && !dsuper) || !(d = bpf_map_lookup_elem(&hm_sched_doms, &k)))
+	if (!d || (!delta && !dsuper))
 		return;
 	sup = dsuper ? __sync_fetch_and_add(&d->nsuper, dsuper) + dsuper : d->nsuper;
 	before = delta ? __sync_fetch_and_add(&d->nrun, delta) : d->nrun;
@@ -277,29 +289,57 @@ static __always_inline void add(int dom, __s64 delta, __s64 dsuper)
 
 /* One attempt to move the task's entry e for op: true when done (or
  * nothing to do), false when another CPU changed e meanwhile. */
+/* Slot dom's counters, or NULL (dom < 0). */
+static __always_inline struct hm_sched_dom *dom_get(int dom)
+{
+	__u32 k = dom;
+
+	return dom < 0 ? NULL : bpf_map_lookup_elem(&hm_sched_doms, &k);
+}
+
+/* The domain entry e names, if it is of the slot's current incarnation (see
+ * the top): else NULL, and e counts nothing. */
+static __always_inline struct hm_sched_dom *dom_of_entry(__u64 e, int dom)
+{
+	struct hm_sched_dom *d = dom_get(dom);
+
+	return d && d->cgid && T_GEN(e) == (d->gen & HM_SCHED_GEN_MAX) ? d : NULL;
+}
+
 static __always_inline bool try_update(struct task_struct *t, enum op op, struct cgroup *cg,
 				       __u64 cg32, __u64 *e)
 {
-	__u64 old = *(volatile __u64 *)e, new;
+	__u64 old = *(volatile __u64 *)e, new, was;
 	int old_dom = (int)(old & T_DOM_MASK) - 1, dom, resolved_now = 0;
+	struct hm_sched_dom *od = dom_of_entry(old, old_dom), *nd;
 
-	if ((old & T_RESOLVED) && (old & 0xffffffff00000000ULL) == cg32) {
-		dom = old_dom;
+	/* was: what old counts (nothing, if of another incarnation) */
+	was = od ? old : 0;
+	if (!od)
+		old_dom = -1;
+	if ((old & T_RESOLVED) && (old & 0xffffffff00000000ULL) == cg32 &&
+	    (od || !(old & T_DOM_MASK))) {
+		dom = old_dom; /* (or cached: in no domain) */
+		nd = od;
 	} else {
 		dom = resolve_dom(cg);
+		nd = dom_get(dom);
+		if (!nd)
+			dom = -1;
 		resolved_now = dom >= 0;
 	}
-	if (dom < 0 && !(old & T_RUNNING)) {
+	if (dom < 0 && !(was & T_RUNNING)) {
 		/* Not ours: cache that, unless already cached; a task outside
 		 * the subtree gets 0, so that it takes the early exit. */
 		new = in_subtree(t) ? cg32 | T_RESOLVED : 0;
 		return old == new || __sync_val_compare_and_swap(e, old, new) == old;
 	}
-	new = cg32 | T_RESOLVED | (__u64)(dom + 1);
+	new = cg32 | T_RESOLVED | (__u64)(dom + 1) |
+	      (nd ? (__u64)(nd->gen & HM_SCHED_GEN_MAX) << T_GEN_SHIFT : 0);
 	/* RUNNING of the old entry counts in old_dom; of the new, in dom. */
 	switch (op) {
 	case OP_BLOCK:
-		if ((old & T_RACING) && old_dom == dom)
+		if ((was & T_RACING) && old_dom == dom)
 			new |= T_RUNNING;
 		break;
 	case OP_SUPER:
@@ -316,7 +356,7 @@ static __always_inline bool try_update(struct task_struct *t, enum op op, struct
 		break;
 	case OP_WAKING:
 		new |= T_RUNNING;
-		if ((old & T_RUNNING) && old_dom == dom)
+		if ((was & T_RUNNING) && old_dom == dom)
 			new |= T_RACING;
 		break;
 	}
@@ -325,12 +365,12 @@ static __always_inline bool try_update(struct task_struct *t, enum op op, struct
 	if (__sync_val_compare_and_swap(e, old, new) != old)
 		return false;
 	if (old_dom == dom) {
-		add(dom, (__s64)!!(new & T_RUNNING) - (__s64)!!(old & T_RUNNING),
-		    (__s64)!!(new & T_SUPER) - (__s64)!!(old & T_SUPER));
+		add(nd, dom, (__s64)!!(new & T_RUNNING) - (__s64)!!(was & T_RUNNING),
+		    (__s64)!!(new & T_SUPER) - (__s64)!!(was & T_SUPER));
 	} else {
 		/* moved between domains (or into one): count the new first */
-		add(dom, !!(new & T_RUNNING), !!(new & T_SUPER));
-		add(old_dom, -(__s64)!!(old & T_RUNNING), -(__s64)!!(old & T_SUPER));
+		add(nd, dom, !!(new & T_RUNNING), !!(new & T_SUPER));
+		add(od, old_dom, -(__s64)!!(was & T_RUNNING), -(__s64)!!(was & T_SUPER));
 	}
 	if (op == OP_DEAD && dom >= 0)
 		forget_tid(t, dom);
@@ -443,5 +483,51 @@ int BPF_PROG(hm_sched_wakeup_new, struct task_struct *p)
 
 	if (e)
 		update(p, e, OP_NEW);
+	return 0;
+}
+
+/* Swap *e for 0; its old value (a few tries against concurrent updates,
+ * which only ever store what they read plus our change). */
+static __always_inline __u64 take_entry(__u64 *e)
+{
+	__u64 v;
+
+	for (int i = 0; i < 4; i++) {
+		v = *(volatile __u64 *)e;
+		if (!v || __sync_val_compare_and_swap(e, v, 0) == v)
+			return v;
+	}
+	return 0;
+}
+
+/* Uncount what entry v counted (nothing if of another incarnation). */
+static __always_inline void uncount(__u64 v)
+{
+	int dom = (int)(v & T_DOM_MASK) - 1;
+
+	add(dom_of_entry(v, dom), dom, -(__s64)!!(v & T_RUNNING), -(__s64)!!(v & T_SUPER));
+}
+
+/*
+ * A thread that execs takes its leader's tid (de_thread): its entry is at
+ * old_pid. Both entries are taken and uncounted, and the thread, running
+ * here, is counted afresh at its new tid; the old leader, dying, counts
+ * nothing more (its last switch may come before this, under its own tid,
+ * or after, under old_pid: either finds an entry of 0).
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(hm_sched_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 otid = old_pid, tid = p->pid;
+	__u64 *oe, *e;
+
+	if (otid == tid || !(oe = bpf_map_lookup_elem(&hm_sched_task, &otid)) ||
+	    !(e = bpf_map_lookup_elem(&hm_sched_task, &tid)))
+		return 0;
+	if (!*(volatile __u64 *)oe && !in_subtree(p))
+		return 0;
+	uncount(take_entry(oe));
+	uncount(take_entry(e));
+	update(p, e, OP_IN);
 	return 0;
 }

@@ -163,7 +163,7 @@ int hmd_sched_adopt(struct hmd_sched *s, uint32_t dom, uint64_t cgid)
 
 int hmd_sched_add(struct hmd_sched *s, uint64_t cgid, uint32_t *ret_dom)
 {
-	struct hm_sched_dom init = { .cgid = cgid };
+	struct hm_sched_dom init = { .cgid = cgid }, prev;
 	uint32_t dom;
 	int err;
 
@@ -171,6 +171,11 @@ int hmd_sched_add(struct hmd_sched *s, uint64_t cgid, uint32_t *ret_dom)
 		;
 	if (dom == HM_SCHED_DOMAINS)
 		return -EUSERS;
+	/* The slot's next incarnation: entries a task of an earlier run in
+	 * this slot left (bpf/sched.bpf.c) count nothing in this one. */
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.hm_sched_doms), &dom, &prev))
+		prev.gen = 0;
+	init.gen = prev.gen % HM_SCHED_GEN_MAX + 1;
 	/* The counters first, then the cgroup: the first task of the run is
 	 * counted in a domain that is already zeroed. */
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.hm_sched_doms), &dom, &init, BPF_ANY) ||
@@ -185,14 +190,22 @@ int hmd_sched_add(struct hmd_sched *s, uint64_t cgid, uint32_t *ret_dom)
 	return 0;
 }
 
-/* Only once the domain's cgroup is empty: no task's entry names it then. */
+/* Once the domain's cgroup is empty (a dying task's last switch may still
+ * come: its entry names this incarnation of the slot, bpf/sched.bpf.c). */
 void hmd_sched_remove(struct hmd_sched *s, uint32_t dom, uint64_t cgid)
 {
-	struct hm_sched_dom zero = { 0 };
+	struct hm_sched_dom zero = { 0 }, last = { 0 };
 
 	if (dom >= HM_SCHED_DOMAINS || !s->used[dom])
 		return;
+	/* A count that fell below zero made the run look idle while a task
+	 * of it ran: said, for whoever sees the clock jump. */
+	if (!bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.hm_sched_doms), &dom, &last) &&
+	    last.anomalies)
+		hmd_warn("clock domain %u: %llu decrements below zero (nrun %lld at its end)", dom,
+			 (unsigned long long)last.anomalies, (long long)last.nrun);
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.hm_sched_cg), &cgid);
+	zero.gen = last.gen; /* (the next run in the slot takes the next one) */
 	bpf_map_update_elem(bpf_map__fd(s->skel->maps.hm_sched_doms), &dom, &zero, BPF_ANY);
 	s->used[dom] = false;
 	/* The programs stay attached until hmd_sched_detach_idle(): detaching

@@ -31,8 +31,15 @@ struct hm_sched_dom {
 	 * (SUPER, bpf/sched.bpf.c): busy unless the supervisor published a
 	 * virtual wait for them in the run's clock page (daemon/quiesce.c). */
 	__s64 nsuper;
-	__u64 pad[2];
+	/* The slot's incarnation (1..HM_SCHED_GEN_MAX, never 0): a task's
+	 * entry names it with the slot, so that an entry left from an earlier
+	 * run in this slot counts nothing in this one (bpf/sched.bpf.c). Kept
+	 * when the slot is freed; the next run takes the next one. */
+	__u32 gen;
+	__u32 pad32;
+	__u64 pad;
 };
+#define HM_SCHED_GEN_MAX 2047u /* 11 bits of a task's entry */
 
 /* Ring buffer record: the domain's nrun just went to 0, or to nsuper. */
 struct hm_sched_quiet {
