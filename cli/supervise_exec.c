@@ -559,11 +559,18 @@ static int take_added(struct supervise *s, int pid)
 
 void sv_exec_stop(struct supervise *s, int pid)
 {
-	struct tracee t = { .pid = pid, .memfd = -1, .added = take_added(s, pid), .inherited_closed = -1 };
+	struct tracee t = { .pid = pid, .memfd = -1, .inherited_closed = -1 };
 	struct hm_vslot *busy;
 	char path[64];
+	unsigned long former = 0;
 	int fd;
 	enum sv_kind k = SV_NOT_ELF;
+
+	/* A thread that execs takes its leader's pid: the descriptor was put
+	 * in under the thread's own id, which the event message gives. */
+	if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &former) < 0 || !former)
+		former = (unsigned long)pid;
+	t.added = take_added(s, (int)former);
 
 	/* The image the kernel loaded decides (the path seen at the exec's
 	 * start may have changed since). */

@@ -81,10 +81,16 @@ if [[ " ${progs[*]} " == *" gostatic "* ]]; then
 	bare=$("$T/gostatic" | sed -n 's/^fds//p')
 	run 1 "$T/fds.a" -- "$T/gostatic"
 	run 1 "$T/fds.b" -- bash -c "$T/gostatic; true"
-	if [ "$(field fds "$T/fds.a")" = "${bare# }" ] && [ "$(field fds "$T/fds.b")" = "${bare# }" ]; then
-		pass "gostatic holds the descriptors from 3 to 999 it holds bare (${bare:- none}), under enroll and under its shell"
+	# (exec'd by a thread, which takes its leader's pid at the exec: the
+	# descriptor the supervisor put in under the thread's id is closed too)
+	run 1 "$T/fds.c" -- /usr/bin/python3 -c "import threading, os
+t = threading.Thread(target=lambda: os.execv('$T/gostatic', ['gostatic']))
+t.start(); t.join()"
+	if [ "$(field fds "$T/fds.a")" = "${bare# }" ] && [ "$(field fds "$T/fds.b")" = "${bare# }" ] &&
+		[ "$(field fds "$T/fds.c")" = "${bare# }" ]; then
+		pass "gostatic holds the descriptors from 3 to 999 it holds bare (${bare:- none}), under enroll, its shell and a thread's exec"
 	else
-		fail "gostatic holds the descriptors from 3 to 999 it holds bare" "bare:${bare:- none}; enroll: $(field fds "$T/fds.a"); shell: $(field fds "$T/fds.b") $(flat "$T/fds.a.err")"
+		fail "gostatic holds the descriptors from 3 to 999 it holds bare" "bare:${bare:- none}; enroll: $(field fds "$T/fds.a"); shell: $(field fds "$T/fds.b"); thread: $(field fds "$T/fds.c") $(flat "$T/fds.c.err")"
 	fi
 fi
 
