@@ -70,6 +70,15 @@ __attribute__((noinline, cold)) static void spin_exceeded(void)
 	hm_sys(SYS_exit_group, HM_EXIT_SPIN, 0, 0);
 }
 
+/* The ids the fast path serves: realtime (+coarse, alarm), TAI; monotonic
+ * (+raw, coarse), boottime (+alarm). Not the CPU clocks, not id 10. */
+#define WALL_IDS                                                                                   \
+	(1u << CLOCK_REALTIME | 1u << CLOCK_REALTIME_COARSE | 1u << CLOCK_REALTIME_ALARM |         \
+	 1u << CLOCK_TAI)
+#define FAST_IDS                                                                                   \
+	(WALL_IDS | 1u << CLOCK_MONOTONIC | 1u << CLOCK_MONOTONIC_RAW |                            \
+	 1u << CLOCK_MONOTONIC_COARSE | 1u << CLOCK_BOOTTIME | 1u << CLOCK_BOOTTIME_ALARM)
+
 struct hm_clock_fast hm_cf;
 
 void hm_clock_fast_update(void)
@@ -77,7 +86,8 @@ void hm_clock_fast_update(void)
 	hm_cf.vc = hm.vc;
 	hm_cf.tick = hm.tick;
 	hm_cf.tick_after = hm.tick ? HM_TICK_AFTER : hm.spin_limit ? hm.spin_limit : UINT64_MAX;
-	__atomic_store_n(&hm_cf.on, hm.active && hm.clock && hm.vc && !hm.jr && !hm.sc_on,
+	__atomic_store_n(&hm_cf.ids,
+			 hm.active && hm.clock && hm.vc && !hm.jr && !hm.sc_on ? FAST_IDS : 0,
 			 __ATOMIC_RELEASE);
 }
 
@@ -96,8 +106,11 @@ static inline int64_t view(bool tick)
 
 	if (unlikely(m != hm_t.base)) {
 		/* The run's clock moved: this thread starts from it again,
-		 * keeping what it has already seen. */
-		hm_t.off = hm_t.last > m ? hm_t.last - m : 0;
+		 * keeping what it has already seen (base + off: readings do not
+		 * store it; last until its first reading). */
+		int64_t seen = hm_t.base ? hm_t.base + hm_t.off : hm_t.last;
+
+		hm_t.off = seen > m ? seen - m : 0;
 		hm_t.base = m;
 		hm_t.reads = 0;
 	}
@@ -117,18 +130,8 @@ static inline int64_t view(bool tick)
 		spin_exceeded();
 	}
 	v = m + hm_t.off;
-	hm_t.last = v;
 	return v + hm_t.lagoff;
 }
-
-/* The ids the fast path serves: realtime (+coarse, alarm), TAI; monotonic
- * (+raw, coarse), boottime (+alarm). Not the CPU clocks, not id 10. */
-#define WALL_IDS                                                                                   \
-	(1u << CLOCK_REALTIME | 1u << CLOCK_REALTIME_COARSE | 1u << CLOCK_REALTIME_ALARM |         \
-	 1u << CLOCK_TAI)
-#define FAST_IDS                                                                                   \
-	(WALL_IDS | 1u << CLOCK_MONOTONIC | 1u << CLOCK_MONOTONIC_RAW |                            \
-	 1u << CLOCK_MONOTONIC_COARSE | 1u << CLOCK_BOOTTIME | 1u << CLOCK_BOOTTIME_ALARM)
 
 /*
  * The reading read_clock(id) would give, when it is the plain one: no scope,
@@ -138,6 +141,14 @@ static inline int64_t view(bool tick)
  * page's mono and wall_off, one line of hm_cf, hm_timer_due when it ticks,
  * and the thread's own view (one line of initial-exec TLS), with no call.
  */
+/* Per id the fast path serves: what its reading adds to the thread's
+ * monotonic view, the page's wall_off (masked in) and TAI's offset. */
+static const int64_t id_wall_mask[CLOCK_TAI + 1] = {
+	[CLOCK_REALTIME] = -1, [CLOCK_REALTIME_COARSE] = -1, [CLOCK_REALTIME_ALARM] = -1,
+	[CLOCK_TAI] = -1,
+};
+static const int64_t id_tai[CLOCK_TAI + 1] = { [CLOCK_TAI] = HM_TAI_OFFSET };
+
 static __attribute__((always_inline)) inline bool fast_reading(clockid_t id, int64_t *out)
 {
 	struct shim_thread *t = &hm_t;
@@ -145,8 +156,8 @@ static __attribute__((always_inline)) inline bool fast_reading(clockid_t id, int
 	int64_t m, off, v, w;
 	uint64_t r;
 
-	if (unlikely(!__atomic_load_n(&hm_cf.on, __ATOMIC_ACQUIRE) || (unsigned)id > CLOCK_TAI ||
-		     !((FAST_IDS >> id) & 1)))
+	if (unlikely((unsigned)id > CLOCK_TAI ||
+		     !((__atomic_load_n(&hm_cf.ids, __ATOMIC_ACQUIRE) >> id) & 1)))
 		return false;
 	vc = hm_cf.vc;
 	m = __atomic_load_n(&vc->mono, __ATOMIC_ACQUIRE);
@@ -169,14 +180,11 @@ static __attribute__((always_inline)) inline bool fast_reading(clockid_t id, int
 		t->off = off;
 	}
 	t->reads = r;
-	v = m + off;
-	t->last = v;
-	v += t->lagoff;
+	v = m + off + t->lagoff;
 	/* wall_off shares mono's line: read it whatever the id, and add it
 	 * without a branch. */
 	w = __atomic_load_n(&vc->wall_off, __ATOMIC_ACQUIRE);
-	v += ((WALL_IDS >> id) & 1) ? w : 0;
-	v += id == CLOCK_TAI ? HM_TAI_OFFSET : 0;
+	v += (w & id_wall_mask[id]) + id_tai[id];
 	*out = v;
 	return true;
 }

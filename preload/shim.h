@@ -461,7 +461,7 @@ void hm_timerfd_closed(int fd) HM_HIDDEN;
  * recomputes it whenever one of its inputs changes.
  */
 struct hm_clock_fast {
-	bool on;
+	uint32_t ids; /* the clock ids the fast path serves now (0: none) */
 	struct hm_vclock *vc;
 	uint64_t tick; /* hm.tick */
 	uint64_t tick_after; /* --tick: HM_TICK_AFTER; --tick 0: the spin limit, or never */

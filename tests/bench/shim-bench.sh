@@ -63,11 +63,10 @@ for w in native faketime shim record floor; do
 done
 
 get() { sed -n "s/^$2 //p" "$T/$1"; }
-# ratio A B: B/A to two decimals (inputs with one decimal, as shim_bench prints)
+# ratio A B: B/A to two decimals (the best-of awk prints 24.0 as 24: the
+# digits without the dot were of two scales, and 3.6 / 23 read 1.56x)
 ratio() {
-	local a=${1/./} b=${2/./}
-	[ -n "$a" ] && [ "$a" -gt 0 ] 2>/dev/null || return
-	printf '%d.%02dx' $((b / a)) $((b * 100 / a % 100))
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b != "") printf "%.2fx", b / a }'
 }
 printf '%-26s %12s %12s %12s %10s %12s\n' "ns/call" native libfaketime shim shim/native \
 	shim+record
