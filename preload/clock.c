@@ -143,17 +143,20 @@ static inline int64_t view(bool tick)
  */
 /* Per id the fast path serves: what its reading adds to the thread's
  * monotonic view, the page's wall_off (masked in) and TAI's offset. */
-static const int64_t id_wall_mask[CLOCK_TAI + 1] = {
-	[CLOCK_REALTIME] = -1, [CLOCK_REALTIME_COARSE] = -1, [CLOCK_REALTIME_ALARM] = -1,
-	[CLOCK_TAI] = -1,
+static const struct {
+	int64_t wall_mask, tai;
+} id_add[CLOCK_TAI + 1] = {
+	[CLOCK_REALTIME] = { -1, 0 },
+	[CLOCK_REALTIME_COARSE] = { -1, 0 },
+	[CLOCK_REALTIME_ALARM] = { -1, 0 },
+	[CLOCK_TAI] = { -1, HM_TAI_OFFSET },
 };
-static const int64_t id_tai[CLOCK_TAI + 1] = { [CLOCK_TAI] = HM_TAI_OFFSET };
 
 static __attribute__((always_inline)) inline bool fast_reading(clockid_t id, int64_t *out)
 {
 	struct shim_thread *t = &hm_t;
 	const struct hm_vclock *vc;
-	int64_t m, off, v, w;
+	int64_t m, off, lag, v, w;
 	uint64_t r;
 
 	if (unlikely((unsigned)id > CLOCK_TAI ||
@@ -168,6 +171,7 @@ static __attribute__((always_inline)) inline bool fast_reading(clockid_t id, int
 		return false;
 	r = t->reads + 1;
 	off = t->off;
+	lag = t->lagoff;
 	/* Past HM_TICK_AFTER readings a loop reads the clock: every reading
 	 * ticks from then on, so this is as common as not (no hint). */
 	if (r > hm_cf.tick_after) {
@@ -175,16 +179,16 @@ static __attribute__((always_inline)) inline bool fast_reading(clockid_t id, int
 		if (unlikely(!hm_cf.tick))
 			return false;
 		off += hm_cf.tick;
-		if (unlikely(m + off + t->lagoff >= __atomic_load_n(&hm_timer_due, __ATOMIC_RELAXED)))
+		if (unlikely(m + off + lag >= __atomic_load_n(&hm_timer_due, __ATOMIC_RELAXED)))
 			return false;
 		t->off = off;
 	}
 	t->reads = r;
-	v = m + off + t->lagoff;
+	v = m + off + lag;
 	/* wall_off shares mono's line: read it whatever the id, and add it
 	 * without a branch. */
 	w = __atomic_load_n(&vc->wall_off, __ATOMIC_ACQUIRE);
-	v += (w & id_wall_mask[id]) + id_tai[id];
+	v += (w & id_add[id].wall_mask) + id_add[id].tai;
 	*out = v;
 	return true;
 }
