@@ -85,9 +85,16 @@ void hm_clock_fast_update(void)
 {
 	hm_cf.vc = hm.vc;
 	hm_cf.tick = hm.tick;
-	hm_cf.tick_after = hm.tick ? HM_TICK_AFTER : hm.spin_limit ? hm.spin_limit : UINT64_MAX;
+	/* Past tick_after, a reading ticks (the fast path adds the tick);
+	 * --tick 0 never ticks, and with a spin limit to count every reading
+	 * goes the slow way, so a fast reading past tick_after always has a
+	 * tick to add. */
+	hm_cf.tick_after = hm.tick ? HM_TICK_AFTER : UINT64_MAX;
 	__atomic_store_n(&hm_cf.ids,
-			 hm.active && hm.clock && hm.vc && !hm.jr && !hm.sc_on ? FAST_IDS : 0,
+			 hm.active && hm.clock && hm.vc && !hm.jr && !hm.sc_on &&
+					 (hm.tick || !hm.spin_limit)
+				 ? FAST_IDS
+				 : 0,
 			 __ATOMIC_RELEASE);
 }
 
@@ -143,14 +150,11 @@ static inline int64_t view(bool tick)
  */
 /* Per id the fast path serves: what its reading adds to the thread's
  * monotonic view, the page's wall_off (masked in) and TAI's offset. */
-static const struct {
-	int64_t wall_mask, tai;
-} id_add[CLOCK_TAI + 1] = {
-	[CLOCK_REALTIME] = { -1, 0 },
-	[CLOCK_REALTIME_COARSE] = { -1, 0 },
-	[CLOCK_REALTIME_ALARM] = { -1, 0 },
-	[CLOCK_TAI] = { -1, HM_TAI_OFFSET },
+static const int64_t id_wall_mask[CLOCK_TAI + 1] = {
+	[CLOCK_REALTIME] = -1, [CLOCK_REALTIME_COARSE] = -1, [CLOCK_REALTIME_ALARM] = -1,
+	[CLOCK_TAI] = -1,
 };
+static const int64_t id_tai[CLOCK_TAI + 1] = { [CLOCK_TAI] = HM_TAI_OFFSET };
 
 static __attribute__((always_inline)) inline bool fast_reading(clockid_t id, int64_t *out)
 {
@@ -173,12 +177,13 @@ static __attribute__((always_inline)) inline bool fast_reading(clockid_t id, int
 	off = t->off;
 	lag = t->lagoff;
 	/* Past HM_TICK_AFTER readings a loop reads the clock: every reading
-	 * ticks from then on, so this is as common as not (no hint). */
-	if (r > hm_cf.tick_after) {
-		/* A ticking reading (a spin-limit one goes the slow way) */
-		if (unlikely(!hm_cf.tick))
-			return false;
+	 * ticks from then on (hm_clock_fast_update: then there is a tick).
+	 * Laid out as the straight line: the loop that reads the clock most
+	 * is the one that ticks (a branchless tick made the thread's offset
+	 * wait on its read count, one stored value on another). */
+	if (likely(r > hm_cf.tick_after)) {
 		off += hm_cf.tick;
+		/* a tick that meets a timer's expiry: the slow path fires it */
 		if (unlikely(m + off + lag >= __atomic_load_n(&hm_timer_due, __ATOMIC_RELAXED)))
 			return false;
 		t->off = off;
@@ -188,7 +193,7 @@ static __attribute__((always_inline)) inline bool fast_reading(clockid_t id, int
 	/* wall_off shares mono's line: read it whatever the id, and add it
 	 * without a branch. */
 	w = __atomic_load_n(&vc->wall_off, __ATOMIC_ACQUIRE);
-	v += (w & id_add[id].wall_mask) + id_add[id].tai;
+	v += (w & id_wall_mask[(unsigned)id]) + id_tai[(unsigned)id];
 	*out = v;
 	return true;
 }

@@ -464,7 +464,7 @@ struct hm_clock_fast {
 	uint32_t ids; /* the clock ids the fast path serves now (0: none) */
 	struct hm_vclock *vc;
 	uint64_t tick; /* hm.tick */
-	uint64_t tick_after; /* --tick: HM_TICK_AFTER; --tick 0: the spin limit, or never */
+	uint64_t tick_after; /* --tick: HM_TICK_AFTER; --tick 0: never (with a spin limit, ids is 0) */
 } __attribute__((aligned(64)));
 extern struct hm_clock_fast hm_cf HM_HIDDEN;
 void hm_clock_fast_update(void) HM_HIDDEN;
