@@ -186,9 +186,14 @@ static __attribute__((always_inline)) inline bool fast_reading(clockid_t id, int
 		/* a tick that meets a timer's expiry: the slow path fires it */
 		if (unlikely(m + off + lag >= __atomic_load_n(&hm_timer_due, __ATOMIC_RELAXED)))
 			return false;
+		/* The count stays where it is: past tick_after, every reading
+		 * ticks until the thread re-bases (which zeroes it), and it is
+		 * only ever compared with that (and with the spin limit, which
+		 * --tick 0 counts in the slow path). One store per reading. */
 		t->off = off;
+	} else {
+		t->reads = r;
 	}
-	t->reads = r;
 	v = m + off + lag;
 	/* wall_off shares mono's line: read it whatever the id, and add it
 	 * without a branch. */
