@@ -36,6 +36,16 @@ def tail(path, n=15):
         return "(no output)"
 
 
+def panics(path, n=5):
+    """A Go test binary's first lines of a panic or fatal error (a
+    -test.timeout panic's first line names the tests it cut off)."""
+    try:
+        with open(path, errors="replace") as f:
+            return [l.rstrip("\n") for l in f if l.startswith(("panic: ", "fatal error: "))][:n]
+    except OSError:
+        return []
+
+
 def read_rc(path):
     try:
         with open(path) as f:
@@ -206,6 +216,14 @@ def main():
             print(f"  the enrolled run exited {read_rc(base + '.enrolled.rc')}; the end of its log:")
             for line in tail(log_e).strip().splitlines():
                 print(f"    | {line}")
+            # (a Go package's own output says why: a -test.timeout panic
+            # names the tests it cut off, a crash its signal)
+            if a.kind == "gojson":
+                for pkg in sorted({c.split(" ", 1)[0] for c in missing}):
+                    stem = os.path.join(base + ".enrolled", pkg.replace("/", "_"))
+                    print(f"  the end of {pkg}'s output (exit {read_rc(stem + '.rc')}):")
+                    for line in panics(stem + ".out") + tail(stem + ".out", 20).strip().splitlines():
+                        print(f"    | {line}")
         print(f"  ({reported})")
     else:
         print(f"PASS {a.suite}: all {len(passing)} cases that pass bare pass enrolled ({reported})")
