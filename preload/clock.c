@@ -140,14 +140,6 @@ static inline int64_t view(bool tick)
 	return v + hm_t.lagoff;
 }
 
-/*
- * The reading read_clock(id) would give, when it is the plain one: no scope,
- * no journal, the page has not moved since this thread last read it, and the
- * reading does not fire a timer or meet the spin limit. Else false, having
- * changed nothing: read_clock then does all of it. What it reads is the
- * page's mono and wall_off, one line of hm_cf, hm_timer_due when it ticks,
- * and the thread's own view (one line of initial-exec TLS), with no call.
- */
 /* Per id the fast path serves: what its reading adds to the thread's
  * monotonic view, the page's wall_off (masked in) and TAI's offset. */
 static const int64_t id_wall_mask[CLOCK_TAI + 1] = {
@@ -156,6 +148,14 @@ static const int64_t id_wall_mask[CLOCK_TAI + 1] = {
 };
 static const int64_t id_tai[CLOCK_TAI + 1] = { [CLOCK_TAI] = HM_TAI_OFFSET };
 
+/*
+ * The reading read_clock(id) would give, when it is the plain one: no scope,
+ * no journal, the page has not moved since this thread last read it, and the
+ * reading does not fire a timer or meet the spin limit. Else false, having
+ * changed nothing: read_clock then does all of it. What it reads is the
+ * page's mono and wall_off, one line of hm_cf, hm_timer_due when it ticks,
+ * and the thread's own view (one line of initial-exec TLS), with no call.
+ */
 static __attribute__((always_inline)) inline bool fast_reading(clockid_t id, int64_t *out)
 {
 	struct shim_thread *t = &hm_t;
@@ -281,8 +281,7 @@ void hm_clock_follow(clockid_t id, int64_t ns)
 		return;
 	ns = hm_clock_to_mono(id, ns);
 	m = view(false) - hm_t.off - hm_t.lagoff;
-	hm_t.off = ns - m - hm_t.lagoff;
-	hm_t.last = ns - hm_t.lagoff;
+	hm_t.off = ns - m - hm_t.lagoff; /* (what it has seen: base + off) */
 }
 
 void hm_clock_lag_to(int64_t v)
