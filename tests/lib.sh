@@ -188,6 +188,20 @@ _daemon_leftovers() {
 	return 0
 }
 
+# busy_run: in the background, a run whose busy process holds its virtual
+# clock while its other process sleeps an hour and then prints "slept"
+# (output in $T/out, $T/err). Sets RUN (enroll's pid) and BUSY (the busy
+# process's pid, empty if it never started; killed when the test ends).
+busy_run() {
+	rm -f "$T/busy" "$T/out" "$T/err"
+	"$HERMETIC" enroll -- sh -c "sh -c 'while :; do :; done' & echo \$! >'$T/busy.tmp'; mv '$T/busy.tmp' '$T/busy'
+exec python3 -c 'import time; time.sleep(3600); print(\"slept\")'" >"$T/out" 2>"$T/err" &
+	RUN=$!
+	for _ in $(seq 600); do [ -s "$T/busy" ] && break; sleep 0.05; done
+	BUSY=$(cat "$T/busy" 2>/dev/null)
+	at_exit "kill -9 ${BUSY:-0} 2>/dev/null"
+}
+
 # go_static DIR OUT: build DIR/main.go (standard library only) into a
 # statically linked OUT (CGO_ENABLED=0), caches under $T; log in $T/go.log.
 go_static() {

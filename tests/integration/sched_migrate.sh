@@ -15,12 +15,8 @@ fi
 start_daemon || { fail "daemon starts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; exit 1; }
 cg2=$(sed -n 's/^[0-9]* [0-9]* [^ ]* [^ ]* \([^ ]*\) .* - cgroup2 .*/\1/p' /proc/self/mountinfo | head -n1)
 
-"$HERMETIC" enroll -- sh -c "sh -c 'while :; do :; done' & echo \$! >'$T/busy.tmp'; mv '$T/busy.tmp' '$T/busy'
-exec python3 -c 'import time; time.sleep(3600); print(\"slept\")'" >"$T/out" 2>"$T/err" &
-RUN=$!
-for _ in $(seq 600); do [ -s "$T/busy" ] && break; sleep 0.05; done
-busy=$(cat "$T/busy" 2>/dev/null)
-at_exit "kill -9 ${busy:-0}"
+busy_run
+busy=$BUSY
 if [ -z "$busy" ]; then
 	fail "busy process holds the clock" "the run's busy process never started: $(tr '\n' ' ' <"$T/err")"
 	exit 1

@@ -55,13 +55,8 @@ plant() {
 # wakes. WANT: held (the sleep goes on) or ends.
 stale_case() {
 	local name=$1 expr=$2 want=$3 busy run g gen s got
-	rm -f "$T/busy" "$T/out" "$T/err"
-	"$HERMETIC" enroll -- sh -c "sh -c 'while :; do :; done' & echo \$! >'$T/busy.tmp'; mv '$T/busy.tmp' '$T/busy'
-exec python3 -c 'import time; time.sleep(3600); print(\"slept\")'" >"$T/out" 2>"$T/err" &
-	run=$!
-	for _ in $(seq 600); do [ -s "$T/busy" ] && break; sleep 0.05; done
-	busy=$(cat "$T/busy" 2>/dev/null)
-	at_exit "kill -9 ${busy:-0} 2>/dev/null"
+	busy_run
+	busy=$BUSY run=$RUN
 	if [ -z "$busy" ]; then
 		fail "$name" "the run's busy process never started: $(tr '\n' ' ' <"$T/err")"
 		kill "$run" 2>/dev/null
