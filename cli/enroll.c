@@ -25,6 +25,7 @@
 #include "record.h"
 
 #define KILL_WAIT_MS 5000
+#define REAP_WAIT_MS 1000
 
 /* The shim next to this binary (build tree), in ../lib/hermetic (installed
  * anywhere), or in the directory it was built for (HERMETIC_SHIMDIR, the
@@ -338,6 +339,39 @@ static int stragglers(struct enroll *e, bool kill_them, char *list, size_t size)
 }
 
 
+/* The run's cgroup is empty, but a process leaves its cgroup in do_exit
+ * before it becomes a zombie: those reparented to us may not be waitable
+ * yet. Reap them all (nothing else of ours is left once the run is
+ * empty), so that none of the run's pids outlives enroll, within a bound:
+ * a process in do_exit is gone in microseconds. */
+static void reap_dying(struct enroll *e, int sfd)
+{
+	uint64_t deadline = hm_now_ns() + REAP_WAIT_MS * 1000000ULL;
+	struct signalfd_siginfo si;
+	int st;
+	pid_t p;
+
+	for (;;) {
+		p = waitpid(-1, &st, WNOHANG | __WALL);
+		if (p > 0) {
+			if (!supervise_stopped(&e->sv, p, st) && p == e->child) {
+				e->child_status = st;
+				e->child_done = true;
+			}
+			continue;
+		}
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p < 0 || hm_now_ns() >= deadline)
+			return; /* ECHILD: none left */
+		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 10) > 0)
+			while (read(sfd, &si, sizeof(si)) == sizeof(si))
+				;
+	}
+}
+
 int enroll_status_code(int st)
 {
 	return status_code(st);
@@ -443,10 +477,12 @@ int enroll_run(struct enroll *e)
 			       e->run.run_id);
 	}
 	reap(e);
-	supervise_finish(&e->sv);
-	e->wall_ns = hm_now_ns() - e->started_mono;
 	/* Only a provably empty run lets its root go. */
 	empty = !kept && !run_populated(e);
+	if (empty)
+		reap_dying(e, sfd);
+	supervise_finish(&e->sv);
+	e->wall_ns = hm_now_ns() - e->started_mono;
 
 	/* A daemon that went away during the run: wait for the next one. */
 	bool daemon = enroll_daemon_wait(e);
