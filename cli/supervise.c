@@ -61,6 +61,10 @@
 #define NR_EPOLL_WAIT 232
 #define NR_EPOLL_PWAIT 281
 #define NR_FUTEX 202
+#define NR_POLL 7
+#define NR_SELECT 23
+#define NR_PSELECT6 270
+#define NR_PPOLL 271
 #define X32_BIT 0x40000000u
 #define GRND_ALL 0x7u /* NONBLOCK | RANDOM | INSECURE */
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS /* Linux 6.6; Debian 12's headers are older */
@@ -79,7 +83,10 @@
 
 /* Jump offsets from instruction at to label l (BPF jumps go forward). */
 #define TO(l, at) ((l) - (at)-1)
-enum { L_GR = 11, L_EP = 13, L_FX = 16, L_FXT = 20, L_LOW = 24, L_ALLOW = 26, L_NOTIF = 27 };
+enum {
+	L_GR = 15, L_EP = 17, L_PL = 20, L_PP = 25, L_SL = 31, L_FX = 37, L_FXT = 41,
+	L_LOW = 45, L_ALLOW = 47, L_NOTIF = 48
+};
 
 static void build_filter(struct supervise *s)
 {
@@ -95,30 +102,56 @@ static void build_filter(struct supervise *s)
 		/* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_CLOCK_NANOSLEEP, TO(L_LOW, 7), 0),
 		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_EPOLL_WAIT, TO(L_EP, 8), 0),
 		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_EPOLL_PWAIT, TO(L_EP, 9), 0),
-		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_FUTEX, TO(L_FX, 10), TO(L_ALLOW, 10)),
-		/* 11 L_GR: getrandom; the announcement goes straight to the kernel */
+		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_POLL, TO(L_PL, 10), 0),
+		/* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_PPOLL, TO(L_PP, 11), 0),
+		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_SELECT, TO(L_SL, 12), 0),
+		/* 13 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_PSELECT6, TO(L_SL, 13), 0),
+		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_FUTEX, TO(L_FX, 14), TO(L_ALLOW, 14)),
+		/* 15 L_GR: getrandom; the announcement goes straight to the kernel */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
-		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HM_SHIM_HELLO_FLAGS, TO(L_ALLOW, 12), TO(L_NOTIF, 12)),
-		/* 13 L_EP: epoll: a timeout of 0 polls, a negative one has no deadline */
+		/* 16 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HM_SHIM_HELLO_FLAGS, TO(L_ALLOW, 16), TO(L_NOTIF, 16)),
+		/* 17 L_EP: epoll: a timeout of 0 polls, a negative one has no deadline */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
-		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 14), 0),
-		/* 15 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, TO(L_ALLOW, 15), TO(L_LOW, 15)),
-		/* 16 L_FX: futex: FUTEX_WAIT or FUTEX_WAIT_BITSET (whatever the
+		/* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 18), 0),
+		/* 19 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, TO(L_ALLOW, 19), TO(L_LOW, 19)),
+		/* 20 L_PL: poll of no descriptors (a sleep) with a timeout above 0;
+		 * a poll of descriptors waits in the kernel, on real time */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		/* 21 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_ALLOW, 21)),
+		/* 22 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+		/* 23 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 23), 0),
+		/* 24 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, TO(L_ALLOW, 24), TO(L_LOW, 24)),
+		/* 25 L_PP: ppoll of no descriptors with a timeout (the supervisor
+		 * lets one with a signal mask go to the kernel) */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		/* 26 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_ALLOW, 26)),
+		/* 27 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+		/* 28 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 28)),
+		/* 29 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2]) + 4),
+		/* 30 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 30), TO(L_LOW, 30)),
+		/* 31 L_SL: select or pselect6 of no descriptors, with a timeout */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		/* 32 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_ALLOW, 32)),
+		/* 33 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[4])),
+		/* 34 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 34)),
+		/* 35 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[4]) + 4),
+		/* 36 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 36), TO(L_LOW, 36)),
+		/* 37 L_FX: futex: FUTEX_WAIT or FUTEX_WAIT_BITSET (whatever the
 		 * PRIVATE and CLOCK_REALTIME bits), with a timeout; a wait
 		 * without one (a plain mutex) never comes here */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-		/* 17 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~(uint32_t)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME)),
-		/* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT, TO(L_FXT, 18), 0),
-		/* 19 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT_BITSET, 0, TO(L_ALLOW, 19)),
-		/* 20 L_FXT */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
-		/* 21 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 21)),
-		/* 22 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3]) + 4),
-		/* 23 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 23), TO(L_LOW, 23)),
-		/* 24 L_LOW: a timed wait: from low code only */
+		/* 38 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~(uint32_t)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME)),
+		/* 39 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT, TO(L_FXT, 39), 0),
+		/* 40 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT_BITSET, 0, TO(L_ALLOW, 40)),
+		/* 41 L_FXT */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
+		/* 42 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 42)),
+		/* 43 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3]) + 4),
+		/* 44 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 44), TO(L_LOW, 44)),
+		/* 45 L_LOW: a timed wait: from low code only */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, IP_HI),
-		/* 25 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_NOTIF, 25), TO(L_ALLOW, 25)),
-		/* 26 L_ALLOW */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		/* 27 L_NOTIF */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		/* 46 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_NOTIF, 46), TO(L_ALLOW, 46)),
+		/* 47 L_ALLOW */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* 48 L_NOTIF */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
 	};
 
 	_Static_assert(ARRAY_SIZE(f) <= SV_MAX_INSNS, "filter too long");
@@ -666,6 +699,10 @@ void supervise_notify(struct supervise *s)
 	case NR_CLOCK_NANOSLEEP:
 	case NR_EPOLL_WAIT:
 	case NR_EPOLL_PWAIT:
+	case NR_POLL:
+	case NR_PPOLL:
+	case NR_SELECT:
+	case NR_PSELECT6:
 	case NR_FUTEX: {
 		int tgid = s->n_procs ? tgid_of(s->req->pid) : 0;
 		struct sv_proc *p = tgid ? find(s, tgid) : NULL;

@@ -25,13 +25,17 @@
 #include "chacha20.h"
 
 #define SV_MAX_PROCS 256
-#define SV_MAX_INSNS 32
+#define SV_MAX_INSNS 64
 #define SV_MAX_WAITS 64
 #define SV_NR_NANOSLEEP 35
 #define SV_NR_CLOCK_NANOSLEEP 230
 #define SV_NR_EPOLL_WAIT 232
 #define SV_NR_EPOLL_PWAIT 281
 #define SV_NR_FUTEX 202
+#define SV_NR_POLL 7 /* the poll family: as sleeps, without descriptors only */
+#define SV_NR_SELECT 23
+#define SV_NR_PSELECT6 270
+#define SV_NR_PPOLL 271
 
 struct pollfd;
 struct hm_vclock;
@@ -65,6 +69,10 @@ struct sv_wait {
 	int epfd; /* our duplicate of its epoll set, or -1 (a sleep) */
 	uint64_t events;
 	int maxevents;
+	/* select, pselect6 and ppoll write back the time left (Linux does):
+	 * where, and as a timeval (1) or a timespec (2); 0: nothing */
+	uint64_t left_addr;
+	int left_kind;
 	struct hm_vslot *slot;
 };
 

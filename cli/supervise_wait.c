@@ -318,6 +318,23 @@ static struct sv_wait *wait_new(struct supervise *s)
 	return NULL;
 }
 
+/* A wait of the poll family that timed out: nothing is left of its time.
+ * Written while the thread is still stopped in the call (the notification
+ * still valid), before the answer lets it run. */
+static void wait_left(struct supervise *s, const struct sv_wait *w, uint64_t id)
+{
+	struct timespec zero_ts = { 0, 0 };
+	struct timeval zero_tv = { 0, 0 };
+	struct iovec l = { .iov_base = w->left_kind == 1 ? (void *)&zero_tv : (void *)&zero_ts,
+			   .iov_len = w->left_kind == 1 ? sizeof(zero_tv) : sizeof(zero_ts) };
+	struct iovec r = { .iov_base = (void *)w->left_addr, .iov_len = l.iov_len };
+
+	if (!w->left_kind || ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
+		return;
+	if (process_vm_writev(w->tid, &l, 1, &r, 1, 0) != (ssize_t)l.iov_len && s->debug)
+		warnx_("supervisor: cannot write the time left of %d's wait: %s", w->tid, strerror(errno));
+}
+
 static void wait_end(struct supervise *s, struct sv_wait *w, long val, int error)
 {
 	struct seccomp_notif_resp *resp = s->resp;
@@ -334,6 +351,8 @@ static void wait_end(struct supervise *s, struct sv_wait *w, long val, int error
 	resp->id = w->id;
 	resp->val = val;
 	resp->error = error;
+	if (!val && !error)
+		wait_left(s, w, w->id);
 	if (s->debug_waits)
 		warnx_("supervisor: %lld end %d of %d: %ld/%d at %lld", (long long)(real_mono() / 1000), w->nr, w->tid, val, error, (long long)vmono(s));
 	/* ENOENT: the waiter is gone, or a signal took it out of the wait */
@@ -375,6 +394,64 @@ static int sleep_deadline(struct supervise *s, const struct seccomp_notif *req, 
 		*dl = now + t;
 	}
 	return 1;
+}
+
+static bool poll_family(int nr)
+{
+	return nr == SV_NR_POLL || nr == SV_NR_PPOLL || nr == SV_NR_SELECT || nr == SV_NR_PSELECT6;
+}
+
+/*
+ * poll, ppoll, select or pselect6 of no descriptors with a timeout (the
+ * filter hands over no other): a sleep, relative, on the run's monotonic
+ * clock. 1 with its length; 0: the kernel's (one that sets a signal mask
+ * for the wait, which the supervisor cannot do for it); -errno: the answer.
+ * The time left is written back when it ends (wait_left), as Linux does.
+ */
+static int poll_sleep(struct supervise *s, const struct seccomp_notif *req, struct sv_wait *w,
+		      int64_t *len)
+{
+	const struct seccomp_data *d = &req->data;
+	uint64_t mask[2] = { 0, 0 }; /* pselect6's { sigset pointer, its size } */
+	struct iovec l = { .iov_base = mask, .iov_len = sizeof(mask) };
+	struct iovec r = { .iov_base = (void *)d->args[5], .iov_len = sizeof(mask) };
+	struct timeval tv;
+	int rc;
+
+	(void)s;
+	switch (d->nr) {
+	case SV_NR_POLL:
+		*len = (int64_t)(int)d->args[2] * 1000000LL;
+		return 1;
+	case SV_NR_PPOLL:
+		if (d->args[3])
+			return 0;
+		w->left_addr = d->args[2];
+		w->left_kind = 2;
+		return (rc = read_ts(req->pid, d->args[2], len)) < 0 ? rc : 1;
+	case SV_NR_PSELECT6:
+		if (d->args[5] && process_vm_readv(req->pid, &l, 1, &r, 1, 0) != sizeof(mask))
+			return -EFAULT;
+		if (mask[0])
+			return 0;
+		w->left_addr = d->args[4];
+		w->left_kind = 2;
+		return (rc = read_ts(req->pid, d->args[4], len)) < 0 ? rc : 1;
+	default: /* select: a timeval, whose microseconds may exceed a second */
+		l = (struct iovec){ .iov_base = &tv, .iov_len = sizeof(tv) };
+		r = (struct iovec){ .iov_base = (void *)d->args[4], .iov_len = sizeof(tv) };
+		if (process_vm_readv(req->pid, &l, 1, &r, 1, 0) != sizeof(tv))
+			return -EFAULT;
+		if (tv.tv_sec < 0 || tv.tv_usec < 0)
+			return -EINVAL;
+		w->left_addr = d->args[4];
+		w->left_kind = 1;
+		*len = tv.tv_sec > INT64_MAX / 1000000000LL - 1
+			       ? INT64_MAX / 2
+			       : tv.tv_sec * 1000000000LL + (int64_t)(tv.tv_usec % 1000000) * 1000 +
+					 (int64_t)(tv.tv_usec / 1000000) * 1000000000LL;
+		return 1;
+	}
 }
 
 /* Ask the keeper to look at the run now (daemon/quiesce.c): a write(2) to
@@ -446,22 +523,28 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 	struct sv_wait *w;
 	int r;
 
-	if (!epoll) { /* a futex wait or a sleep: its deadline */
-		r = d->nr == SV_NR_FUTEX ? futex_deadline(s, req, &dl, &len)
-					 : sleep_deadline(s, req, &dl, &len);
-		if (r <= 0) {
-			if (r == 0)
-				resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-			else
-				resp->error = r;
-			return false;
-		}
-		if (d->nr != SV_NR_FUTEX && len <= SHORT_NS)
-			return false; /* a back-off: over at once, the clock stays (val 0) */
-	}
 	if (!(w = wait_new(s))) {
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE; /* too many: a real wait */
 		return false;
+	}
+	if (!epoll) { /* a futex wait or a sleep: its deadline */
+		if (poll_family(d->nr)) {
+			r = poll_sleep(s, req, w, &len);
+			dl = vmono(s) + len;
+		} else {
+			r = d->nr == SV_NR_FUTEX ? futex_deadline(s, req, &dl, &len)
+						 : sleep_deadline(s, req, &dl, &len);
+		}
+		if (r <= 0 || (d->nr != SV_NR_FUTEX && len <= SHORT_NS)) {
+			if (r == 0)
+				resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+			else if (r < 0)
+				resp->error = r;
+			else /* a back-off: over at once, the clock stays (val 0) */
+				wait_left(s, w, req->id);
+			wait_free(s, w);
+			return false;
+		}
 	}
 	w->id = req->id;
 	w->tid = (int)req->pid;

@@ -188,6 +188,26 @@ if [[ " ${progs[*]} " == *" musl "* ]] && musl-gcc -static -O2 -o "$T/msleep" "$
 	fi
 fi
 
+# Sleeps of the poll family (poll, ppoll, select, pselect6 of no
+# descriptors): on the run's clock, each exactly its timeout, the time left
+# written back where Linux writes it (musl's ppoll and select pass a copy).
+if [[ " ${progs[*]} " != *" musl "* ]]; then
+	: # (no musl-gcc: said above)
+elif musl-gcc -static -O2 -o "$T/mpoll" "$SRC/mpoll.c" >"$T/musl.log" 2>&1; then
+	ms=$(real_ms "$T/mp" "$T/mpoll")
+	for c in "poll 0 2000 ms" "ppoll 0 2000 ms left 2.000000000" "pselect 0 2000 ms left 0.000000000" \
+		"pselect-libc 0 2000 ms" "select 0 2000 ms left 2.000000" "select-us 0 1500 ms left 0.000000"; do
+		check "musl: ${c%% *} of no descriptors on the run's clock: $c" grep -qx "$c" "$T/mp"
+	done
+	if ((ms < 5000)); then
+		pass "musl: the poll family's 11.5 s of sleeps take no real time"
+	else
+		fail "musl: the poll family's 11.5 s of sleeps take no real time" "${ms} ms: $(flat "$T/mp") $(flat "$T/mp.err")"
+	fi
+else
+	fail "build the musl poll program" "$(tail -n 3 "$T/musl.log" | tr '\n' '|')"
+fi
+
 # Timed futex waits (musl, raw and through pthread_cond_timedwait): on the
 # run's clock, absolute ones on CLOCK_REALTIME and CLOCK_MONOTONIC converted
 # from the run's clock, a wake by another thread seen at its time.
