@@ -421,6 +421,14 @@ static __always_inline int waits_for_supervisor(struct task_struct *t)
 		return 2;
 	if (nr == 232 /* epoll_wait */ || nr == 281 /* epoll_pwait */)
 		return (int)BPF_CORE_READ(regs, r10) > 0 ? 2 : 0;
+	/* the poll family as the filter hands it over: poll and ppoll with a
+	 * timeout, select and pselect6 of no descriptors with one */
+	if (nr == 7 /* poll */)
+		return (int)BPF_CORE_READ(regs, dx) > 0 ? 2 : 0;
+	if (nr == 271 /* ppoll */)
+		return BPF_CORE_READ(regs, dx) ? 2 : 0;
+	if (nr == 23 /* select */ || nr == 270 /* pselect6 */)
+		return !(int)BPF_CORE_READ(regs, di) && BPF_CORE_READ(regs, r8) ? 2 : 0;
 	if (nr == 202 /* futex */) {
 		long op = FUTEX_CMD(BPF_CORE_READ(regs, si));
 

@@ -48,6 +48,7 @@
 #include "util.h"
 #include "cli.h"
 #include "supervise.h"
+#include "lineage.h"
 #include "enroll.h"
 #include "hermetic/trace.h"
 #include "hermetic/vdso.h"
@@ -84,8 +85,8 @@
 /* Jump offsets from instruction at to label l (BPF jumps go forward). */
 #define TO(l, at) ((l) - (at)-1)
 enum {
-	L_GR = 15, L_EP = 17, L_PL = 20, L_PP = 25, L_SL = 31, L_FX = 37, L_FXT = 41,
-	L_LOW = 45, L_ALLOW = 47, L_NOTIF = 48
+	L_GR = 15, L_EP = 17, L_PL = 20, L_PP = 23, L_SL = 27, L_FX = 33, L_FXT = 37,
+	L_LOW = 41, L_ALLOW = 43, L_NOTIF = 44
 };
 
 static void build_filter(struct supervise *s)
@@ -114,44 +115,40 @@ static void build_filter(struct supervise *s)
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
 		/* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 18), 0),
 		/* 19 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, TO(L_ALLOW, 19), TO(L_LOW, 19)),
-		/* 20 L_PL: poll of no descriptors (a sleep) with a timeout above 0;
-		 * a poll of descriptors waits in the kernel, on real time */
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-		/* 21 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_ALLOW, 21)),
-		/* 22 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
-		/* 23 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 23), 0),
-		/* 24 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, TO(L_ALLOW, 24), TO(L_LOW, 24)),
-		/* 25 L_PP: ppoll of no descriptors with a timeout (the supervisor
-		 * lets one with a signal mask go to the kernel) */
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-		/* 26 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_ALLOW, 26)),
-		/* 27 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
-		/* 28 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 28)),
-		/* 29 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2]) + 4),
-		/* 30 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 30), TO(L_LOW, 30)),
-		/* 31 L_SL: select or pselect6 of no descriptors, with a timeout */
+		/* 20 L_PL: poll with a timeout above 0 (of descriptors, or none: a
+		 * sleep) */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+		/* 21 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 21), 0),
+		/* 22 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, TO(L_ALLOW, 22), TO(L_LOW, 22)),
+		/* 23 L_PP: ppoll with a timeout (the supervisor lets one with a
+		 * signal mask go to the kernel) */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+		/* 24 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 24)),
+		/* 25 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2]) + 4),
+		/* 26 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 26), TO(L_LOW, 26)),
+		/* 27 L_SL: select or pselect6 of no descriptors, with a timeout */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-		/* 32 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_ALLOW, 32)),
-		/* 33 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[4])),
-		/* 34 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 34)),
-		/* 35 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[4]) + 4),
-		/* 36 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 36), TO(L_LOW, 36)),
-		/* 37 L_FX: futex: FUTEX_WAIT or FUTEX_WAIT_BITSET (whatever the
+		/* 28 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_ALLOW, 28)),
+		/* 29 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[4])),
+		/* 30 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 30)),
+		/* 31 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[4]) + 4),
+		/* 32 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 32), TO(L_LOW, 32)),
+		/* 33 L_FX: futex: FUTEX_WAIT or FUTEX_WAIT_BITSET (whatever the
 		 * PRIVATE and CLOCK_REALTIME bits), with a timeout; a wait
 		 * without one (a plain mutex) never comes here */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-		/* 38 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~(uint32_t)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME)),
-		/* 39 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT, TO(L_FXT, 39), 0),
-		/* 40 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT_BITSET, 0, TO(L_ALLOW, 40)),
-		/* 41 L_FXT */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
-		/* 42 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 42)),
-		/* 43 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3]) + 4),
-		/* 44 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 44), TO(L_LOW, 44)),
-		/* 45 L_LOW: a timed wait: from low code only */
+		/* 34 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~(uint32_t)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME)),
+		/* 35 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT, TO(L_FXT, 35), 0),
+		/* 36 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT_BITSET, 0, TO(L_ALLOW, 36)),
+		/* 37 L_FXT */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
+		/* 38 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 38)),
+		/* 39 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3]) + 4),
+		/* 40 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 40), TO(L_LOW, 40)),
+		/* 41 L_LOW: a timed wait: from low code only */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, IP_HI),
-		/* 46 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_NOTIF, 46), TO(L_ALLOW, 46)),
-		/* 47 L_ALLOW */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		/* 48 L_NOTIF */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		/* 42 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_NOTIF, 42), TO(L_ALLOW, 42)),
+		/* 43 L_ALLOW */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* 44 L_NOTIF */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
 	};
 
 	_Static_assert(ARRAY_SIZE(f) <= SV_MAX_INSNS, "filter too long");
@@ -495,16 +492,22 @@ uint64_t sv_start_time(int pid)
 	return v;
 }
 
-/* The thread group of a thread, 0 if gone. */
-static int tgid_of(int tid)
+/* A number of /proc/TID/status (key: "\nTgid:", "\nPPid:"), 0 if gone. */
+static int status_int(int tid, const char *key)
 {
 	char path[64], buf[2048], *p;
 	int v = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	if (hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) <= 0 || !(p = strstr(buf, "\nTgid:")))
+	if (hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) <= 0 || !(p = strstr(buf, key)))
 		return 0;
-	return sscanf(p + 6, "%d", &v) == 1 ? v : 0;
+	return sscanf(p + strlen(key), "%d", &v) == 1 ? v : 0;
+}
+
+/* The thread group of a thread, 0 if gone. */
+static int tgid_of(int tid)
+{
+	return status_int(tid, "\nTgid:");
 }
 
 static struct sv_proc *find(struct supervise *s, int pid)
@@ -538,6 +541,77 @@ struct sv_proc *sv_proc_new(struct supervise *s, int pid)
 	p->pid = pid;
 	p->start = sv_start_time(pid);
 	return p;
+}
+
+/* Do processes a and b run the same executable (/proc/PID/exe)? */
+static bool same_exe(int a, int b)
+{
+	char pa[64], pb[64];
+	struct stat sa, sb;
+
+	snprintf(pa, sizeof(pa), "/proc/%d/exe", a);
+	snprintf(pb, sizeof(pb), "/proc/%d/exe", b);
+	return stat(pa, &sa) == 0 && stat(pb, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/*
+ * A process the supervisor has not seen: forks never stop (docs/static.md),
+ * so a fork child of a process it serves first shows up at its first wait
+ * or getrandom, with the synthetic vDSO and the filter it inherited. If it
+ * still runs its parent's executable (an exec of a static image would have
+ * been seen; one of a shim image carries the shim), it gets its parent's
+ * clock and a stream of its own keyed as the shim keys a fork child: the
+ * n-th child of its parent's image (lib/lineage.h), n counting that
+ * parent's children in the order they first come here. A grandchild whose
+ * parent never came is taken up through it (depth: at most 4). NULL: none
+ * of ours.
+ */
+static struct sv_proc *inherit(struct supervise *s, int tgid, int depth)
+{
+	int ppid = status_int(tgid, "\nPPid:");
+	struct sv_proc *pp = ppid > 1 ? find(s, ppid) : NULL, *p;
+	uint8_t key[HM_CHACHA_KEY_SIZE];
+
+	if (!pp && ppid > 1 && depth < 4 && same_exe(tgid, ppid))
+		pp = inherit(s, ppid, depth + 1);
+	if (!pp || pp->start != sv_start_time(ppid) || !same_exe(tgid, ppid))
+		return NULL;
+	char exe_path[4096], exe[HM_EXE_MAX], path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", tgid);
+	n = readlink(path, exe_path, sizeof(exe_path) - 1);
+	exe_path[n > 0 ? n : 0] = 0;
+	hm_exe_name(exe_path, exe);
+	/* count 0: a fork child still running its parent's image */
+	uint64_t image = hm_image_id(hm_proc_child(pp->image, ++pp->children), exe, 0);
+	bool vmono = pp->vmono, rng_on = pp->rng_on;
+	uint64_t seed = pp->seed;
+
+	if (!(p = sv_proc_new(s, tgid))) /* pp stays: the table is full of live ones */
+		return NULL;
+	p->image = image;
+	p->vmono = vmono;
+	p->seed = seed;
+	p->rng_on = rng_on;
+	hm_stream_key(seed, image, 0, key);
+	hm_chacha_stream_init(&p->rng, key);
+	if (s->debug)
+		warnx_("supervisor: %d is fork child %u of %d, on its clock", tgid, pp->children, ppid);
+	return p;
+}
+
+/* The process a notification of thread tid is from, if it is one we serve
+ * (its pid not reused since), or NULL. */
+static struct sv_proc *served(struct supervise *s, int tid)
+{
+	int tgid = s->n_procs ? tgid_of(tid) : 0; /* none of ours: no need to look */
+	struct sv_proc *p = tgid ? find(s, tgid) : NULL;
+
+	if (tgid && !p)
+		p = inherit(s, tgid, 0);
+	return p && p->start == sv_start_time(tgid) ? p : NULL;
 }
 
 void sv_warn_path(int pid, const char *exe, const char *what, int err)
@@ -644,10 +718,9 @@ static void on_getrandom(struct supervise *s, const struct seccomp_notif *req,
 	const struct seccomp_data *d = &req->data;
 	uint64_t len = d->args[1], done = 0;
 	uint8_t buf[16384];
-	int tgid = s->n_procs ? tgid_of(req->pid) : 0; /* none of ours: no need to look */
-	struct sv_proc *p = tgid ? find(s, tgid) : NULL;
+	struct sv_proc *p = served(s, (int)req->pid);
 
-	if (!p || !p->rng_on || p->start != sv_start_time(tgid)) {
+	if (!p || !p->rng_on) {
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		return;
 	}
@@ -704,10 +777,9 @@ void supervise_notify(struct supervise *s)
 	case NR_SELECT:
 	case NR_PSELECT6:
 	case NR_FUTEX: {
-		int tgid = s->n_procs ? tgid_of(s->req->pid) : 0;
-		struct sv_proc *p = tgid ? find(s, tgid) : NULL;
+		struct sv_proc *p = served(s, (int)s->req->pid);
 
-		if (!p || !p->vmono || p->start != sv_start_time(tgid))
+		if (!p || !p->vmono)
 			s->resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		else if (sv_wait_begin(s, p, s->req, s->resp))
 			return; /* answered later (supervise_wait_tick), or already */

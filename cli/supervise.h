@@ -27,6 +27,7 @@
 #define SV_MAX_PROCS 256
 #define SV_MAX_INSNS 64
 #define SV_MAX_WAITS 64
+#define SV_POLL_FDS 16 /* a poll of more descriptors waits in the kernel */
 #define SV_NR_NANOSLEEP 35
 #define SV_NR_CLOCK_NANOSLEEP 230
 #define SV_NR_EPOLL_WAIT 232
@@ -50,6 +51,8 @@ struct sv_proc {
 	struct hm_chacha_stream rng;
 	bool rng_on;
 	bool vmono; /* its monotonic clock is the run's: its waits are ours */
+	uint64_t seed; /* the seed its stream is keyed by (its HERMETIC_SEED) */
+	uint32_t children; /* fork children numbered so far (supervise.c, inherit) */
 	int pidfd; /* for pidfd_getfd, or -1 */
 	int ep_fd, ep_ours; /* its epoll descriptor and our duplicate of it, or -1 */
 };
@@ -73,6 +76,13 @@ struct sv_wait {
 	 * where, and as a timeval (1) or a timespec (2); 0: nothing */
 	uint64_t left_addr;
 	int left_kind;
+	/* a poll or ppoll of descriptors: its array (events: where), their
+	 * numbers in the process and ours (-1: a negative number, ignored),
+	 * and our epoll set of them (epfd, ours alone: own_ep) */
+	int n_pfd;
+	int pfd_num[SV_POLL_FDS], pfd_ours[SV_POLL_FDS];
+	short pfd_events[SV_POLL_FDS];
+	bool own_ep;
 	struct hm_vslot *slot;
 };
 

@@ -522,6 +522,7 @@ static bool set_up(struct supervise *s, struct tracee *t)
 		if (env_get(t->pid, HM_ENV_SEED, seed_s, sizeof(seed_s)) &&
 		    (end = hm_parse_dec_u64(seed_s, &seed)) && *end)
 			seed = s->seed;
+		p->seed = seed;
 		hm_stream_key(seed, p->image, 0, key);
 		hm_chacha_stream_init(&p->rng, key);
 		p->rng_on = rng;

@@ -199,11 +199,41 @@ static int epoll_dup(struct supervise *s, struct sv_proc *p, int fd)
 	return p->ep_ours;
 }
 
-/* Is every descriptor in the process's epoll set fd one of the run's?
- * Eventfds are; a pipe is unless it is one the run's first process
- * inherited from outside (the page lists those); anything else is taken
- * as the world's (conservative: its timeout stays real). why: the first
- * that is not, for HERMETIC_DEBUG=supervise. */
+/* Is descriptor tfd of process pid one of the run's? Eventfds are; a
+ * pipe is unless it is one the run's first process inherited from outside
+ * (the page lists those); anything else is taken as the world's
+ * (conservative: its timeout stays real). why: if not, what it is. */
+static bool fd_internal(struct supervise *s, int pid, int tfd, char *why, size_t wsize)
+{
+	char path[96], link[128];
+	struct stat st;
+	ssize_t l;
+	bool out = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, tfd);
+	l = readlink(path, link, sizeof(link) - 1);
+	link[l > 0 ? l : 0] = 0;
+	snprintf(why, wsize, "descriptor %d: %s", tfd, l > 0 ? link : "gone");
+	if (l <= 0)
+		return false;
+	if (!strcmp(link, "anon_inode:[eventfd]"))
+		return true;
+	if (strncmp(link, "pipe:[", 6))
+		return false;
+	if (stat(path, &st) < 0) {
+		snprintf(why, wsize, "descriptor %d: %s: %s", tfd, link, strerror(errno));
+		return false;
+	}
+	for (uint32_t i = 0; i < s->vc->n_outside && i < 8; i++)
+		out |= s->vc->outside[i][0] == (uint64_t)st.st_dev &&
+		       s->vc->outside[i][1] == (uint64_t)st.st_ino;
+	if (out)
+		snprintf(why, wsize, "descriptor %d: %s, the run's stdio from outside", tfd, link);
+	return !out;
+}
+
+/* Is every descriptor in the process's epoll set fd one of the run's
+ * (fd_internal)? why: the first that is not, for HERMETIC_DEBUG=supervise. */
 static bool epoll_internal(struct supervise *s, int pid, int fd, char *why, size_t wsize)
 {
 	char path[96], buf[8192], *line, *save;
@@ -215,38 +245,90 @@ static bool epoll_internal(struct supervise *s, int pid, int fd, char *why, size
 	if (n <= 0 || n >= (ssize_t)sizeof(buf) - 1)
 		return false;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char link[128];
-		struct stat st;
 		int tfd;
-		ssize_t l;
-		bool out = false;
 
 		if (sscanf(line, "tfd: %d", &tfd) != 1)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, tfd);
-		l = readlink(path, link, sizeof(link) - 1);
-		link[l > 0 ? l : 0] = 0;
-		snprintf(why, wsize, "descriptor %d: %s", tfd, l > 0 ? link : "gone");
-		if (l <= 0)
+		if (!fd_internal(s, pid, tfd, why, wsize))
 			return false;
-		if (!strcmp(link, "anon_inode:[eventfd]"))
-			continue;
-		if (strncmp(link, "pipe:[", 6))
-			return false;
-		if (stat(path, &st) < 0) {
-			snprintf(why, wsize, "descriptor %d: %s: %s", tfd, link, strerror(errno));
-			return false;
-		}
-		for (uint32_t i = 0; i < s->vc->n_outside && i < 8; i++)
-			out |= s->vc->outside[i][0] == (uint64_t)st.st_dev &&
-			       s->vc->outside[i][1] == (uint64_t)st.st_ino;
-		if (out) {
-			snprintf(why, wsize, "descriptor %d: %s, the run's stdio from outside", tfd, link);
-			return false;
-		}
 	}
 	snprintf(why, wsize, "eventfds and the run's pipes");
 	return true;
+}
+
+/* ---- a poll of descriptors ---- */
+
+/* Descriptors ready in w's poll: their results written to the process's
+ * array, their count; 0 none; -errno. */
+static int poll_take(struct sv_wait *w)
+{
+	struct pollfd ours[SV_POLL_FDS], theirs[SV_POLL_FDS];
+	struct iovec l = { .iov_base = theirs, .iov_len = (size_t)w->n_pfd * sizeof(theirs[0]) };
+	struct iovec r = { .iov_base = (void *)w->events, .iov_len = l.iov_len };
+	int n;
+
+	for (int i = 0; i < w->n_pfd; i++)
+		ours[i] = (struct pollfd){ .fd = w->pfd_ours[i], .events = w->pfd_events[i] };
+	if ((n = poll(ours, (nfds_t)w->n_pfd, 0)) <= 0)
+		return n < 0 ? -errno : 0;
+	for (int i = 0; i < w->n_pfd; i++)
+		theirs[i] = (struct pollfd){ .fd = w->pfd_num[i], .events = w->pfd_events[i],
+					     .revents = ours[i].revents };
+	if (process_vm_writev(w->tid, &l, 1, &r, 1, 0) != (ssize_t)l.iov_len)
+		return -EFAULT;
+	return n;
+}
+
+/*
+ * A poll or ppoll of descriptors, all of them the run's (fd_internal): our
+ * duplicates of them (pidfd_getfd, as of an epoll set) and an epoll set of
+ * ours that wakes the main loop when one is ready. 1: the wait is ours; 0:
+ * the kernel's (too many descriptors, one of the world's or not open:
+ * there it keeps its real timeout, or says POLLNVAL); -errno: the answer.
+ */
+static int poll_fds(struct supervise *s, struct sv_proc *p, const struct seccomp_notif *req,
+		    struct sv_wait *w)
+{
+	const struct seccomp_data *d = &req->data;
+	uint32_t nfds = (uint32_t)d->args[1];
+	struct pollfd a[SV_POLL_FDS];
+	struct iovec l = { .iov_base = a, .iov_len = nfds * sizeof(a[0]) };
+	struct iovec r = { .iov_base = (void *)d->args[0], .iov_len = l.iov_len };
+	char why[192];
+
+	if (nfds > SV_POLL_FDS)
+		return 0;
+	if (process_vm_readv(req->pid, &l, 1, &r, 1, 0) != (ssize_t)l.iov_len)
+		return -EFAULT;
+	if (p->pidfd < 0 && (p->pidfd = syscall(SYS_pidfd_open, p->pid, 0)) < 0)
+		return 0;
+	w->events = d->args[0];
+	for (uint32_t i = 0; i < nfds; i++, w->n_pfd++) {
+		w->pfd_num[i] = a[i].fd;
+		w->pfd_events[i] = a[i].events;
+		w->pfd_ours[i] = -1;
+		if (a[i].fd < 0)
+			continue;
+		if (!fd_internal(s, p->pid, a[i].fd, why, sizeof(why)) ||
+		    (w->pfd_ours[i] = syscall(SYS_pidfd_getfd, p->pidfd, a[i].fd, 0)) < 0) {
+			if (s->debug)
+				warnx_("supervisor: poll of %d on real time: %s", w->tid, why);
+			w->n_pfd++;
+			return 0;
+		}
+		fcntl(w->pfd_ours[i], F_SETFD, FD_CLOEXEC);
+	}
+	if ((w->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
+		return 0;
+	w->own_ep = true;
+	for (int i = 0; i < w->n_pfd; i++) {
+		/* poll's bits are epoll's (POLLIN is EPOLLIN, ...) */
+		struct epoll_event ev = { .events = (uint16_t)w->pfd_events[i] | EPOLLERR | EPOLLHUP };
+
+		if (w->pfd_ours[i] >= 0 && epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->pfd_ours[i], &ev) < 0)
+			return 0;
+	}
+	return 1;
 }
 
 /* Events ready in w's set: copied to the process, their count; 0 none;
@@ -301,6 +383,14 @@ static void wait_free(struct supervise *s, struct sv_wait *w)
 	w->used = false;
 	s->n_waits--;
 	unlock(s);
+	for (int i = 0; i < w->n_pfd; i++)
+		if (w->pfd_ours[i] >= 0)
+			close(w->pfd_ours[i]);
+	if (w->own_ep && w->epfd >= 0)
+		close(w->epfd);
+	w->n_pfd = 0;
+	w->own_ep = false;
+	w->epfd = -1;
 }
 
 static struct sv_wait *wait_new(struct supervise *s)
@@ -527,10 +617,23 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE; /* too many: a real wait */
 		return false;
 	}
+	w->id = req->id;
+	w->tid = (int)req->pid;
+	w->p = p;
+	w->nr = d->nr;
 	if (!epoll) { /* a futex wait or a sleep: its deadline */
 		if (poll_family(d->nr)) {
 			r = poll_sleep(s, req, w, &len);
 			dl = vmono(s) + len;
+			if (r > 0 && (d->nr == SV_NR_POLL || d->nr == SV_NR_PPOLL) && (uint32_t)d->args[1] &&
+			    (r = poll_fds(s, p, req, w)) > 0) {
+				int n = poll_take(w);
+
+				if (n != 0) {
+					wait_end(s, w, n > 0 ? n : 0, n < 0 ? n : 0);
+					return true; /* answered: one was ready */
+				}
+			}
 		} else {
 			r = d->nr == SV_NR_FUTEX ? futex_deadline(s, req, &dl, &len)
 						 : sleep_deadline(s, req, &dl, &len);
@@ -546,10 +649,6 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 			return false;
 		}
 	}
-	w->id = req->id;
-	w->tid = (int)req->pid;
-	w->p = p;
-	w->nr = d->nr;
 	if (d->nr == SV_NR_FUTEX) {
 		w->faddr = d->args[0];
 		w->fval = (uint32_t)d->args[2];
@@ -582,7 +681,10 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 	w->slot = sv_slot_begin(s, p->pid, p->image, w->tid, w->deadline, w->external);
 	if (w->slot) {
 		w->seq = __atomic_load_n(&w->slot->seq, __ATOMIC_ACQUIRE);
-		if (w->nr == SV_NR_FUTEX) /* the keeper asks us before its deadline */
+		/* The keeper asks us before its deadline: a futex word, or a
+		 * descriptor a process of the run made ready just before the
+		 * run went idle, is seen only here, a moment later. */
+		if (w->nr == SV_NR_FUTEX || w->epfd >= 0)
 			__atomic_or_fetch(&w->slot->flags, (uint32_t)HM_VSF_ASK, __ATOMIC_RELEASE);
 	}
 	unlock(s);
@@ -654,7 +756,7 @@ void supervise_wait_tick(struct supervise *s)
 			wait_free(s, w);
 			continue;
 		}
-		if (w->epfd >= 0 && (r = epoll_take(w)) != 0) {
+		if (w->epfd >= 0 && (r = w->n_pfd ? poll_take(w) : epoll_take(w)) != 0) {
 			wait_end(s, w, r > 0 ? r : 0, r < 0 ? r : 0);
 			continue;
 		}
@@ -669,7 +771,7 @@ void supervise_wait_tick(struct supervise *s)
 		}
 		/* The keeper would move the clock to its deadline: the word did
 		 * not change (looked at just now), say so, and ask it to look. */
-		if (w->nr == SV_NR_FUTEX && w->slot &&
+		if ((w->nr == SV_NR_FUTEX || w->epfd >= 0) && w->slot &&
 		    __atomic_load_n(&w->slot->woken, __ATOMIC_ACQUIRE) == w->seq &&
 		    __atomic_load_n(&w->slot->pad, __ATOMIC_ACQUIRE) != w->seq) {
 			__atomic_store_n(&w->slot->pad, w->seq, __ATOMIC_RELEASE);

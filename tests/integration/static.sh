@@ -208,6 +208,43 @@ else
 	fail "build the musl poll program" "$(tail -n 3 "$T/musl.log" | tr '\n' '|')"
 fi
 
+# Polls of the run's own pipes: over when a child writes (at its virtual
+# time), at the timeout when nobody does, at once when data waits.
+if [[ " ${progs[*]} " != *" musl "* ]]; then
+	: # (no musl-gcc: said above)
+elif musl-gcc -static -O2 -o "$T/mpollfd" "$SRC/mpollfd.c" >"$T/musl.log" 2>&1; then
+	ms=$(real_ms "$T/mpf" "$T/mpollfd")
+	for c in "ready 1 1 2000 ms" "timeout 0 0 3000 ms" "ppoll 1 1 1000 ms" "now 1 1 0 ms"; do
+		check "musl: poll of the run's pipes (${c%% *}): $c" grep -qx "$c" "$T/mpf"
+	done
+	if ((ms < 5000)); then
+		pass "musl: polls of the run's pipes take no real time"
+	else
+		fail "musl: polls of the run's pipes take no real time" "${ms} ms: $(flat "$T/mpf") $(flat "$T/mpf.err")"
+	fi
+else
+	fail "build the musl poll-of-pipes program" "$(tail -n 3 "$T/musl.log" | tr '\n' '|')"
+fi
+
+# Fork children (no exec) of a static program: the supervisor meets them
+# at their first wait or getrandom; each has the run's clock, virtual
+# sleeps and a stream of its own, the same under one seed.
+if [[ " ${progs[*]} " != *" musl "* ]]; then
+	: # (no musl-gcc: said above)
+elif musl-gcc -static -O2 -o "$T/mfork" "$SRC/mfork.c" >"$T/musl.log" 2>&1; then
+	ms=$(real_ms "$T/mfk.a" "$T/mfork")
+	run 1 "$T/mfk.b" -- "$T/mfork"
+	run 2 "$T/mfk.c" -- "$T/mfork"
+	check "musl: fork children sleep 3 s each on the run's clock" \
+		sh -c "[ \$(grep -c ' slept 3000\$' '$T/mfk.a') = 2 ] && [ $ms -lt 5000 ]"
+	check "musl: fork children's getrandom repeats under one seed" cmp -s "$T/mfk.a" "$T/mfk.b"
+	check "musl: fork children's getrandom changes with the seed" sh -c "! cmp -s '$T/mfk.a' '$T/mfk.c'"
+	check "musl: a fork child's stream is its own (parent and two children: 3 draws)" \
+		sh -c "[ \$(sed -n 's/^\(parent\|child [12]\) \([0-9a-f]*\).*/\2/p' '$T/mfk.a' | sort -u | wc -l) = 3 ]"
+else
+	fail "build the musl fork program" "$(tail -n 3 "$T/musl.log" | tr '\n' '|')"
+fi
+
 # Timed futex waits (musl, raw and through pthread_cond_timedwait): on the
 # run's clock, absolute ones on CLOCK_REALTIME and CLOCK_MONOTONIC converted
 # from the run's clock, a wake by another thread seen at its time.
