@@ -191,40 +191,38 @@ fi
 # Sleeps of the poll family (poll, ppoll, select, pselect6 of no
 # descriptors): on the run's clock, each exactly its timeout, the time left
 # written back where Linux writes it (musl's ppoll and select pass a copy).
-if [[ " ${progs[*]} " != *" musl "* ]]; then
-	: # (no musl-gcc: said above)
-elif musl-gcc -static -O2 -o "$T/mpoll" "$SRC/mpoll.c" >"$T/musl.log" 2>&1; then
-	ms=$(real_ms "$T/mp" "$T/mpoll")
-	for c in "poll 0 2000 ms" "ppoll 0 2000 ms left 2.000000000" "pselect 0 2000 ms left 0.000000000" \
-		"pselect-libc 0 2000 ms" "select 0 2000 ms left 2.000000" "select-us 0 1500 ms left 0.000000"; do
-		check "musl: ${c%% *} of no descriptors on the run's clock: $c" grep -qx "$c" "$T/mp"
+# musl_lines PROG WHAT REAL CASE...: build the musl program PROG.c, run it
+# enrolled, and check it printed each CASE line ("WHAT (first word): CASE")
+# and that it took under 5 s of real time (REAL names that case).
+musl_lines() {
+	local prog=$1 what=$2 real=$3 c ms
+	shift 3
+	if [[ " ${progs[*]} " != *" musl "* ]]; then
+		return 0 # (no musl-gcc: said above)
+	fi
+	if ! musl-gcc -static -O2 -o "$T/$prog" "$SRC/$prog.c" >"$T/musl.log" 2>&1; then
+		fail "build the musl program $prog" "$(tail -n 3 "$T/musl.log" | tr '\n' '|')"
+		return 0
+	fi
+	ms=$(real_ms "$T/$prog.out" "$T/$prog")
+	for c; do
+		check "musl: $what (${c%% *}): $c" grep -qx "$c" "$T/$prog.out"
 	done
 	if ((ms < 5000)); then
-		pass "musl: the poll family's 11.5 s of sleeps take no real time"
+		pass "musl: $real"
 	else
-		fail "musl: the poll family's 11.5 s of sleeps take no real time" "${ms} ms: $(flat "$T/mp") $(flat "$T/mp.err")"
+		fail "musl: $real" "${ms} ms: $(flat "$T/$prog.out") $(flat "$T/$prog.out.err")"
 	fi
-else
-	fail "build the musl poll program" "$(tail -n 3 "$T/musl.log" | tr '\n' '|')"
-fi
+}
+musl_lines mpoll "the poll family of no descriptors on the run's clock" \
+	"the poll family's 11.5 s of sleeps take no real time" \
+	"poll 0 2000 ms" "ppoll 0 2000 ms left 2.000000000" "pselect 0 2000 ms left 0.000000000" \
+	"pselect-libc 0 2000 ms" "select 0 2000 ms left 2.000000" "select-us 0 1500 ms left 0.000000"
 
 # Polls of the run's own pipes: over when a child writes (at its virtual
 # time), at the timeout when nobody does, at once when data waits.
-if [[ " ${progs[*]} " != *" musl "* ]]; then
-	: # (no musl-gcc: said above)
-elif musl-gcc -static -O2 -o "$T/mpollfd" "$SRC/mpollfd.c" >"$T/musl.log" 2>&1; then
-	ms=$(real_ms "$T/mpf" "$T/mpollfd")
-	for c in "ready 1 1 2000 ms" "timeout 0 0 3000 ms" "ppoll 1 1 1000 ms" "now 1 1 0 ms"; do
-		check "musl: poll of the run's pipes (${c%% *}): $c" grep -qx "$c" "$T/mpf"
-	done
-	if ((ms < 5000)); then
-		pass "musl: polls of the run's pipes take no real time"
-	else
-		fail "musl: polls of the run's pipes take no real time" "${ms} ms: $(flat "$T/mpf") $(flat "$T/mpf.err")"
-	fi
-else
-	fail "build the musl poll-of-pipes program" "$(tail -n 3 "$T/musl.log" | tr '\n' '|')"
-fi
+musl_lines mpollfd "poll of the run's pipes" "polls of the run's pipes take no real time" \
+	"ready 1 1 2000 ms" "timeout 0 0 3000 ms" "ppoll 1 1 1000 ms" "now 1 1 0 ms"
 
 # Fork children (no exec) of a static program: the supervisor meets them
 # at their first wait or getrandom; each has the run's clock, virtual
