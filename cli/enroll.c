@@ -209,7 +209,9 @@ static int status_code(int st)
 
 /* Reap every child that has exited (we are a subreaper: orphans of the
  * run come back to us). */
-static void reap(struct enroll *e)
+/* Reap what has exited (and take a tracee's stops, supervise.c); 0: some
+ * child is left, running; -1: none is (ECHILD). */
+static int reap(struct enroll *e)
 {
 	int st;
 	pid_t p;
@@ -222,6 +224,7 @@ static void reap(struct enroll *e)
 			e->child_done = true;
 		}
 	}
+	return p;
 }
 
 /* Read cgroup.events through the descriptor poll watches: kernfs reports
@@ -241,22 +244,10 @@ static bool run_populated(struct enroll *e)
 {
 	char buf[256];
 
-	if (e->no_daemon) {
-		int st;
-		pid_t p;
-
-		/* No cgroup: our children (orphans come back to us) are the run;
-		 * reap those that exited until one is still running or none is left. */
-		while ((p = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
-			if (supervise_stopped(&e->sv, p, st))
-				continue;
-			if (p == e->child) {
-				e->child_status = st;
-				e->child_done = true;
-			}
-		}
-		return p == 0;
-	}
+	/* No cgroup: our children (orphans come back to us) are the run;
+	 * reap those that exited until one is still running or none is left. */
+	if (e->no_daemon)
+		return reap(e) == 0;
 	return events_populated(e, buf, sizeof(buf));
 }
 
@@ -348,28 +339,12 @@ static void reap_dying(struct enroll *e, int sfd)
 {
 	uint64_t deadline = hm_now_ns() + REAP_WAIT_MS * 1000000ULL;
 	struct signalfd_siginfo si;
-	int st;
-	pid_t p;
+	struct pollfd pfd = { .fd = sfd, .events = POLLIN };
 
-	for (;;) {
-		p = waitpid(-1, &st, WNOHANG | __WALL);
-		if (p > 0) {
-			if (!supervise_stopped(&e->sv, p, st) && p == e->child) {
-				e->child_status = st;
-				e->child_done = true;
-			}
-			continue;
-		}
-		if (p < 0 && errno == EINTR)
-			continue;
-		if (p < 0 || hm_now_ns() >= deadline)
-			return; /* ECHILD: none left */
-		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
-
+	while (reap(e) == 0 && hm_now_ns() < deadline) /* -1: none left */
 		if (poll(&pfd, 1, 10) > 0)
 			while (read(sfd, &si, sizeof(si)) == sizeof(si))
 				;
-	}
 }
 
 int enroll_status_code(int st)

@@ -48,7 +48,6 @@
 #include "util.h"
 #include "cli.h"
 #include "supervise.h"
-#include "lineage.h"
 #include "enroll.h"
 #include "hermetic/trace.h"
 #include "hermetic/vdso.h"
@@ -492,22 +491,25 @@ uint64_t sv_start_time(int pid)
 	return v;
 }
 
-/* A number of /proc/TID/status (key: "\nTgid:", "\nPPid:"), 0 if gone. */
-static int status_int(int tid, const char *key)
+/* The thread group of a thread, and (ppid, if not NULL) its parent's
+ * (/proc/TID/status); 0 if gone. */
+static int status_ids(int tid, int *ppid)
 {
 	char path[64], buf[2048], *p;
 	int v = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	if (hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) <= 0 || !(p = strstr(buf, key)))
+	if (hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) <= 0 || !(p = strstr(buf, "\nTgid:")) ||
+	    sscanf(p + 6, "%d", &v) != 1)
 		return 0;
-	return sscanf(p + strlen(key), "%d", &v) == 1 ? v : 0;
+	if (ppid && (!(p = strstr(buf, "\nPPid:")) || sscanf(p + 6, "%d", ppid) != 1))
+		*ppid = 0;
+	return v;
 }
 
-/* The thread group of a thread, 0 if gone. */
 static int tgid_of(int tid)
 {
-	return status_int(tid, "\nTgid:");
+	return status_ids(tid, NULL);
 }
 
 static struct sv_proc *find(struct supervise *s, int pid)
@@ -567,23 +569,21 @@ static bool same_exe(int a, int b)
  * parent never came is taken up through it (depth: at most 4). NULL: none
  * of ours.
  */
-static struct sv_proc *inherit(struct supervise *s, int tgid, int depth)
+static struct sv_proc *inherit(struct supervise *s, int tgid, int ppid, int depth)
 {
-	int ppid = status_int(tgid, "\nPPid:");
 	struct sv_proc *pp = ppid > 1 ? find(s, ppid) : NULL, *p;
 	uint8_t key[HM_CHACHA_KEY_SIZE];
+	int up = 0;
 
-	if (!pp && ppid > 1 && depth < 4 && same_exe(tgid, ppid))
-		pp = inherit(s, ppid, depth + 1);
-	if (!pp || pp->start != sv_start_time(ppid) || !same_exe(tgid, ppid))
+	if (ppid <= 1 || !same_exe(tgid, ppid))
 		return NULL;
-	char exe_path[4096], exe[HM_EXE_MAX], path[64];
-	ssize_t n;
+	if (!pp && depth < 4 && status_ids(ppid, &up) == ppid)
+		pp = inherit(s, ppid, up, depth + 1);
+	if (!pp || pp->start != sv_start_time(ppid))
+		return NULL;
+	char exe[HM_EXE_MAX];
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", tgid);
-	n = readlink(path, exe_path, sizeof(exe_path) - 1);
-	exe_path[n > 0 ? n : 0] = 0;
-	hm_exe_name(exe_path, exe);
+	sv_exe_name(tgid, exe);
 	/* count 0: a fork child still running its parent's image */
 	uint64_t image = hm_image_id(hm_proc_child(pp->image, ++pp->children), exe, 0);
 	bool vmono = pp->vmono, rng_on = pp->rng_on;
@@ -606,11 +606,11 @@ static struct sv_proc *inherit(struct supervise *s, int tgid, int depth)
  * (its pid not reused since), or NULL. */
 static struct sv_proc *served(struct supervise *s, int tid)
 {
-	int tgid = s->n_procs ? tgid_of(tid) : 0; /* none of ours: no need to look */
+	int ppid = 0, tgid = s->n_procs ? status_ids(tid, &ppid) : 0; /* none of ours: no need to look */
 	struct sv_proc *p = tgid ? find(s, tgid) : NULL;
 
 	if (tgid && !p)
-		p = inherit(s, tgid, 0);
+		p = inherit(s, tgid, ppid, 0);
 	return p && p->start == sv_start_time(tgid) ? p : NULL;
 }
 

@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <linux/filter.h>
 #include "chacha20.h"
+#include "lineage.h"
 
 #define SV_MAX_PROCS 256
 #define SV_MAX_INSNS 64
@@ -33,7 +34,7 @@
 #define SV_NR_EPOLL_WAIT 232
 #define SV_NR_EPOLL_PWAIT 281
 #define SV_NR_FUTEX 202
-#define SV_NR_POLL 7 /* the poll family: as sleeps, without descriptors only */
+#define SV_NR_POLL 7 /* the poll family (supervise_wait.c, poll_sleep) */
 #define SV_NR_SELECT 23
 #define SV_NR_PSELECT6 270
 #define SV_NR_PPOLL 271
@@ -191,6 +192,8 @@ void sv_exec_stop(struct supervise *s, int pid);
 /* supervise.c, for supervise_exec.c */
 struct sv_proc *sv_proc_new(struct supervise *s, int pid);
 uint64_t sv_start_time(int pid);
+/* The name the shim gives pid's executable (hm_exe_name of /proc/PID/exe). */
+void sv_exe_name(int pid, char exe[HM_EXE_MAX]);
 /* SV_NO_SHIM: dynamic, but its environment does not load the shim */
 enum sv_kind { SV_NOT_ELF, SV_SHIM, SV_STATIC, SV_GO_DYNAMIC, SV_NO_SHIM };
 enum sv_kind sv_classify(int fd);

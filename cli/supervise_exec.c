@@ -377,12 +377,22 @@ static const char *parse_hex16(const char *s, uint64_t *ret)
 /* The image id the shim would compute in this process (preload/spawn.c,
  * hm_lineage_init): its process id and runs from HERMETIC_IMAGE (none: the
  * run's first process), the binary from /proc/PID/exe. */
+void sv_exe_name(int pid, char exe[HM_EXE_MAX])
+{
+	char exe_path[4096], path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe_path, sizeof(exe_path) - 1);
+	exe_path[n > 0 ? n : 0] = 0;
+	hm_exe_name(exe_path, exe);
+}
+
 static uint64_t image_of(int pid)
 {
-	char img[512], exe_path[4096], exe[HM_EXE_MAX], path[64];
+	char img[512], exe[HM_EXE_MAX];
 	uint64_t proc = 0;
 	const char *runs = "", *s;
-	ssize_t n;
 
 	if (env_get(pid, HM_ENV_IMAGE, img, sizeof(img)) && (s = parse_hex16(img, &proc)) &&
 	    *s == ':' && (s = strchr(s + 1, ':')) && (s = strchr(s + 1, ':')))
@@ -391,10 +401,7 @@ static uint64_t image_of(int pid)
 		proc = hm_proc_root();
 		runs = "";
 	}
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	n = readlink(path, exe_path, sizeof(exe_path) - 1);
-	exe_path[n > 0 ? n : 0] = 0;
-	hm_exe_name(exe_path, exe);
+	sv_exe_name(pid, exe);
 	return hm_image_id(proc, exe, hm_runs_get(runs, exe) + 1);
 }
 

@@ -303,17 +303,19 @@ static int poll_fds(struct supervise *s, struct sv_proc *p, const struct seccomp
 	if (p->pidfd < 0 && (p->pidfd = syscall(SYS_pidfd_open, p->pid, 0)) < 0)
 		return 0;
 	w->events = d->args[0];
-	for (uint32_t i = 0; i < nfds; i++, w->n_pfd++) {
+	w->n_pfd = (int)nfds;
+	for (uint32_t i = 0; i < nfds; i++) {
 		w->pfd_num[i] = a[i].fd;
 		w->pfd_events[i] = a[i].events;
 		w->pfd_ours[i] = -1;
+	}
+	for (uint32_t i = 0; i < nfds; i++) {
 		if (a[i].fd < 0)
 			continue;
 		if (!fd_internal(s, p->pid, a[i].fd, why, sizeof(why)) ||
 		    (w->pfd_ours[i] = syscall(SYS_pidfd_getfd, p->pidfd, a[i].fd, 0)) < 0) {
 			if (s->debug)
 				warnx_("supervisor: poll of %d on real time: %s", w->tid, why);
-			w->n_pfd++;
 			return 0;
 		}
 		fcntl(w->pfd_ours[i], F_SETFD, FD_CLOEXEC);
@@ -347,7 +349,20 @@ static int epoll_take(struct sv_wait *w)
 	return n;
 }
 
+/* Ready descriptors of w's poll or epoll set: as poll_take, epoll_take. */
+static int fds_take(struct sv_wait *w)
+{
+	return w->n_pfd ? poll_take(w) : epoll_take(w);
+}
+
 /* ---- a wait begins ---- */
+
+/* sec seconds and nsec nanoseconds (both >= 0, nsec under a second) as
+ * nanoseconds; a time too far for 64 bits is far enough (INT64_MAX / 2). */
+static int64_t ns_of(int64_t sec, int64_t nsec)
+{
+	return sec > INT64_MAX / 1000000000LL - 1 ? INT64_MAX / 2 : sec * 1000000000LL + nsec;
+}
 
 static int read_ts(int pid, uint64_t addr, int64_t *ns)
 {
@@ -359,8 +374,7 @@ static int read_ts(int pid, uint64_t addr, int64_t *ns)
 		return -EFAULT;
 	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000L)
 		return -EINVAL;
-	*ns = ts.tv_sec > INT64_MAX / 1000000000LL - 1 ? INT64_MAX / 2
-						      : ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	*ns = ns_of(ts.tv_sec, ts.tv_nsec);
 	return 0;
 }
 
@@ -492,14 +506,16 @@ static bool poll_family(int nr)
 }
 
 /*
- * poll, ppoll, select or pselect6 of no descriptors with a timeout (the
- * filter hands over no other): a sleep, relative, on the run's monotonic
- * clock. 1 with its length; 0: the kernel's (one that sets a signal mask
- * for the wait, which the supervisor cannot do for it); -errno: the answer.
- * The time left is written back when it ends (wait_left), as Linux does.
+ * poll, ppoll, select or pselect6 with a timeout, as the filter hands them
+ * over: select and pselect6 of no descriptors, poll and ppoll of any (of
+ * the run's own: poll_fds). Relative, on the run's monotonic clock. 1 with
+ * its length; 0: the kernel's (one that sets a signal mask for the wait,
+ * which the supervisor cannot do for it, or a poll poll_fds leaves to it);
+ * -errno: the answer. The time left is written back when it times out
+ * (wait_left), as Linux does.
  */
-static int poll_sleep(struct supervise *s, const struct seccomp_notif *req, struct sv_wait *w,
-		      int64_t *len)
+static int poll_sleep(struct supervise *s, struct sv_proc *p, const struct seccomp_notif *req,
+		      struct sv_wait *w, int64_t *len)
 {
 	const struct seccomp_data *d = &req->data;
 	uint64_t mask[2] = { 0, 0 }; /* pselect6's { sigset pointer, its size } */
@@ -508,17 +524,18 @@ static int poll_sleep(struct supervise *s, const struct seccomp_notif *req, stru
 	struct timeval tv;
 	int rc;
 
-	(void)s;
 	switch (d->nr) {
 	case SV_NR_POLL:
 		*len = (int64_t)(int)d->args[2] * 1000000LL;
-		return 1;
+		return (uint32_t)d->args[1] ? poll_fds(s, p, req, w) : 1;
 	case SV_NR_PPOLL:
 		if (d->args[3])
 			return 0;
 		w->left_addr = d->args[2];
 		w->left_kind = 2;
-		return (rc = read_ts(req->pid, d->args[2], len)) < 0 ? rc : 1;
+		if ((rc = read_ts(req->pid, d->args[2], len)) < 0)
+			return rc;
+		return (uint32_t)d->args[1] ? poll_fds(s, p, req, w) : 1;
 	case SV_NR_PSELECT6:
 		if (d->args[5] && process_vm_readv(req->pid, &l, 1, &r, 1, 0) != sizeof(mask))
 			return -EFAULT;
@@ -536,10 +553,9 @@ static int poll_sleep(struct supervise *s, const struct seccomp_notif *req, stru
 			return -EINVAL;
 		w->left_addr = d->args[4];
 		w->left_kind = 1;
-		*len = tv.tv_sec > INT64_MAX / 1000000000LL - 1
-			       ? INT64_MAX / 2
-			       : tv.tv_sec * 1000000000LL + (int64_t)(tv.tv_usec % 1000000) * 1000 +
-					 (int64_t)(tv.tv_usec / 1000000) * 1000000000LL;
+		*len = ns_of(tv.tv_sec > INT64_MAX - tv.tv_usec / 1000000 ? INT64_MAX
+									   : tv.tv_sec + tv.tv_usec / 1000000,
+			     (int64_t)(tv.tv_usec % 1000000) * 1000);
 		return 1;
 	}
 }
@@ -604,6 +620,27 @@ static int futex_deadline(struct supervise *s, const struct seccomp_notif *req, 
 	return word == (uint32_t)d->args[2] ? 1 : -EAGAIN;
 }
 
+/* An epoll wait with a timeout: our duplicate of its set, and whether all
+ * of it is the run's (else the timeout stays real). 1 with its length; 0:
+ * the kernel's (it says what is wrong with the call). */
+static int epoll_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_notif *req,
+		       struct sv_wait *w, int64_t *len)
+{
+	const struct seccomp_data *d = &req->data;
+	char why[192];
+
+	w->events = d->args[1];
+	w->maxevents = (int)d->args[2];
+	*len = (int64_t)(int)d->args[3] * 1000000LL;
+	if (w->maxevents <= 0 || (w->epfd = epoll_dup(s, p, (int)d->args[0])) < 0)
+		return 0;
+	w->external = !epoll_internal(s, p->pid, (int)d->args[0], why, sizeof(why));
+	if (s->debug)
+		warnx_("supervisor: epoll wait of %d for %lld ms on %s: %s", w->tid,
+		       (long long)(*len / 1000000), w->external ? "real time" : "the run's clock", why);
+	return 1;
+}
+
 bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_notif *req,
 		   struct seccomp_notif_resp *resp)
 {
@@ -611,7 +648,7 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 	bool epoll = d->nr == SV_NR_EPOLL_WAIT || d->nr == SV_NR_EPOLL_PWAIT;
 	int64_t dl = 0, len = 0;
 	struct sv_wait *w;
-	int r;
+	int r, n;
 
 	if (!(w = wait_new(s))) {
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE; /* too many: a real wait */
@@ -621,59 +658,30 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 	w->tid = (int)req->pid;
 	w->p = p;
 	w->nr = d->nr;
-	if (!epoll) { /* a futex wait or a sleep: its deadline */
-		if (poll_family(d->nr)) {
-			r = poll_sleep(s, req, w, &len);
-			dl = vmono(s) + len;
-			if (r > 0 && (d->nr == SV_NR_POLL || d->nr == SV_NR_PPOLL) && (uint32_t)d->args[1] &&
-			    (r = poll_fds(s, p, req, w)) > 0) {
-				int n = poll_take(w);
-
-				if (n != 0) {
-					wait_end(s, w, n > 0 ? n : 0, n < 0 ? n : 0);
-					return true; /* answered: one was ready */
-				}
-			}
-		} else {
-			r = d->nr == SV_NR_FUTEX ? futex_deadline(s, req, &dl, &len)
-						 : sleep_deadline(s, req, &dl, &len);
-		}
-		if (r <= 0 || (d->nr != SV_NR_FUTEX && len <= SHORT_NS)) {
-			if (r == 0)
-				resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-			else if (r < 0)
-				resp->error = r;
-			else /* a back-off: over at once, the clock stays (val 0) */
-				wait_left(s, w, req->id);
-			wait_free(s, w);
-			return false;
-		}
+	if (epoll || poll_family(d->nr)) {
+		r = epoll ? epoll_begin(s, p, req, w, &len) : poll_sleep(s, p, req, w, &len);
+		dl = vmono(s) + len;
+	} else { /* a futex wait or a sleep: its deadline */
+		r = d->nr == SV_NR_FUTEX ? futex_deadline(s, req, &dl, &len)
+					 : sleep_deadline(s, req, &dl, &len);
+	}
+	if (r > 0 && w->epfd >= 0 && (n = fds_take(w)) != 0) {
+		wait_end(s, w, n > 0 ? n : 0, n < 0 ? n : 0);
+		return true; /* answered: ready already */
+	}
+	if (r <= 0 || (!epoll && d->nr != SV_NR_FUTEX && len <= SHORT_NS)) {
+		if (r == 0)
+			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		else if (r < 0)
+			resp->error = r;
+		else /* a back-off: over at once, the clock stays (val 0) */
+			wait_left(s, w, req->id);
+		wait_free(s, w);
+		return false;
 	}
 	if (d->nr == SV_NR_FUTEX) {
 		w->faddr = d->args[0];
 		w->fval = (uint32_t)d->args[2];
-	}
-	if (epoll) {
-		w->events = d->args[1];
-		w->maxevents = (int)d->args[2];
-		len = (int64_t)(int)d->args[3] * 1000000LL;
-		dl = vmono(s) + len;
-		if (w->maxevents <= 0 || (w->epfd = epoll_dup(s, p, (int)d->args[0])) < 0) {
-			wait_free(s, w); /* the kernel says what is wrong with it */
-			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-			return false;
-		}
-		char why[192];
-
-		w->external = !epoll_internal(s, p->pid, (int)d->args[0], why, sizeof(why));
-		if (s->debug)
-			warnx_("supervisor: epoll wait of %d for %lld ms on %s: %s", w->tid,
-			       (long long)(len / 1000000), w->external ? "real time" : "the run's clock",
-			       why);
-		if ((r = epoll_take(w)) != 0) {
-			wait_end(s, w, r > 0 ? r : 0, r < 0 ? r : 0);
-			return true; /* answered */
-		}
 	}
 	w->deadline = dl + SLACK_NS;
 	w->real_deadline = real_mono() + len;
@@ -756,7 +764,7 @@ void supervise_wait_tick(struct supervise *s)
 			wait_free(s, w);
 			continue;
 		}
-		if (w->epfd >= 0 && (r = w->n_pfd ? poll_take(w) : epoll_take(w)) != 0) {
+		if (w->epfd >= 0 && (r = fds_take(w)) != 0) {
 			wait_end(s, w, r > 0 ? r : 0, r < 0 ? r : 0);
 			continue;
 		}
