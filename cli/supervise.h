@@ -28,6 +28,7 @@
 #define SV_MAX_PROCS 256
 #define SV_MAX_INSNS 64
 #define SV_MAX_WAITS 64
+#define SV_THREADS 256 /* threads whose process is known (supervise_threads.c) */
 #define SV_POLL_FDS 16 /* a poll of more descriptors waits in the kernel */
 #define SV_NR_NANOSLEEP 35
 #define SV_NR_CLOCK_NANOSLEEP 230
@@ -54,19 +55,28 @@ struct sv_proc {
 	bool vmono; /* its monotonic clock is the run's: its waits are ours */
 	uint64_t seed; /* the seed its stream is keyed by (its HERMETIC_SEED) */
 	uint32_t children; /* fork children numbered so far (supervise.c, inherit) */
+	uint32_t gen; /* which use of this entry (supervise_threads.c) */
 	int pidfd; /* for pidfd_getfd, or -1 */
 	int ep_fd, ep_ours; /* its epoll descriptor and our duplicate of it, or -1 */
+};
+
+/* A thread known to be of process p (while pidfd, of the thread, lives). */
+struct sv_thread {
+	int tid, pidfd;
+	struct sv_proc *p;
+	uint32_t gen; /* p's gen then */
 };
 
 /* A timed wait the supervisor does on a thread's behalf (supervise_wait.c). */
 struct sv_wait {
 	bool used;
 	bool external; /* on the world: a real deadline */
+	bool poll; /* a futex wait of SHORT_NS or less: ends at real_deadline too */
 	uint64_t id; /* the notification */
 	int tid, nr;
 	struct sv_proc *p;
 	int64_t deadline; /* the run's monotonic clock, ns */
-	int64_t real_deadline; /* CLOCK_MONOTONIC, ns (external) */
+	int64_t real_deadline; /* CLOCK_MONOTONIC, ns (external, poll) */
 	uint32_t seq; /* its slot's wait (the keeper's lag bound names it) */
 	uint64_t faddr; /* a futex wait: the word, and the value it waits while */
 	uint32_t fval;
@@ -120,6 +130,9 @@ struct supervise {
 	size_t req_size, resp_size;
 	struct sv_proc procs[SV_MAX_PROCS];
 	int n_procs; /* entries in use (dead ones included, until reused) */
+	uint32_t proc_gen;
+	struct sv_thread threads[SV_THREADS];
+	bool no_thread_pidfd; /* the kernel has no PIDFD_THREAD (before 6.9) */
 	struct sv_wait waits_[SV_MAX_WAITS];
 	int n_waits;
 	/* the helper thread that sees the keeper's futex wakes (supervise_wait.c) */
@@ -186,6 +199,13 @@ int supervise_wait_timeout(struct supervise *s, int timeout_ms);
 void supervise_wait_tick(struct supervise *s);
 void supervise_wait_drop(struct supervise *s, struct sv_proc *p);
 void supervise_wait_stop(struct supervise *s); /* the helper thread ends */
+
+/* supervise_threads.c: the process of a notifying thread, if known and
+ * still its (NULL: look it up, then put it); put needs req pending. */
+struct sv_proc *sv_thread_get(struct supervise *s, int tid);
+void sv_thread_put(struct supervise *s, const struct seccomp_notif *req, struct sv_proc *p);
+void sv_threads_init(struct supervise *s);
+void sv_threads_clear(struct supervise *s);
 
 /* supervise_exec.c: the exec stop of pid, a seized process; detaches it. */
 void sv_exec_stop(struct supervise *s, int pid);

@@ -49,6 +49,9 @@
 #include "hermetic/vclock.h"
 
 #define SHORT_NS (100LL * 1000)
+/* A futex wait of SHORT_NS or less that nothing else ends ends after this
+ * much real time (a poll of other threads' progress: futex_deadline). */
+#define POLL_HOLD_NS (1000LL * 1000)
 #define SLACK_NS 1000LL /* as the shim: a timer ends 1 us after its deadline */
 #define MAX_EVENTS 128
 
@@ -588,9 +591,17 @@ static int read_word(int pid, uint64_t addr, uint32_t *v)
  * or CLOCK_REALTIME with FUTEX_CLOCK_REALTIME: the program read either
  * through the synthetic vDSO, so it is on the run's clock: monotonic as
  * is, realtime less the page's wall offset (as the vDSO adds it). Never a
- * back-off, however short: a futex waiter waits for a wake, and Go's system
- * monitor sleeps until its next timer this way (a 9 us wait that ended at
- * once, the clock staying, had it spin until the lag bound). 1 with the
+ * back-off that ends at once, however short: a futex waiter waits for a
+ * wake, and Go's system monitor sleeps until its next timer this way (a
+ * 9 us wait that ended at once, the clock staying, had it spin until the
+ * lag bound). But one of SHORT_NS or less is also a poll of other threads'
+ * progress, which comes while the run is busy, so its clock stands: Go's
+ * stopTheWorld and forEachP wait 100 us for the other threads to stop,
+ * then signal them again (a preemption can be lost). Held until the clock
+ * got there, such a wait lasted until the lag bound, a second: 100
+ * runtime.GC() took 5 s instead of 0.13 s. So it also ends, the clock
+ * staying, after POLL_HOLD_NS of real time, unless the keeper has asked
+ * about it (the run is idle: the clock is about to move there). 1 with the
  * deadline and length; -errno: the answer (EAGAIN: the word is not val any
  * more; ETIMEDOUT: an absolute deadline that passed).
  */
@@ -684,7 +695,8 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 		w->fval = (uint32_t)d->args[2];
 	}
 	w->deadline = dl + SLACK_NS;
-	w->real_deadline = real_mono() + len;
+	w->poll = d->nr == SV_NR_FUTEX && len <= SHORT_NS;
+	w->real_deadline = real_mono() + (w->poll ? POLL_HOLD_NS : len);
 	lock(s);
 	w->slot = sv_slot_begin(s, p->pid, p->image, w->tid, w->deadline, w->external);
 	if (w->slot) {
@@ -810,6 +822,9 @@ void supervise_wait_tick(struct supervise *s)
 			wait_end(s, w, 0, w->nr == SV_NR_FUTEX ? -ETIMEDOUT : 0);
 		} else if (!w->external && vmono(s) >= w->deadline) {
 			wait_end(s, w, 0, w->nr == SV_NR_FUTEX ? -ETIMEDOUT : 0);
+		} else if (w->poll && real_mono() >= w->real_deadline &&
+			   !(w->slot && __atomic_load_n(&w->slot->woken, __ATOMIC_ACQUIRE) == w->seq)) {
+			wait_end(s, w, 0, -ETIMEDOUT); /* a poll: futex_deadline */
 		}
 	}
 }
