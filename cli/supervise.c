@@ -249,6 +249,7 @@ void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock
 		s->page_fd = fcntl(page_fd, F_DUPFD_CLOEXEC, 3);
 	for (int i = 0; i < SV_MAX_PROCS; i++)
 		s->procs[i].pidfd = s->procs[i].ep_ours = -1;
+	sv_threads_init(s);
 	if (!want || (!s->clock && !s->rng))
 		return;
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0) {
@@ -449,6 +450,7 @@ void supervise_finish(struct supervise *s)
 		       (unsigned long long)s->vc->wakes, (unsigned long long)s->vc->idle_nothing,
 		       (unsigned long long)s->vc->external, (unsigned long long)s->vc->lag_fires);
 	supervise_wait_stop(s);
+	sv_threads_clear(s);
 	if (s->page_fd >= 0)
 		close(s->page_fd);
 	s->page_fd = -1;
@@ -541,6 +543,7 @@ struct sv_proc *sv_proc_new(struct supervise *s, int pid)
 	memset(p, 0, sizeof(*p));
 	p->pidfd = p->ep_ours = p->ep_fd = -1;
 	p->pid = pid;
+	p->gen = ++s->proc_gen;
 	p->start = sv_start_time(pid);
 	return p;
 }
@@ -602,16 +605,26 @@ static struct sv_proc *inherit(struct supervise *s, int tgid, int ppid, int dept
 	return p;
 }
 
-/* The process a notification of thread tid is from, if it is one we serve
- * (its pid not reused since), or NULL. */
-static struct sv_proc *served(struct supervise *s, int tid)
+/* The process notification req is from, if it is one we serve (its pid
+ * not reused since), or NULL. Known threads are not looked up again
+ * (supervise_threads.c). */
+static struct sv_proc *served(struct supervise *s, const struct seccomp_notif *req)
 {
-	int ppid = 0, tgid = s->n_procs ? status_ids(tid, &ppid) : 0; /* none of ours: no need to look */
-	struct sv_proc *p = tgid ? find(s, tgid) : NULL;
+	int tid = (int)req->pid, ppid = 0, tgid;
+	struct sv_proc *p;
 
+	if (!s->n_procs)
+		return NULL; /* none of ours: no need to look */
+	if ((p = sv_thread_get(s, tid)))
+		return p;
+	tgid = status_ids(tid, &ppid);
+	p = tgid ? find(s, tgid) : NULL;
 	if (tgid && !p)
 		p = inherit(s, tgid, ppid, 0);
-	return p && p->start == sv_start_time(tgid) ? p : NULL;
+	if (!p || p->start != sv_start_time(tgid))
+		return NULL;
+	sv_thread_put(s, req, p);
+	return p;
 }
 
 void sv_warn_path(int pid, const char *exe, const char *what, int err)
@@ -718,7 +731,7 @@ static void on_getrandom(struct supervise *s, const struct seccomp_notif *req,
 	const struct seccomp_data *d = &req->data;
 	uint64_t len = d->args[1], done = 0;
 	uint8_t buf[16384];
-	struct sv_proc *p = served(s, (int)req->pid);
+	struct sv_proc *p = served(s, req);
 
 	if (!p || !p->rng_on) {
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
@@ -777,7 +790,7 @@ void supervise_notify(struct supervise *s)
 	case NR_SELECT:
 	case NR_PSELECT6:
 	case NR_FUTEX: {
-		struct sv_proc *p = served(s, (int)s->req->pid);
+		struct sv_proc *p = served(s, s->req);
 
 		if (!p || !p->vmono)
 			s->resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
