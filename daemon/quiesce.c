@@ -322,7 +322,15 @@ static int lag_pick(struct kclock *c, int64_t now, uint64_t milli, uint32_t hw, 
 	return best;
 }
 
-/* The bound ended this wait: it begins a series or continues one. */
+/* The bound ended this wait: it begins a series or continues one. A wait
+ * that enroll's supervisor does for a process without the shim (SUPER)
+ * moves the run's clock to its deadline when the bound ends it (the
+ * synthetic vDSO has no per-thread readings to move): the series goes on
+ * from there, not from the clock it began at. Otherwise every such wait
+ * began a series of its own and waited out the floor: a Go program's
+ * system monitor, the only waiter of a busy run, moved its clock 10 ms per
+ * half second of real time (a 100 ms socket deadline of net/http's tests
+ * took 20 s, bare 0.1 s). */
 static void lag_series_add(struct kseen *w, const struct hm_vslot *s, int64_t dl, int64_t mono)
 {
 	uint32_t tid = LOAD(s->tid);
@@ -334,6 +342,8 @@ static void lag_series_add(struct kseen *w, const struct hm_vslot *s, int64_t dl
 		w->a_credit = 0;
 	}
 	w->a_credit += dl - mono;
+	if (LOAD(s->flags) & HM_VSF_SUPER)
+		w->a_mono = dl;
 }
 
 static void lag(struct hmd_keeper *k, uint32_t dom, int64_t now)
