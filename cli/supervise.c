@@ -248,7 +248,7 @@ void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock
 	if (s->waits && want)
 		s->page_fd = fcntl(page_fd, F_DUPFD_CLOEXEC, 3);
 	for (int i = 0; i < SV_MAX_PROCS; i++)
-		s->procs[i].pidfd = s->procs[i].ep_ours = -1;
+		s->procs[i].pidfd = s->procs[i].ep_ours = s->procs[i].epi_fd = -1;
 	sv_threads_init(s);
 	if (!want || (!s->clock && !s->rng))
 		return;
@@ -541,7 +541,7 @@ struct sv_proc *sv_proc_new(struct supervise *s, int pid)
 	else
 		supervise_wait_drop(s, p);
 	memset(p, 0, sizeof(*p));
-	p->pidfd = p->ep_ours = p->ep_fd = -1;
+	p->pidfd = p->ep_ours = p->ep_fd = p->epi_fd = -1;
 	p->pid = pid;
 	p->gen = ++s->proc_gen;
 	p->start = sv_start_time(pid);

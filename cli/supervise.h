@@ -58,6 +58,13 @@ struct sv_proc {
 	uint32_t gen; /* which use of this entry (supervise_threads.c) */
 	int pidfd; /* for pidfd_getfd, or -1 */
 	int ep_fd, ep_ours; /* its epoll descriptor and our duplicate of it, or -1 */
+	/* what its fdinfo said when its set was last classified (epoll_internal):
+	 * the same text, the same answer */
+	int epi_fd, epi_num; /* /proc/PID/fdinfo/EPI_NUM, open, or -1 */
+	char *epi_text;
+	size_t epi_len;
+	bool epi_internal;
+	char epi_why[96];
 };
 
 /* A thread known to be of process p (while pidfd, of the thread, lives). */

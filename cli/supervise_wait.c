@@ -235,28 +235,66 @@ static bool fd_internal(struct supervise *s, int pid, int tfd, char *why, size_t
 	return !out;
 }
 
-/* Is every descriptor in the process's epoll set fd one of the run's
- * (fd_internal)? why: the first that is not, for HERMETIC_DEBUG=supervise. */
-static bool epoll_internal(struct supervise *s, int pid, int fd, char *why, size_t wsize)
+/* The fdinfo of process p's epoll descriptor fd into buf (NUL-ended): its
+ * length, or -1. The file stays open for the next wait on the same set. */
+static ssize_t epoll_info(struct sv_proc *p, int fd, char *buf, size_t size)
 {
-	char path[96], buf[8192], *line, *save;
+	char path[96];
 	ssize_t n;
 
+	if (p->epi_fd >= 0 && p->epi_num != fd) {
+		close(p->epi_fd);
+		p->epi_fd = -1;
+	}
+	if (p->epi_fd < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", p->pid, fd);
+		if ((p->epi_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			return -1;
+		p->epi_num = fd;
+	}
+	n = pread(p->epi_fd, buf, size - 1, 0);
+	if (n <= 0 || n >= (ssize_t)size - 1)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+/* Is every descriptor in process p's epoll set fd one of the run's
+ * (fd_internal)? why: the first that is not, for HERMETIC_DEBUG=supervise.
+ * A set whose fdinfo reads as it did last time (its members: number,
+ * events, data, inode) is the set it was, and gets the same answer
+ * without looking at each member again (a Go program's poller waits on
+ * the same set of sockets thousands of times a second). */
+static bool epoll_internal(struct supervise *s, struct sv_proc *p, int fd, char *why, size_t wsize)
+{
+	char buf[8192], copy[8192], *line, *save;
+	ssize_t n;
+	bool in = true;
+
 	snprintf(why, wsize, "its epoll set cannot be read");
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
-	n = hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf));
-	if (n <= 0 || n >= (ssize_t)sizeof(buf) - 1)
+	if ((n = epoll_info(p, fd, buf, sizeof(buf))) < 0)
 		return false;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	if (p->epi_text && p->epi_len == (size_t)n && !memcmp(p->epi_text, buf, (size_t)n)) {
+		snprintf(why, wsize, "%s (as before)", p->epi_why);
+		return p->epi_internal;
+	}
+	memcpy(copy, buf, (size_t)n + 1);
+	for (line = strtok_r(buf, "\n", &save); line && in; line = strtok_r(NULL, "\n", &save)) {
 		int tfd;
 
-		if (sscanf(line, "tfd: %d", &tfd) != 1)
-			continue;
-		if (!fd_internal(s, pid, tfd, why, wsize))
-			return false;
+		if (sscanf(line, "tfd: %d", &tfd) == 1)
+			in = fd_internal(s, p->pid, tfd, why, wsize);
 	}
-	snprintf(why, wsize, "eventfds and the run's pipes");
-	return true;
+	if (in)
+		snprintf(why, wsize, "eventfds and the run's pipes");
+	free(p->epi_text);
+	if ((p->epi_text = malloc((size_t)n))) {
+		memcpy(p->epi_text, copy, (size_t)n);
+		p->epi_len = (size_t)n;
+		p->epi_internal = in;
+		snprintf(p->epi_why, sizeof(p->epi_why), "%s", why);
+	}
+	return in;
 }
 
 /* ---- a poll of descriptors ---- */
@@ -645,7 +683,7 @@ static int epoll_begin(struct supervise *s, struct sv_proc *p, const struct secc
 	*len = (int64_t)(int)d->args[3] * 1000000LL;
 	if (w->maxevents <= 0 || (w->epfd = epoll_dup(s, p, (int)d->args[0])) < 0)
 		return 0;
-	w->external = !epoll_internal(s, p->pid, (int)d->args[0], why, sizeof(why));
+	w->external = !epoll_internal(s, p, (int)d->args[0], why, sizeof(why));
 	if (s->debug)
 		warnx_("supervisor: epoll wait of %d for %lld ms on %s: %s", w->tid,
 		       (long long)(*len / 1000000), w->external ? "real time" : "the run's clock", why);
@@ -841,6 +879,11 @@ void supervise_wait_drop(struct supervise *s, struct sv_proc *p)
 		close(p->ep_ours);
 	if (p && p->pidfd >= 0)
 		close(p->pidfd);
-	if (p)
-		p->ep_ours = p->pidfd = -1;
+	if (p && p->epi_fd >= 0)
+		close(p->epi_fd);
+	if (p) {
+		free(p->epi_text);
+		p->epi_text = NULL;
+		p->ep_ours = p->pidfd = p->epi_fd = -1;
+	}
 }
