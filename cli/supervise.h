@@ -28,7 +28,7 @@
 #define SV_MAX_PROCS 256
 #define SV_MAX_INSNS 64
 #define SV_MAX_WAITS 64
-#define SV_THREADS 256 /* threads whose process is known (supervise_threads.c) */
+#define SV_THREADS 128 /* threads whose process is known (supervise_threads.c): a pidfd each */
 #define SV_POLL_FDS 16 /* a poll of more descriptors waits in the kernel */
 #define SV_NR_NANOSLEEP 35
 #define SV_NR_CLOCK_NANOSLEEP 230

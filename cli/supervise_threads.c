@@ -64,7 +64,7 @@ void sv_thread_put(struct supervise *s, const struct seccomp_notif *req, struct 
 	if (fd < 0) {
 		if (errno == EINVAL)
 			s->no_thread_pidfd = true; /* before 6.9: no cache */
-		return;
+		return; /* EMFILE: enroll's descriptors go to the waits first */
 	}
 	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0) {
 		close(fd); /* it died meanwhile: the tid may be another's now */
