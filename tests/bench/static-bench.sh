@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The supervisor's cost (docs/static.md), printed, never asserted:
 #  1. a static Go program: ns per time.Now(), per 16-byte crypto/rand read
-#     per time.Sleep(1ms) and per wait on a context.WithTimeout(1ms), and
+#     per time.Sleep(1ms), per wait on a context.WithTimeout(1ms) and per
+#     runtime.GC() (GOMAXPROCS 4: stopping the world while the run is busy), and
 #     the real time of one time.Sleep(2s), bare vs enrolled, timed from
 #     outside (target:
 #     time.Now within 2x of bare: the synthetic vDSO reads the clock page
@@ -53,7 +54,7 @@ ns_of() {
 E=("$HERMETIC" enroll --seed 1 --)
 printf '%-28s %10s %10s\n' "static Go, ns per call" bare enrolled
 # (enrolled, the sleeps and waits are virtual: real ns per call)
-for m in "now $N" "rand $((N / 100))" "sleep 1000" "ctx 1000"; do
+for m in "now $N" "rand $((N / 100))" "sleep 1000" "ctx 1000" "gc 100"; do
 	set -- $m
 	b0=$(ns_of "$T/gobench" "$1" 0) b1=$(ns_of "$T/gobench" "$1" "$2")
 	e0=$(ns_of "${E[@]}" "$T/gobench" "$1" 0) e1=$(ns_of "${E[@]}" "$T/gobench" "$1" "$2")

@@ -2,7 +2,9 @@
 // crypto/rand reads ("rand", getrandom: answered by the supervisor when
 // enrolled), N 1 ms sleeps ("sleep", virtual when enrolled) or N waits on
 // a context.WithTimeout(1ms) ("ctx": a timer, the runtime's epoll and
-// futex waits). The bench
+// futex waits) or N runtime.GC() with GOMAXPROCS 4 ("gc": stopping the
+// world, whose 100 us futex polls of the other threads come while the run
+// is busy, docs/static.md). The bench
 // times it from outside: enrolled, the program's own clock is the run's.
 package main
 
@@ -10,6 +12,7 @@ import (
 	"context"
 	"crypto/rand"
 	"os"
+	"runtime"
 	"strconv"
 	"time"
 )
@@ -18,6 +21,9 @@ func main() {
 	n, _ := strconv.Atoi(os.Args[2])
 	var sink int64
 	b := make([]byte, 16)
+	if os.Args[1] == "gc" {
+		runtime.GOMAXPROCS(4)
+	}
 	for i := 0; i < n; i++ {
 		switch os.Args[1] {
 		case "now":
@@ -28,6 +34,8 @@ func main() {
 			time.Sleep(time.Millisecond)
 		case "sleep2s":
 			time.Sleep(2 * time.Second)
+		case "gc":
+			runtime.GC()
 		case "ctx":
 			ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 			<-ctx.Done()
