@@ -305,15 +305,20 @@ static int poke(struct tracee *t, uint64_t addr, const void *buf, size_t len)
 	return pwrite(t->memfd, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -EFAULT;
 }
 
-/* The address of the AT_SYSINFO_EHDR entry's value on the initial stack,
- * and that value; -ENOENT if the vector has none. *ret_entry: AT_ENTRY, the
- * program's entry point (0 if absent). */
-static int find_sysinfo(struct tracee *t, uint64_t *ret_addr, uint64_t *ret_val,
-			uint64_t *ret_entry)
+/* What the auxiliary vector on the initial stack says: where the
+ * AT_SYSINFO_EHDR entry's value is (0: none) and that value, AT_ENTRY (the
+ * program's entry point) and AT_RANDOM (the address of its 16 bytes), 0
+ * where absent. */
+struct auxv {
+	uint64_t sysinfo_at, sysinfo, entry, random;
+};
+
+static int read_auxv(struct tracee *t, struct auxv *a)
 {
 	uint64_t sp = t->regs.rsp, argc, w;
 	int n = 0;
 
+	memset(a, 0, sizeof(*a));
 	if (peek(t, sp, &argc, 8) < 0 || argc > 1 << 20)
 		return -EFAULT;
 	sp += 8 * (argc + 2); /* argv and its NULL */
@@ -322,7 +327,6 @@ static int find_sysinfo(struct tracee *t, uint64_t *ret_addr, uint64_t *ret_val,
 			return -EFAULT;
 		sp += 8;
 	} while (w);
-	*ret_addr = *ret_entry = 0;
 	for (n = 0; n < 512; n++, sp += 16) {
 		uint64_t kv[2];
 
@@ -331,13 +335,36 @@ static int find_sysinfo(struct tracee *t, uint64_t *ret_addr, uint64_t *ret_val,
 		if (kv[0] == AT_NULL)
 			break;
 		if (kv[0] == AT_ENTRY)
-			*ret_entry = kv[1];
+			a->entry = kv[1];
+		if (kv[0] == AT_RANDOM)
+			a->random = kv[1];
 		if (kv[0] == AT_SYSINFO_EHDR) {
-			*ret_addr = sp + 8;
-			*ret_val = kv[1];
+			a->sysinfo_at = sp + 8;
+			a->sysinfo = kv[1];
 		}
 	}
-	return *ret_addr ? 0 : -ENOENT;
+	return 0;
+}
+
+/*
+ * The 16 bytes AT_RANDOM points at, from the process's seed: its own
+ * stream (hm_stream_key's thread HM_STREAM_AT_RANDOM), so its getrandom
+ * stream stays as it was. Go's runtime seeds its hash functions and its
+ * fastrand from them (map iteration order, select's choice), musl and
+ * glibc their stack canary and pointer guard; nothing has read them yet,
+ * before the first instruction. A canary that the seed fixes is known to
+ * whoever knows the seed: the run's own user, the one it protects against
+ * only in the run's own processes.
+ */
+static int seed_at_random(struct tracee *t, const struct sv_proc *p, uint64_t addr)
+{
+	uint8_t key[HM_CHACHA_KEY_SIZE], b[16];
+	struct hm_chacha_stream st;
+
+	hm_stream_key(p->seed, p->image, HM_STREAM_AT_RANDOM, key);
+	hm_chacha_stream_init(&st, key);
+	hm_chacha_stream_read(&st, b, sizeof(b));
+	return poke(t, addr, b, sizeof(b));
 }
 
 /* The process's environment as exec gave it: the value of name, in buf. */
@@ -488,7 +515,7 @@ static bool env_off(int pid, const char *name, const char *on)
 /* Steps 1 to 4 on a stopped tracee; false: it was left as it was. */
 static bool set_up(struct supervise *s, struct tracee *t)
 {
-	uint64_t auxv_at = 0, real_base = 0, entry = 0;
+	struct auxv av = { 0 };
 	static const uint16_t syscall_insn = 0x050f;
 	bool clock = s->clock && !env_off(t->pid, HM_ENV_CLOCK, "virtual");
 	bool rng = s->rng && !env_off(t->pid, HM_ENV_RNG, "all");
@@ -504,16 +531,17 @@ static bool set_up(struct supervise *s, struct tracee *t)
 		return false;
 	}
 	t->code_saved = true;
-	if (clock && (r = find_sysinfo(t, &auxv_at, &real_base, &entry)) < 0)
-		sv_warn_pid(t->pid,
-			    r == -ENOENT ? "no vDSO to replace (its clock stays real)"
-					 : "cannot read its auxiliary vector",
-			    0);
+	if ((clock || rng) && (r = read_auxv(t, &av)) < 0) {
+		sv_warn_pid(t->pid, "cannot read its auxiliary vector", 0);
+	} else if (clock && !av.sysinfo_at) {
+		sv_warn_pid(t->pid, "no vDSO to replace (its clock stays real)", 0);
+		r = -ENOENT;
+	}
 	/* Its waits reach us only from code below 4 GiB (the filter): a PIE
 	 * (static-pie) image keeps the kernel's monotonic clock and waits, so
 	 * that a real sleep is never measured on a clock that did not move. */
-	mono = s->waits && entry && entry < (1ULL << 32);
-	if (clock && r == 0 && (r = map_vdso(s, t, auxv_at, real_base, mono)) < 0)
+	mono = s->waits && av.entry && av.entry < (1ULL << 32);
+	if (clock && r == 0 && (r = map_vdso(s, t, av.sysinfo_at, av.sysinfo, mono)) < 0)
 		sv_warn_pid(t->pid, "cannot map the synthetic vDSO (its clock stays real)", -r);
 	vclock = clock && r == 0;
 	p = rng || vclock ? sv_proc_new(s, t->pid) : NULL;
@@ -533,6 +561,8 @@ static bool set_up(struct supervise *s, struct tracee *t)
 		hm_stream_key(seed, p->image, 0, key);
 		hm_chacha_stream_init(&p->rng, key);
 		p->rng_on = rng;
+		if (rng && av.random && seed_at_random(t, p, av.random) < 0)
+			sv_warn_pid(t->pid, "cannot write its AT_RANDOM bytes", errno);
 	} else if (rng || vclock) {
 		sv_warn_pid(t->pid, "too many supervised processes at once (its entropy and waits are real)", 0);
 		rng = false;

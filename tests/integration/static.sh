@@ -74,6 +74,22 @@ for p in "${progs[@]}"; do
 	fi
 done
 
+# AT_RANDOM's 16 bytes (musl's canary; Go's hash seeds) come from the seed
+# too, at the exec stop, in a stream of their own.
+if [ -x "$T/musl" ]; then
+	a1=$(field atrandom "$T/musl.a") a2=$(field atrandom "$T/musl.b") a3=$(field atrandom "$T/musl.c")
+	"$T/musl" >"$T/musl.bare1" 2>&1
+	"$T/musl" >"$T/musl.bare2" 2>&1
+	if [ ${#a1} = 32 ] && [ "$a1" = "$a2" ] && [ ${#a3} = 32 ] && [ "$a1" != "$a3" ] &&
+		[ "$(field atrandom "$T/musl.bare1")" != "$(field atrandom "$T/musl.bare2")" ] &&
+		[ "$a1" != "$(field rand "$T/musl.a")" ]; then
+		pass "musl: AT_RANDOM's bytes repeat under one seed and change with it (bare: every run)"
+	else
+		fail "musl: AT_RANDOM's bytes repeat under one seed and change with it" \
+			"$a1 / $a2 / $a3; bare $(field atrandom "$T/musl.bare1") $(field atrandom "$T/musl.bare2")"
+	fi
+fi
+
 # The run's clock page stays out of the descriptors programs scan for ones
 # they did not expect (Go's os/exec tests: 3 to 100): a static program holds
 # from 3 to 999 what it holds bare, started by enroll and by a shell.

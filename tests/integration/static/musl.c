@@ -1,6 +1,8 @@
 /* The same as gostatic.go in C, linked statically with musl (musl-gcc -static):
- * clock_gettime, gettimeofday and time through the vDSO, getrandom. */
+ * clock_gettime, gettimeofday and time through the vDSO, getrandom, and the
+ * 16 bytes AT_RANDOM points at (musl's stack canary; Go's hash seeds). */
 #include <stdio.h>
+#include <sys/auxv.h>
 #include <time.h>
 #include <sys/time.h>
 #include <sys/random.h>
@@ -20,6 +22,12 @@ int main(void)
 	printf("rand ");
 	for (int i = 0; i < 16; i++)
 		printf("%02x", b[i]);
+	printf("\n");
+	const unsigned char *r = (const unsigned char *)getauxval(AT_RANDOM);
+
+	printf("atrandom ");
+	for (int i = 0; r && i < 16; i++)
+		printf("%02x", r[i]);
 	printf("\n");
 	return 0;
 }
