@@ -2,7 +2,8 @@
 # The supervisor's cost (docs/static.md), printed, never asserted:
 #  1. a static Go program: ns per time.Now(), per 16-byte crypto/rand read
 #     per time.Sleep(1ms), per wait on a context.WithTimeout(1ms) and per
-#     runtime.GC() (GOMAXPROCS 4: stopping the world while the run is busy), and
+#     runtime.GC() (GOMAXPROCS 4: stopping the world while the run is busy), the
+#     real time of a 100 ms sleep while another goroutine computes, and
 #     the real time of one time.Sleep(2s), bare vs enrolled, timed from
 #     outside (target:
 #     time.Now within 2x of bare: the synthetic vDSO reads the clock page
@@ -68,6 +69,11 @@ d=$(((e1 - e0) / 1000000))
 [ "$d" -ge 0 ] || d=0 # below the noise of enroll's own start
 printf '%-28s %10s %10s\n' "time.Sleep(2s), real ms" "$(((b1 - b0) / 1000000))" "$d"
 printf '%-28s %10s %10s\n' "... the whole run, real ms" "$((b1 / 1000000))" "$((e1 / 1000000))"
+# one 100 ms sleep while a goroutine computes, real ms (bare: 100; enrolled:
+# the lag bound, K = 10 after its 1 s floor, ends it)
+b0=$(ns_of "$T/gobench" busy 0) b1=$(ns_of "$T/gobench" busy 1)
+e0=$(ns_of "${E[@]}" "$T/gobench" busy 0) e1=$(ns_of "${E[@]}" "$T/gobench" busy 1)
+printf '%-28s %10s %10s\n' "Sleep(100ms), busy, real ms" "$(((b1 - b0) / 1000000))" "$(((e1 - e0) / 1000000))"
 
 printf '%-28s %16s %16s\n' "enroll, ms (median)" "off: wall/cpu" "on: wall/cpu"
 for what in true "python3 -c pass" "100 execs of /bin/true"; do

@@ -4,7 +4,9 @@
 // a context.WithTimeout(1ms) ("ctx": a timer, the runtime's epoll and
 // futex waits) or N runtime.GC() with GOMAXPROCS 4 ("gc": stopping the
 // world, whose 100 us futex polls of the other threads come while the run
-// is busy, docs/static.md). The bench
+// is busy, docs/static.md) or N 100 ms sleeps while another goroutine
+// computes ("busy": the run is never idle, so only the lag bound moves its
+// clock, docs/virtual-time.md). The bench
 // times it from outside: enrolled, the program's own clock is the run's.
 package main
 
@@ -24,6 +26,13 @@ func main() {
 	if os.Args[1] == "gc" {
 		runtime.GOMAXPROCS(4)
 	}
+	if os.Args[1] == "busy" && n > 0 {
+		go func() {
+			for {
+				sink++
+			}
+		}()
+	}
 	for i := 0; i < n; i++ {
 		switch os.Args[1] {
 		case "now":
@@ -36,6 +45,8 @@ func main() {
 			time.Sleep(2 * time.Second)
 		case "gc":
 			runtime.GC()
+		case "busy":
+			time.Sleep(100 * time.Millisecond)
 		case "ctx":
 			ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 			<-ctx.Done()
