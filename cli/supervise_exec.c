@@ -349,9 +349,9 @@ static int read_auxv(struct tracee *t, struct auxv *a)
 /*
  * The 16 bytes AT_RANDOM points at, from the process's seed: its own
  * stream (hm_stream_key's thread HM_STREAM_AT_RANDOM), so its getrandom
- * stream stays as it was. Go's runtime seeds its hash functions and its
- * fastrand from them (map iteration order, select's choice), musl and
- * glibc their stack canary and pointer guard; nothing has read them yet,
+ * stream stays as it was. Go's runtime seeds its hash functions from
+ * them (its fastrand too, but mixed with the TSC: docs/static.md), musl
+ * and glibc their stack canary and pointer guard; nothing has read them yet,
  * before the first instruction. A canary that the seed fixes is known to
  * whoever knows the seed: the run's own user, the one it protects against
  * only in the run's own processes.

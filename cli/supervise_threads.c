@@ -36,6 +36,14 @@ static struct sv_thread *entry(struct supervise *s, int tid)
 	return &s->threads[(unsigned)tid % SV_THREADS];
 }
 
+static void forget(struct sv_thread *t)
+{
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	t->pidfd = -1;
+	t->tid = 0;
+}
+
 struct sv_proc *sv_thread_get(struct supervise *s, int tid)
 {
 	struct sv_thread *t = entry(s, tid);
@@ -45,9 +53,7 @@ struct sv_proc *sv_thread_get(struct supervise *s, int tid)
 	/* the process was let go (an exec, its end) or its entry reused */
 	if (!t->p->pid || t->p->gen != t->gen ||
 	    syscall(SYS_pidfd_send_signal, t->pidfd, 0, NULL, 0) < 0) {
-		close(t->pidfd);
-		t->pidfd = -1;
-		t->tid = 0;
+		forget(t);
 		return NULL;
 	}
 	return t->p;
@@ -70,8 +76,7 @@ void sv_thread_put(struct supervise *s, const struct seccomp_notif *req, struct 
 		close(fd); /* it died meanwhile: the tid may be another's now */
 		return;
 	}
-	if (t->pidfd >= 0)
-		close(t->pidfd);
+	forget(t);
 	t->tid = (int)req->pid;
 	t->pidfd = fd;
 	t->p = p;
@@ -88,10 +93,6 @@ void sv_threads_init(struct supervise *s)
 
 void sv_threads_clear(struct supervise *s)
 {
-	for (int i = 0; i < SV_THREADS; i++) {
-		if (s->threads[i].pidfd >= 0)
-			close(s->threads[i].pidfd);
-		s->threads[i].tid = 0;
-		s->threads[i].pidfd = -1;
-	}
+	for (int i = 0; i < SV_THREADS; i++)
+		forget(&s->threads[i]);
 }

@@ -267,7 +267,7 @@ static ssize_t epoll_info(struct sv_proc *p, int fd, char *buf, size_t size)
  * the same set of sockets thousands of times a second). */
 static bool epoll_internal(struct supervise *s, struct sv_proc *p, int fd, char *why, size_t wsize)
 {
-	char buf[8192], copy[8192], *line, *save;
+	char buf[8192], *line, *save;
 	ssize_t n;
 	bool in = true;
 
@@ -278,7 +278,12 @@ static bool epoll_internal(struct supervise *s, struct sv_proc *p, int fd, char 
 		snprintf(why, wsize, "%s (as before)", p->epi_why);
 		return p->epi_internal;
 	}
-	memcpy(copy, buf, (size_t)n + 1);
+	/* kept before strtok_r cuts buf up; no copy: no cache */
+	free(p->epi_text);
+	if ((p->epi_text = malloc((size_t)n))) {
+		memcpy(p->epi_text, buf, (size_t)n);
+		p->epi_len = (size_t)n;
+	}
 	for (line = strtok_r(buf, "\n", &save); line && in; line = strtok_r(NULL, "\n", &save)) {
 		int tfd;
 
@@ -287,13 +292,8 @@ static bool epoll_internal(struct supervise *s, struct sv_proc *p, int fd, char 
 	}
 	if (in)
 		snprintf(why, wsize, "eventfds and the run's pipes");
-	free(p->epi_text);
-	if ((p->epi_text = malloc((size_t)n))) {
-		memcpy(p->epi_text, copy, (size_t)n);
-		p->epi_len = (size_t)n;
-		p->epi_internal = in;
-		snprintf(p->epi_why, sizeof(p->epi_why), "%s", why);
-	}
+	p->epi_internal = in;
+	snprintf(p->epi_why, sizeof(p->epi_why), "%s", why);
 	return in;
 }
 
@@ -875,15 +875,15 @@ void supervise_wait_drop(struct supervise *s, struct sv_proc *p)
 			sv_slot_end(s, s->waits_[i].slot);
 			wait_free(s, &s->waits_[i]);
 		}
-	if (p && p->ep_ours >= 0)
+	if (!p)
+		return;
+	if (p->ep_ours >= 0)
 		close(p->ep_ours);
-	if (p && p->pidfd >= 0)
+	if (p->pidfd >= 0)
 		close(p->pidfd);
-	if (p && p->epi_fd >= 0)
+	if (p->epi_fd >= 0)
 		close(p->epi_fd);
-	if (p) {
-		free(p->epi_text);
-		p->epi_text = NULL;
-		p->ep_ours = p->pidfd = p->epi_fd = -1;
-	}
+	free(p->epi_text);
+	p->epi_text = NULL;
+	p->ep_ours = p->pidfd = p->epi_fd = -1;
 }
