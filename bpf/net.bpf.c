@@ -21,6 +21,11 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define SOCK_STREAM 1
 #define SOCK_DGRAM 2
 
+/* The cookie of hermeticd's network namespace (SO_NETNS_COOKIE), set by
+ * the daemon before load; 0 when the kernel cannot say (before 5.14):
+ * then every socket is taken to be in it. */
+const volatile __u64 hm_daemon_netns = 0;
+
 /* Domains that follow DNS (docs/network.md). For a run with a resolver
  * (an hm_dns entry): DNS to any address, port 53, goes to the run's own
  * resolver in hermeticd instead, and the original destination is kept by
@@ -41,8 +46,15 @@ static __always_inline int hm_dns_redirect(struct bpf_sock_addr *ctx, __u64 cgid
 	__u64 cookie;
 	__u32 key = HM_NET_DNS_PORT_KEY(hm_is_v4_mapped(addr) ? 4 : 6, ctx->type, port);
 	__u16 to;
+	/* The resolvers listen on loopback of hermeticd's network namespace.
+	 * A socket of another one (a suite's own, `unshare -n`, a container)
+	 * that reaches a local address at one of their port numbers reaches
+	 * a socket of its own namespace, never a resolver: refusing it broke
+	 * a test server that happened to get that port. Nor can a redirect
+	 * lead there: such a run's DNS fails closed, below. */
+	int here = !hm_daemon_netns || bpf_get_netns_cookie(ctx) == hm_daemon_netns;
 
-	if (hm_is_local(addr) && bpf_map_lookup_elem(&hm_dns_ports, &key)) {
+	if (here && hm_is_local(addr) && bpf_map_lookup_elem(&hm_dns_ports, &key)) {
 		bpf_set_retval(-ECONNREFUSED);
 		return 0;
 	}
@@ -56,6 +68,14 @@ static __always_inline int hm_dns_redirect(struct bpf_sock_addr *ctx, __u64 cgid
 		hm_report(cgid, pol, addr, port, family, op, proto);
 	if (pol->flags & HM_NET_AUDIT)
 		return 1; /* audit: nothing is redirected */
+	if (!here) {
+		/* No resolver of hermeticd is reachable from this namespace:
+		 * refused as when the run's resolver is gone, and reported. */
+		if (!(pol->flags & HM_NET_DNS_NONE))
+			hm_report(cgid, pol, addr, port, family, op, proto);
+		bpf_set_retval(-ENETUNREACH);
+		return 0;
+	}
 	dns = bpf_map_lookup_elem(&hm_dns, &cgid);
 	if (!dns) {
 		if (!(pol->flags & HM_NET_DNS))

@@ -20,6 +20,7 @@
 #include "net_lsm.skel.h"
 #include "trace.skel.h"
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 /* Attach types newer than Debian 12's uapi headers (values from the
@@ -384,6 +385,26 @@ static void dns_reset(struct hmd_bpf *b)
 				break;
 }
 
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+/* The cookie of our network namespace, where the resolvers listen
+ * (net.bpf.c: hm_daemon_netns); 0 before 5.14, which has no way to ask. */
+static uint64_t own_netns_cookie(void)
+{
+	uint64_t cookie = 0;
+	socklen_t len = sizeof(cookie);
+	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0)
+		return 0;
+	if (getsockopt(s, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) < 0 || len != sizeof(cookie))
+		cookie = 0;
+	close(s);
+	return cookie;
+}
+
 int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool lsm_only,
 		 uint32_t ringbuf_size, const char *pin_dir, struct hmd_attach *att,
 		 int *ret_n_att)
@@ -441,6 +462,7 @@ int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool l
 	}
 	b->run_level = run_level;
 	b->net->rodata->hm_run_level = run_level;
+	b->net->rodata->hm_daemon_netns = own_netns_cookie();
 	b->net->rodata->hm_skb_task_helpers =
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SKB, BPF_FUNC_get_current_pid_tgid, NULL) ==
 			1 &&
