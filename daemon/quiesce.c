@@ -114,6 +114,35 @@ static int wake_signal(const struct hm_sched_tid *t)
 	return 0;
 }
 
+/* The kernel's count says no thread of the run is running (save those
+ * blocked on the supervisor, which the slots decide). */
+static bool idle_now(struct hmd_keeper *k, const struct kclock *c, uint32_t dom,
+		     struct hm_sched_dom *st)
+{
+	return hmd_sched_read(k->sched, dom, st) == 0 && st->cgid == c->cgid &&
+	       st->nrun <= st->nsuper && st->nsuper >= 0;
+}
+
+/* Still idle after the walk of the slots, as it was before: no wait of the
+ * run began or ended meanwhile (the page's activity count, which a thread
+ * bumps before it changes its slot), and the kernel's count agrees again.
+ * Without this, a thread woken out of a wait on the world (a recv from
+ * an --allow'ed host) just after the count was read, and out of it by the
+ * time the walk reached its slot, looked idle: the clock jumped to the
+ * next timer while it ran (an alarm(10) fired at once, 1 run in 100). A
+ * thread that wakes bumps the count of running threads before it can run,
+ * so either the second reading sees it running, or the activity count has
+ * moved. A quiet moment missed here comes back as the kernel's next quiet
+ * event or the tick. */
+static bool still_idle(struct hmd_keeper *k, const struct kclock *c, uint32_t dom,
+		       uint64_t activity)
+{
+	struct hm_sched_dom st;
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return idle_now(k, c, dom, &st) && LOAD(c->vc->activity) == activity;
+}
+
 /* The run of domain dom may be idle: act on it (lock held). */
 static void process(struct hmd_keeper *k, uint32_t dom)
 {
@@ -122,11 +151,13 @@ static void process(struct hmd_keeper *k, uint32_t dom)
 	struct hm_vclock *vc = c->vc;
 	struct hm_vslot *slots;
 	uint32_t hw;
+	uint64_t activity;
 
 	if (!c->used || hmd_clockpage_broken(vc))
 		return;
-	if (hmd_sched_read(k->sched, dom, &st) < 0 || st.cgid != c->cgid || st.nrun > st.nsuper ||
-	    st.nsuper < 0)
+	/* Read before the kernel's count: see still_idle(). */
+	activity = LOAD(vc->activity);
+	if (!idle_now(k, c, dom, &st))
 		return;
 	if (LOAD(vc->magic) != HM_VCLOCK_MAGIC)
 		return;
@@ -188,6 +219,8 @@ static void process(struct hmd_keeper *k, uint32_t dom)
 			c->woken[best] = 0;
 			continue;
 		}
+		if (!still_idle(k, c, dom, activity))
+			return;
 		/* A futex wait the supervisor holds ends when its word changes,
 		 * which only the supervisor sees, a moment later: ask it first
 		 * (woken := seq, a wake of the slot), and move the clock once it

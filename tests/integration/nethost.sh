@@ -64,7 +64,9 @@ def name(e):
 def main():
     mode = sys.argv[1]
     # Blocking sockets, no socket timeouts (a timed wait is the shim's to
-    # shorten); a real-time alarm stops a hang.
+    # shorten); an alarm stops a hang: enrolled, on the run's clock, which
+    # stands still while the probe waits on the test host (the run is busy
+    # with the world); the caller's timeout is the real-time bound.
     signal.signal(signal.SIGALRM, on_alarm)
     signal.alarm(10)
     t0 = real_ms()
