@@ -186,6 +186,35 @@ static __always_inline void shim_key(struct hm_trace_event *e, __u64 buf)
 		e->len = n - 1;
 }
 
+/* The shim's announcement (preload/init.c), and the supervisor's for an
+ * image it set up (cli/supervise_exec.c): prctl(PR_SET_NAME, its own
+ * name, HM_SHIM_HELLO_FLAGS, lineage key or 0), which renames the thread
+ * to the name it has. A rename is no syscall tracepoint: while only this
+ * group is attached, the syscalls of the machine take their fast path
+ * (docs/performance.md). Any other rename (exec's, a program's own) has
+ * other registers and is no announcement. */
+SEC("tp_btf/task_rename")
+int BPF_PROG(hm_rename)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+	struct hm_trace_event *e;
+	__u64 cgid;
+
+	if (outside())
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs || BPF_CORE_READ(regs, orig_ax) != 157 /* prctl */ ||
+	    BPF_CORE_READ(regs, di) != 15 /* PR_SET_NAME */ ||
+	    BPF_CORE_READ(regs, dx) != HM_SHIM_HELLO_FLAGS)
+		return 0;
+	if (enrolled(&cgid) && (e = event(cgid, HM_EV_SHIM))) {
+		shim_key(e, BPF_CORE_READ(regs, r10));
+		bpf_ringbuf_submit(e, 0);
+	}
+	return 0;
+}
+
 /* getrandom(buf, count, flags): the bytes it returned, up to the cap. */
 SEC("tracepoint/syscalls/sys_enter_getrandom")
 int hm_getrandom_enter(struct trace_event_raw_sys_enter *ctx)

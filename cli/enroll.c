@@ -162,6 +162,9 @@ static void create_run(struct enroll *e)
 		req.c.flags |= HM_RUN_CLOCK;
 	if (e->connlog_path)
 		req.c.flags |= HM_RUN_CONNLOG;
+	/* A journal keeps the kernel's whole view, as it always has. */
+	if (e->audit_syscalls || e->record)
+		req.c.flags |= HM_RUN_AUDIT_SYSCALLS;
 	req.c.n_allow = e->n_allow;
 	memcpy(req.a, e->allow, e->n_allow * sizeof(struct hm_allow));
 	/* The names follow the allow entries that are there, in the payload. */

@@ -113,6 +113,7 @@ struct enroll {
 	const char *report_path;
 	int report_fd;
 	const char *connlog_path; /* --connections FILE */
+	bool audit_syscalls; /* --audit-syscalls: the kernel counts time and entropy syscalls */
 	struct enroll_connlog connlog;
 	const char *fail_reason; /* hermetic_error.reason of a die() now, if not by status */
 	/* the journal kept, if any (record.c) */

@@ -76,6 +76,13 @@ static void usage(FILE *f)
 		"                          (docs/static.md); clock: the wall clock and\n"
 		"                          getrandom only, the monotonic clock and waits real;\n"
 		"                          off: the real ones ('waits' is the same as on)\n"
+		"  --audit-syscalls        count the time and entropy syscalls that reach the\n"
+		"                          kernel (raw ones that bypass the shim, those of\n"
+		"                          processes without it, /dev/urandom reads) in the\n"
+		"                          coverage line and --report (--record implies it:\n"
+		"                          the journal keeps them); while a run with it\n"
+		"                          lives, every syscall on the machine takes the\n"
+		"                          kernel's slow path (docs/performance.md)\n"
 		"\n"
 		"Record (hermetic replay feeds a journal back):\n"
 		"  --record[=DIR]          journal every value the shim hands out and the\n"
@@ -346,6 +353,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 	enum {
 		O_RECORD = 239, O_KEEP_PASSING, O_REPORT, O_JOURNAL_PER_SCOPE, O_CONFINE, O_SUPERVISE,
 		O_CONNECTIONS,
+		O_AUDIT_SYSCALLS,
 		O_NETWORK = 256, O_NO_LOOPBACK, O_NO_UNIX, O_ALLOW, O_NO_DAEMON, O_GRACE, O_SEED,
 		O_NOW, O_TICK, O_CLOCK, O_RNG, O_SPIN, O_LAG, O_ASLR,
 		/* boundary options (hm_boundary_set) from here on */
@@ -384,6 +392,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 		{ "journal-per-scope", no_argument, NULL, O_JOURNAL_PER_SCOPE },
 		{ "report", required_argument, NULL, O_REPORT },
 		{ "connections", required_argument, NULL, O_CONNECTIONS },
+		{ "audit-syscalls", no_argument, NULL, O_AUDIT_SYSCALLS },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -430,6 +439,9 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 			if (!*optarg)
 				bad_usage("--connections FILE: empty file name");
 			e->connlog_path = optarg;
+			break;
+		case O_AUDIT_SYSCALLS:
+			e->audit_syscalls = true;
 			break;
 		case O_NO_LOOPBACK:
 			e->cfg.loopback = false;

@@ -117,11 +117,16 @@ void enroll_print_audit(struct enroll *e)
 
 		memcpy(comm, p->comm, 16);
 		comm[16] = 0;
-		if (!p->shim) {
+		if (!p->shim && (e->audit_syscalls || e->record)) {
 			used += snprintf(line + used, sizeof(line) - used > 0 ? sizeof(line) - used : 0,
 					 "%s%s (pid %u, %u getrandom, %u clock syscalls)",
 					 used ? "; " : "", p->path[0] ? p->path : comm, p->pid,
 					 p->getrandom + p->random_reads, p->clock);
+		} else if (!p->shim) {
+			/* (its syscalls were not counted: --audit-syscalls) */
+			used += snprintf(line + used, sizeof(line) - used > 0 ? sizeof(line) - used : 0,
+					 "%s%s (pid %u)", used ? "; " : "", p->path[0] ? p->path : comm,
+					 p->pid);
 		} else {
 			bypass += calls;
 		}

@@ -356,6 +356,27 @@ static int read_auxv(struct tracee *t, struct auxv *a)
  * whoever knows the seed: the run's own user, the one it protects against
  * only in the run's own processes.
  */
+/* The kernel's view learns that the image is covered as it learns it of
+ * the shim's (bpf/trace.bpf.c, hm_rename): prctl(PR_SET_NAME, the name the
+ * thread has, HM_SHIM_HELLO_FLAGS). The name is written below the stack
+ * pointer, which at the exec stop is unused stack the kernel mapped. */
+static void announce(struct tracee *t)
+{
+	char path[64], name[16] = { 0 };
+	uint64_t at = (t->regs.rsp - 512) & ~15ULL;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", t->pid);
+	n = hm_read_file_at(AT_FDCWD, path, name, sizeof(name) - 1);
+	if (n <= 0)
+		return;
+	if (name[n - 1] == '\n')
+		name[n - 1] = 0;
+	if (poke(t, at, name, sizeof(name)) < 0)
+		return;
+	inject(t, SYS_prctl, PR_SET_NAME, (long)at, HM_SHIM_HELLO_FLAGS, 0, 0, 0);
+}
+
 static int seed_at_random(struct tracee *t, const struct sv_proc *p, uint64_t addr)
 {
 	uint8_t key[HM_CHACHA_KEY_SIZE], b[16];
@@ -574,7 +595,7 @@ static bool set_up(struct supervise *s, struct tracee *t)
 		inject(t, SYS_prctl, PR_SET_TIMERSLACK, HM_SCHED_SUPER_SLACK, 0, 0, 0, 0);
 	/* The kernel's view: covered, if both routes it needs are in place. */
 	if ((!clock || r == 0) && (rng || !s->rng))
-		inject(t, SYS_getrandom, 0, 0, HM_SHIM_HELLO_FLAGS, 0, 0, 0);
+		announce(t);
 	/* Ours is mapped (or not needed): the program never sees it. */
 	if (t->added >= 0)
 		inject(t, SYS_close, t->added, 0, 0, 0, 0, 0);

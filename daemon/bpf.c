@@ -32,8 +32,11 @@ struct hmd_bpf {
 	struct net_bpf *net;
 	struct net_lsm_bpf *lsm;
 	struct trace_bpf *trace;
-	struct bpf_link *lazy[24]; /* tracing programs, attached while runs exist */
-	int n_lazy;
+	/* Tracing programs, attached as needed: [HMD_TRACE_RUNS] (trace/sched)
+	 * while runs exist, [HMD_TRACE_SYSCALLS] (trace/syscalls and
+	 * trace/random-fds) while runs that count syscalls exist. */
+	struct bpf_link *lazy[2][16];
+	int n_lazy[2];
 	struct hmd_detacher dt; /* their detaching, off the main loop */
 	uint32_t run_level; /* every object's hm_run_level */
 	int trace_att; /* index of their first entry in the attach table */
@@ -224,6 +227,12 @@ static int ensure_tracefs(struct hmd_bpf *b)
  * kprobes nor trampolines, which could have narrowed them further). */
 static const char *const trace_groups[] = { "trace/sched", "trace/syscalls", "trace/random-fds" };
 
+static const char *lazy_note(int set)
+{
+	return set == HMD_TRACE_RUNS ? "attached while runs exist and for 10 s after the last"
+				     : "attached while runs with --audit-syscalls exist and for 10 s after the last";
+}
+
 static void load_trace(struct hmd_bpf *b, struct hmd_attach *att, int *n)
 {
 	struct trace_bpf *s;
@@ -256,105 +265,127 @@ static void load_trace(struct hmd_bpf *b, struct hmd_attach *att, int *n)
 	}
 	b->trace = s;
 	for (size_t g = 0; g < ARRAY_SIZE(trace_groups); g++)
-		note(&att[(*n)++], trace_groups[g], false, EAGAIN, "attached while runs exist and for 10 s after the last");
+		note(&att[(*n)++], trace_groups[g], false, EAGAIN,
+		     lazy_note(g ? HMD_TRACE_SYSCALLS : HMD_TRACE_RUNS));
 }
 
-int hmd_bpf_trace_lazy(struct hmd_bpf *b, bool on)
+/* The programs of trace group g (trace_groups), NULL-terminated. */
+static void group_progs(struct trace_bpf *s, size_t g, struct bpf_program *out[8])
 {
-	struct trace_bpf *s = b->trace;
-	int err = 0;
-
-	if (!s || on == (b->n_lazy > 0))
-		return 0;
-	/* Never twice at once: the last detach is done first. */
-	hmd_detach_wait(&b->dt);
 	struct bpf_program *groups[3][8] = {
-		{ s->progs.hm_exec, s->progs.hm_fork, s->progs.hm_exit },
+		{ s->progs.hm_exec, s->progs.hm_fork, s->progs.hm_exit, s->progs.hm_rename },
 		{ s->progs.hm_getrandom_enter, s->progs.hm_getrandom_exit, s->progs.hm_clock_gettime,
 		  s->progs.hm_gettimeofday, s->progs.hm_time, s->progs.hm_clock_nanosleep,
 		  s->progs.hm_nanosleep },
 		{ s->progs.hm_openat_enter, s->progs.hm_openat_exit, s->progs.hm_read_enter,
 		  s->progs.hm_read_exit, s->progs.hm_close_enter },
 	};
-	for (size_t g = 0; g < 3; g++) {
-		int gerr = 0;
 
-		for (int i = 0; on && i < 8 && groups[g][i] && !gerr; i++) {
-			struct bpf_link *l;
-			bool upgraded;
+	memcpy(out, groups[g], sizeof(groups[g]));
+}
 
-			if (b->n_lazy == (int)ARRAY_SIZE(b->lazy)) {
-				gerr = -ENOSPC;
-				break;
-			}
-			/* Pinned too: while a run lives, its kernel events go on
-			 * being counted (and kept on the ring) with no daemon. */
-			l = hmd_pin_link_adopt(b->pin_dir, groups[g][i], 0, &upgraded);
-			if (!l && (l = bpf_program__attach(groups[g][i])) &&
-			    hmd_pin_link(b->pin_dir, groups[g][i], l) < 0)
-				hmd_warn("Failed to pin the link of %s: %s",
-					 bpf_program__name(groups[g][i]), strerror(errno));
-			if (!l)
-				gerr = -errno;
-			else
-				b->lazy[b->n_lazy++] = l;
-		}
-		note(&b->att[b->trace_att + g], trace_groups[g], false,
-		     on && !gerr ? 0 : gerr ? -gerr : EAGAIN,
-		     gerr ? strerror(-gerr) : "attached while runs exist and for 10 s after the last");
+/* Attach one group's programs into set (pinned too: while a run lives, its
+ * kernel events go on being counted, and kept on the ring, with no daemon). */
+static int attach_group(struct hmd_bpf *b, int set, size_t g)
+{
+	struct bpf_program *progs[8];
+
+	group_progs(b->trace, g, progs);
+	for (int i = 0; i < 8 && progs[i]; i++) {
+		struct bpf_link *l;
+		bool upgraded;
+
+		if (b->n_lazy[set] == (int)ARRAY_SIZE(b->lazy[set]))
+			return -ENOSPC;
+		l = hmd_pin_link_adopt(b->pin_dir, progs[i], 0, &upgraded);
+		if (!l && (l = bpf_program__attach(progs[i])) &&
+		    hmd_pin_link(b->pin_dir, progs[i], l) < 0)
+			hmd_warn("Failed to pin the link of %s: %s", bpf_program__name(progs[i]),
+				 strerror(errno));
+		if (!l)
+			return -errno;
+		b->lazy[set][b->n_lazy[set]++] = l;
+	}
+	return 0;
+}
+
+int hmd_bpf_trace_lazy(struct hmd_bpf *b, int set, bool on)
+{
+	struct trace_bpf *s = b->trace;
+	size_t g0 = set == HMD_TRACE_RUNS ? 0 : 1, g1 = set == HMD_TRACE_RUNS ? 1 : 3;
+	struct bpf_link *drop[HMD_DETACH_MAX];
+	int err = 0, n = 0;
+
+	if (!s || on == (b->n_lazy[set] > 0))
+		return 0;
+	/* Never twice at once: the last detach is done first. */
+	hmd_detach_wait(&b->dt);
+	for (size_t g = g0; on && g < g1; g++) {
+		int gerr = attach_group(b, set, g);
+
+		note(&b->att[b->trace_att + g], trace_groups[g], false, gerr ? -gerr : 0,
+		     gerr ? strerror(-gerr) : lazy_note(set));
 		if (gerr)
 			err = gerr;
 	}
-	if (!on) {
-		struct bpf_link *drop[HMD_DETACH_MAX];
-		int n = 0;
+	if (on)
+		return err;
+	for (size_t g = g0; g < g1; g++)
+		note(&b->att[b->trace_att + g], trace_groups[g], false, EAGAIN, lazy_note(set));
+	/* Ours, unpinned now (so that the walk below finds only those of a
+	 * daemon before us) and destroyed by a thread (detach.c). */
+	while (b->n_lazy[set] && n < HMD_DETACH_MAX) {
+		struct bpf_link *l = b->lazy[set][--b->n_lazy[set]];
 
-		/* Ours, unpinned now (so that the walk below finds only those
-		 * of a daemon before us) and destroyed by a thread (detach.c). */
-		while (b->n_lazy && n < HMD_DETACH_MAX) {
-			struct bpf_link *l = b->lazy[--b->n_lazy];
-
-			if (bpf_link__pin_path(l) && bpf_link__unpin(l) && errno != ENOENT)
-				hmd_warn("Failed to unpin link: %s", strerror(errno));
-			drop[n++] = l;
-		}
-		/* Links a daemon before us pinned and we never took (it died
-		 * with runs that since ended): detach them too. */
-		for (size_t g = 0; g < 3; g++)
-			for (int i = 0; i < 8 && groups[g][i]; i++) {
-				bool upgraded;
-				struct bpf_link *l =
-					hmd_pin_link_adopt(b->pin_dir, groups[g][i], 0, &upgraded);
-
-				if (l && n < HMD_DETACH_MAX)
-					drop[n++] = l;
-				else
-					hmd_pin_link_drop(l, true);
-			}
-		/* Descriptors opened meanwhile are unknown then: the map is
-		 * emptied once the programs are gone. */
-		hmd_detach_async(&b->dt, drop, n, bpf_map__fd(s->maps.hm_random_fds));
+		if (bpf_link__pin_path(l) && bpf_link__unpin(l) && errno != ENOENT)
+			hmd_warn("Failed to unpin link: %s", strerror(errno));
+		drop[n++] = l;
 	}
-	return err;
+	/* Links a daemon before us pinned and we never took (it died with
+	 * runs that since ended): detach them too. */
+	for (size_t g = g0; g < g1; g++) {
+		struct bpf_program *progs[8];
+
+		group_progs(s, g, progs);
+		for (int i = 0; i < 8 && progs[i]; i++) {
+			bool upgraded;
+			struct bpf_link *l = hmd_pin_link_adopt(b->pin_dir, progs[i], 0, &upgraded);
+
+			if (l && n < HMD_DETACH_MAX)
+				drop[n++] = l;
+			else
+				hmd_pin_link_drop(l, true);
+		}
+	}
+	/* Descriptors opened meanwhile are unknown then: the map is emptied
+	 * once the programs that fill it are gone. */
+	hmd_detach_async(&b->dt, drop, n,
+			 set == HMD_TRACE_SYSCALLS ? bpf_map__fd(s->maps.hm_random_fds) : -1);
+	return 0;
 }
 
-/* At start-up with no run to adopt: detach only the links a daemon before
- * us left pinned (none, mostly), instead of attaching every program to
- * detach it again, which would cost two rounds of RCU grace periods. */
-void hmd_bpf_trace_forget(struct hmd_bpf *b)
+/* At start-up with no run of the set to adopt: detach only the links a
+ * daemon before us left pinned (none, mostly), instead of attaching every
+ * program to detach it again, which would cost two rounds of RCU grace
+ * periods. */
+void hmd_bpf_trace_forget(struct hmd_bpf *b, int set)
 {
 	struct trace_bpf *s = b->trace;
-	struct bpf_program *p;
 
-	if (!s)
+	if (!s || b->n_lazy[set])
 		return;
-	bpf_object__for_each_program(p, s->obj) {
-		bool upgraded;
+	for (size_t g = set == HMD_TRACE_RUNS ? 0 : 1; g < (set == HMD_TRACE_RUNS ? 1u : 3u); g++) {
+		struct bpf_program *progs[8];
 
-		hmd_pin_link_drop(hmd_pin_link_adopt(b->pin_dir, p, 0, &upgraded), true);
+		group_progs(s, g, progs);
+		for (int i = 0; i < 8 && progs[i]; i++) {
+			bool upgraded;
+
+			hmd_pin_link_drop(hmd_pin_link_adopt(b->pin_dir, progs[i], 0, &upgraded), true);
+		}
 	}
 	/* Descriptors a daemon before us saw opened: unknown now. */
-	{
+	if (set == HMD_TRACE_SYSCALLS) {
 		int fd = bpf_map__fd(s->maps.hm_random_fds);
 		uint64_t key;
 
@@ -533,8 +564,9 @@ void hmd_bpf_unload(struct hmd_bpf *b, bool keep)
 		return;
 	hmd_detach_wait(&b->dt);
 	ring_buffer__free(b->rb);
-	while (b->n_lazy)
-		hmd_pin_link_drop(b->lazy[--b->n_lazy], !keep);
+	for (int set = 0; set < 2; set++)
+		while (b->n_lazy[set])
+			hmd_pin_link_drop(b->lazy[set][--b->n_lazy[set]], !keep);
 	for (int i = 0; i < b->n_links; i++)
 		hmd_pin_link_drop(b->links[i], !keep);
 	if (!keep) {

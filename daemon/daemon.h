@@ -202,9 +202,16 @@ void hmd_bpf_clear_policy(struct hmd_bpf *b, uint64_t cgid, const struct hm_allo
 uint64_t hmd_bpf_refused(struct hmd_bpf *b, uint64_t cgid);
 uint64_t hmd_bpf_dropped(struct hmd_bpf *b, uint64_t cgid);
 int hmd_bpf_open_events(struct hmd_bpf *b, void *ctx);
-/* Attach (on) or detach the tracing programs on hot syscalls. */
-int hmd_bpf_trace_lazy(struct hmd_bpf *b, bool on);
-void hmd_bpf_trace_forget(struct hmd_bpf *b);
+/* Attach (on) or detach a set of tracing programs: the process lifecycle
+ * and the shim's announcement while runs exist, the syscall tracepoints
+ * (which put every syscall of the machine on its slow path) only while
+ * runs that count syscalls exist (docs/performance.md). */
+#define HMD_TRACE_RUNS 0
+#define HMD_TRACE_SYSCALLS 1
+int hmd_bpf_trace_lazy(struct hmd_bpf *b, int set, bool on);
+/* At start-up: detach the links of set a daemon before us left pinned,
+ * when no run it left needs them. */
+void hmd_bpf_trace_forget(struct hmd_bpf *b, int set);
 int hmd_bpf_events_fd(struct hmd_bpf *b);
 /* Drain the ring buffer; calls hmd_runs_event() for each event. */
 int hmd_bpf_drain(struct hmd_bpf *b);
@@ -370,6 +377,8 @@ void hmd_runs_end(struct hmd *d, struct hmd_run *r, bool keep);
 /* Called when a watched cgroup.events changed, and periodically. */
 void hmd_runs_reap(struct hmd *d);
 void hmd_runs_event(struct hmd *d, const void *data, size_t size);
+/* How many runs count syscalls (HM_RUN_AUDIT_SYSCALLS). */
+int hmd_runs_audit_syscalls(const struct hmd *d);
 void hmd_runs_audit(struct hmd *d, struct hmd_run *r, struct hm_audit *out);
 /* At a stop: runs that are not ending are left running (keep_running:
  * enforced through the pins) for the next daemon; returns how many were
@@ -556,6 +565,7 @@ struct hmd {
 	bool reap_due; /* a run began ending: reap after this batch */
 	uint64_t started_ns;
 	uint64_t idle_since_ns; /* when the last run went away */
+	uint64_t sys_idle_since_ns; /* when the last run with HM_RUN_AUDIT_SYSCALLS did */
 	/* Kernel streams of recorded runs: per-run and global memory caps. */
 	uint64_t kstream_max;
 	uint64_t kstream_total_max;

@@ -455,10 +455,14 @@ int main(int argc, char **argv)
 		hmd_log("adopted %d run%s of a hermeticd before this one", r, r == 1 ? "" : "s");
 	/* Their kernel events (pinned tracing links), or none left over. */
 	if (d.n_runs)
-		hmd_bpf_trace_lazy(d.bpf, true);
+		hmd_bpf_trace_lazy(d.bpf, HMD_TRACE_RUNS, true);
 	else
-		hmd_bpf_trace_forget(d.bpf);
-	d.idle_since_ns = hm_now_ns();
+		hmd_bpf_trace_forget(d.bpf, HMD_TRACE_RUNS);
+	if (hmd_runs_audit_syscalls(&d))
+		hmd_bpf_trace_lazy(d.bpf, HMD_TRACE_SYSCALLS, true);
+	else
+		hmd_bpf_trace_forget(d.bpf, HMD_TRACE_SYSCALLS);
+	d.idle_since_ns = d.sys_idle_since_ns = hm_now_ns();
 	/* A store that cannot be used is no reason to refuse runs: store
 	 * requests answer with the reason, and it is logged once here. */
 	r = hmd_store_open(&d.store);
@@ -557,7 +561,10 @@ int main(int argc, char **argv)
 				 * the scheduler programs once no run has had a
 				 * clock for as long (sched.c). */
 				if (!d.n_runs && hm_now_ns() - d.idle_since_ns > 10000000000ULL)
-					hmd_bpf_trace_lazy(d.bpf, false);
+					hmd_bpf_trace_lazy(d.bpf, HMD_TRACE_RUNS, false);
+				if (!hmd_runs_audit_syscalls(&d) &&
+				    hm_now_ns() - d.sys_idle_since_ns > 10000000000ULL)
+					hmd_bpf_trace_lazy(d.bpf, HMD_TRACE_SYSCALLS, false);
 				if (d.keeper)
 					hmd_keeper_idle(d.keeper);
 				break;

@@ -37,7 +37,8 @@ static int fixed(const void *p, uint32_t len, void *dst, size_t need, const char
 }
 
 #define RUN_FLAGS (HM_RUN_NET_ENFORCE | HM_RUN_NET_LOOPBACK | HM_RUN_NET_UNIX | HM_RUN_RECORD | \
-		   HM_RUN_CLOCK | HM_RUN_UNCONFINED | HM_RUN_NET_AUDIT | HM_RUN_CONNLOG)
+		   HM_RUN_CLOCK | HM_RUN_UNCONFINED | HM_RUN_NET_AUDIT | HM_RUN_CONNLOG | \
+		   HM_RUN_AUDIT_SYSCALLS)
 
 static int decode_create(const void *p, uint32_t len, struct hmd_req *r, char *why, size_t ws)
 {

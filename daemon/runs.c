@@ -194,7 +194,9 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 	r->next = d->runs;
 	d->runs = r;
 	d->n_runs++;
-	hmd_bpf_trace_lazy(d->bpf, true);
+	hmd_bpf_trace_lazy(d->bpf, HMD_TRACE_RUNS, true);
+	if (r->flags & HM_RUN_AUDIT_SYSCALLS)
+		hmd_bpf_trace_lazy(d->bpf, HMD_TRACE_SYSCALLS, true);
 	hmd_debug("run %" PRIu64 " created for uid %u: %s (cgroup id %" PRIu64 ")", r->id, uid,
 		  r->label, r->cgid);
 	*ret = r;
@@ -366,6 +368,8 @@ static void run_free(struct hmd *d, struct hmd_run *run)
 	d->n_runs--;
 	if (!d->n_runs)
 		d->idle_since_ns = hm_now_ns();
+	if ((run->flags & HM_RUN_AUDIT_SYSCALLS) && !hmd_runs_audit_syscalls(d))
+		d->sys_idle_since_ns = hm_now_ns();
 	if (run->events_fd >= 0) {
 		epoll_ctl(d->epfd, EPOLL_CTL_DEL, run->events_fd, NULL);
 		close(run->events_fd);
@@ -428,6 +432,15 @@ static bool same_kind(const struct hm_refusal *a, const struct hm_net_event *e)
 {
 	return a->port == e->port && a->family == e->family && a->op == e->op &&
 	       !memcmp(a->addr, e->addr, 16) && !strncmp(a->comm, e->comm, sizeof(a->comm));
+}
+
+int hmd_runs_audit_syscalls(const struct hmd *d)
+{
+	int n = 0;
+
+	for (const struct hmd_run *r = d->runs; r; r = r->next)
+		n += !!(r->flags & HM_RUN_AUDIT_SYSCALLS);
+	return n;
 }
 
 void hmd_runs_audit(struct hmd *d, struct hmd_run *r, struct hm_audit *out)

@@ -99,6 +99,7 @@ struct hm_hello {
 #define HM_RUN_UNCONFINED 0x20u /* enroll --confine off: for status, nothing enforced */
 #define HM_RUN_NET_AUDIT 0x40u /* --network audit: with ENFORCE, report and let through */
 #define HM_RUN_CONNLOG 0x400u /* enroll --connections: keep every connection attempt (RUN_CONNS) */
+#define HM_RUN_AUDIT_SYSCALLS 0x800u /* enroll --audit-syscalls: attach the syscall tracers */
 
 /* One --allow destination, already resolved by the client. */
 struct hm_allow {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/types.h>
+#include <sys/prctl.h>
 #include "shim.h"
 #include "config.h"
 #include "hermetic/trace.h"
@@ -241,13 +242,17 @@ __attribute__((constructor)) static void hm_constructor(void)
 		void *volatile p = malloc(1); /* volatile: the compiler may not elide it */
 
 		free(p);
-		/* Then announce this image to the kernel's view (bpf/trace.bpf.c):
-		 * a getrandom with flags that cannot succeed, no effect of its own.
-		 * The kernel counts what the image does from here on. The buffer
-		 * argument names the process's lineage key, which the kernel's
-		 * view reads for enroll --connections (never written: the flags
-		 * fail first). */
-		hm_sys(SYS_getrandom, hm.lineage, 0, HM_SHIM_HELLO_FLAGS);
+		/* Then announce this image to the kernel's view (bpf/trace.bpf.c,
+		 * hm_rename): the thread renamed to the name it has, with
+		 * HM_SHIM_HELLO_FLAGS and the process's lineage key (which the
+		 * kernel's view reads for enroll --connections) in arguments
+		 * PR_SET_NAME ignores. No effect of its own; the kernel counts
+		 * what the image does from here on. */
+		char name[16];
+
+		if (hm_sys6(SYS_prctl, PR_GET_NAME, (long)name, 0, 0, 0, 0) == 0)
+			hm_sys6(SYS_prctl, PR_SET_NAME, (long)name, HM_SHIM_HELLO_FLAGS,
+				(long)hm.lineage, 0, 0);
 	}
 	errno = saved;
 }

@@ -6,9 +6,11 @@
 # switches), timed
 #   - with no hermeticd at all (the anchor: nothing attached),
 #   - while a run with the defaults is alive (virtual clock: the scheduler
-#     programs; the kernel's view: fork/exec/exit and syscall tracers),
+#     programs; the kernel's view: fork/exec/exit and the announcement),
 #   - while a run with --clock off --rng off is alive (no scheduler
 #     programs attached),
+#   - while a run with --audit-syscalls is alive (the syscall tracepoints
+#     too, which put every syscall of the machine on the slow path),
 # in interleaved repetitions (A B C A B C ...) so that the other load on the
 # machine hits all alike; medians and minima of BENCH_SCHED_REPS (default 9)
 # repetitions of BENCH_SCHED_ITERS (default 50000) round trips. Each
@@ -99,8 +101,8 @@ release() {
 	echo >"$T/hold"
 	wait "$RUN"
 }
-: >"$T/none" && : >"$T/def" && : >"$T/off"
-: >"$T/none1" && : >"$T/def1" && : >"$T/off1"
+: >"$T/none" && : >"$T/def" && : >"$T/off" && : >"$T/sys"
+: >"$T/none1" && : >"$T/def1" && : >"$T/off1" && : >"$T/sys1"
 # pp STATE: one timing of each kind into $T/STATE and $T/STATE1
 pp() {
 	"$T/pingpong" "$ITERS" >>"$T/$1"
@@ -118,6 +120,11 @@ for ((i = 0; i < REPS; i++)); do
 	start_daemon || exit 1
 	alive --clock off --rng off
 	pp off
+	release
+	stop_daemon
+	start_daemon || exit 1
+	alive --audit-syscalls
+	pp sys
 	release
 	stop_daemon
 done
@@ -138,6 +145,7 @@ for suffix, col, what in (("", 0, "free to run on any CPU, wall time"),
     row("no hermeticd (anchor)", none)
     row("a run alive (defaults: clock, tracing)", load("def" + suffix, col))
     row("a run alive (--clock off --rng off)", load("off" + suffix, col))
+    row("a run alive (--audit-syscalls)", load("sys" + suffix, col))
 print("  (target: a run alive within 1 % of the anchor)")
 # issue 18's row: pinned to one CPU, the CPU time of the two (the figure
 # least moved by whatever else the machine runs)

@@ -1,5 +1,7 @@
-# The kernel's view: processes that ran without the shim and raw
-# time/entropy syscalls are named in enroll's coverage line.
+# The kernel's view: processes that ran without the shim and, with
+# --audit-syscalls, raw time/entropy syscalls are named in enroll's
+# coverage line. Without --audit-syscalls no syscall tracepoint is attached
+# (each one puts every syscall of the machine on the kernel's slow path).
 source "$(dirname "$0")/../lib.sh"
 need_root audit || exit 0
 start_daemon || { fail "daemon starts" "see above"; exit 1; }
@@ -31,7 +33,47 @@ if ! go_static "$T/go" "$T/go/gorand"; then
 	exit 1
 fi
 
+# hm_* programs of this test's daemon attached to syscall tracepoints (perf
+# event links), and to task_rename (the shim's announcement).
+links() { bpftool -j link show 2>/dev/null | "$PY" -c '
+import json, subprocess, sys
+names = {p["id"]: p.get("name", "") for p in json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True).stdout or "[]")}
+ls = json.load(sys.stdin)
+sysc = sorted(names.get(l["prog_id"], "") for l in ls if l.get("type") == "perf_event" and names.get(l["prog_id"], "").startswith("hm_"))
+ren = [l for l in ls if l.get("tp_name") == "task_rename" and names.get(l["prog_id"], "") == "hm_rename"]
+print(len(sysc), len(ren))'; }
+PY=${PY:-python3}
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+"$HERMETIC" enroll --seed 1 -- sleep 3 >/dev/null 2>&1 &
+runp=$!
+sleep 1.5
+l_default=$(links)
+wait $runp
+"$HERMETIC" enroll --seed 1 --audit-syscalls -- sleep 3 >/dev/null 2>&1 &
+runp=$!
+sleep 1.5
+l_audit=$(links)
+wait $runp
+if [ "$l_default" = "0 1" ]; then
+	pass "a run without --audit-syscalls: no syscall tracepoint attached, the announcement's rename one is"
+else
+	fail "a run without --audit-syscalls: no syscall tracepoint attached, the announcement's rename one is" \
+		"syscall links, rename links: [$l_default]"
+fi
+if [[ $l_audit == 1[0-9]" 1" ]]; then
+	pass "a run with --audit-syscalls: the syscall tracepoints are attached"
+else
+	fail "a run with --audit-syscalls: the syscall tracepoints are attached" "syscall links, rename links: [$l_audit]"
+fi
+
 "$HERMETIC" enroll --seed 1 --supervise off -- "$T/go/gorand" >"$T/out" 2>"$T/err"
+if grep -q "coverage: 1 of 1 process ran without the shim: $T/go/gorand (pid [0-9]*)\$" "$T/err"; then
+	pass "static Go binary is named as running without the shim (no counts without --audit-syscalls)"
+else
+	fail "static Go binary is named as running without the shim (no counts without --audit-syscalls)" "$(tr '\n' '|' <"$T/err")"
+fi
+
+"$HERMETIC" enroll --seed 1 --supervise off --audit-syscalls -- "$T/go/gorand" >"$T/out" 2>"$T/err"
 if grep -q "coverage: 1 of 1 process ran without the shim: $T/go/gorand (pid [0-9]*, [1-9][0-9]* getrandom" "$T/err"; then
 	pass "static Go binary is named as running without the shim, with its getrandom calls"
 else
@@ -61,7 +103,7 @@ cat >"$T/raw.c" <<'C'
 int main(void) { char b[8]; long r = 0; __asm__ volatile("syscall" : "=a"(r) : "0"(SYS_getrandom), "D"(b), "S"(8), "d"(0) : "rcx", "r11", "memory"); return r == 8 ? 0 : 1; }
 C
 cc -O2 -o "$T/raw" "$T/raw.c"
-"$HERMETIC" enroll --seed 1 -- "$T/raw" 2>"$T/err"
+"$HERMETIC" enroll --seed 1 --audit-syscalls -- "$T/raw" 2>"$T/err"
 if grep -q "coverage: 1 raw time/entropy syscall bypassed the shim" "$T/err"; then
 	pass "inline-asm getrandom is reported as bypassing the shim"
 else
