@@ -67,6 +67,10 @@ static int decode_create(const void *p, uint32_t len, struct hmd_req *r, char *w
 	}
 	if (c->flags & ~RUN_FLAGS)
 		return bad(why, ws, EINVAL, "unknown run flags 0x%x", c->flags & ~RUN_FLAGS);
+	/* A recorded run's KSTREAM is the kernel's whole view: it needs the
+	 * syscall tracepoints whatever the client asked for. */
+	if (c->flags & HM_RUN_RECORD)
+		c->flags |= HM_RUN_AUDIT_SYSCALLS;
 	c->label[sizeof(c->label) - 1] = 0;
 	memcpy(r->create.allow, (const char *)p + sizeof(*c), c->n_allow * sizeof(struct hm_allow));
 	return 0;
