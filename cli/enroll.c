@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "isolate.h"
 #include "enroll.h"
+#include "phases.h"
 #include "record.h"
 
 #define KILL_WAIT_MS 5000
@@ -381,6 +382,7 @@ int enroll_run(struct enroll *e)
 		       "  network traffic, and static binaries and raw syscalls are not seen");
 	else
 		create_run(e);
+	cli_phase("create");
 	/* From here on the run exists: a daemon that goes away must not take
 	 * this process (and the command's exit status) with it. */
 	cli_soft_errors = true;
@@ -388,6 +390,7 @@ int enroll_run(struct enroll *e)
 	boundary_setup(&e->bnd, e->argv);
 	export_env(e);
 	boundary_print(&e->bnd);
+	cli_phase("setup");
 	if (!e->cfg.seed_set && !e->quiet_seed) {
 		char now[64];
 
@@ -421,8 +424,10 @@ int enroll_run(struct enroll *e)
 	enroll_launch(e, &oldmask);
 	e->bnd.started = true;
 	boundary_leave(&e->bnd);
+	cli_phase("launch");
 	while (!e->child_done)
 		wait_events(e, sfd, -1);
+	cli_phase("command");
 	code = status_code(e->child_status);
 	keep = e->bnd.opt.stragglers == HM_STRAGGLERS_KEEP;
 
@@ -454,12 +459,14 @@ int enroll_run(struct enroll *e)
 			       "run when they are gone",
 			       e->run.run_id);
 	}
+	cli_phase("settle");
 	reap(e);
 	/* Only a provably empty run lets its root go. */
 	empty = !kept && !run_populated(e);
 	if (empty)
 		reap_dying(e, sfd);
 	supervise_finish(&e->sv);
+	cli_phase("reap");
 	e->wall_ns = hm_now_ns() - e->started_mono;
 
 	/* A daemon that went away during the run: wait for the next one. */
@@ -471,6 +478,7 @@ int enroll_run(struct enroll *e)
 		enroll_fetch_audit(e);
 		enroll_print_audit(e);
 	}
+	cli_phase("audit");
 	connlog_finish(e, daemon);
 	cli_vclock_dns(e);
 	enroll_daemon_note(e, &note);
@@ -496,6 +504,7 @@ int enroll_run(struct enroll *e)
 	 * last reference to its file (and the kernel's truncation of its
 	 * pages) is not ours to wait for. */
 	cli_vclock_finish(e);
+	cli_phase("journal+clock");
 	if (daemon) {
 		struct hm_run_end end = { .run_id = e->run.run_id,
 					  .flags = kept ? HM_END_KEEP : 0 };
@@ -505,9 +514,11 @@ int enroll_run(struct enroll *e)
 			     NULL, &msg) < 0)
 			warnx_("hermeticd could not end the run: %s", msg);
 	}
+	cli_phase("end");
 	boundary_finish(&e->bnd, empty);
 	if (e->rec)
 		record_cleanup(e);
+	cli_phase("teardown");
 	close(sfd);
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	enroll_build_repro(e);
@@ -519,6 +530,7 @@ int enroll_run(struct enroll *e)
 		warnx_("command exited with status %d; reproduce with:\n  %s", code,
 		       e->repro ? e->repro : "(out of memory)");
 	enroll_json_write(e, code);
+	cli_phases_print();
 	return code;
 }
 
@@ -527,6 +539,8 @@ int cmd_enroll(int argc, char **argv)
 	static struct enroll e;
 
 	program_name = "hermetic";
+	cli_phase(NULL);
 	enroll_parse(&e, argc, argv, "hermetic enroll");
+	cli_phase("parse");
 	return enroll_run(&e);
 }

@@ -26,6 +26,7 @@
 #include "cli.h"
 #include "enroll.h"
 #include "supervise.h"
+#include "phases.h"
 
 /* What the child reports on its error pipe before it gives up. */
 enum { LAUNCH_EXEC = 1, LAUNCH_ADOPT = 2, LAUNCH_CONFINE = 3 };
@@ -222,10 +223,15 @@ static ssize_t wait_exec(struct enroll *e, int fd, struct launch_err *le)
 				continue;
 			die(EXIT_INTERNAL, "poll: %s", strerror(errno));
 		}
-		if (p[1].revents)
+		if (p[1].revents) {
+			cli_phase("child-confined");
 			supervise_recv_listener(&e->sv);
-		if (p[2].revents & POLLIN)
+		}
+		if (p[2].revents & POLLIN) {
+			cli_phase("to-exec");
 			supervise_notify(&e->sv);
+			cli_phase("exec-answered");
+		}
 		else if (p[2].revents)
 			supervise_gone(&e->sv);
 		if (p[0].revents)
@@ -249,12 +255,14 @@ void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 		die(EXIT_INTERNAL, "cannot confine the run: %s", e->conf.refuse);
 	if (e->conf.on && e->conf.root && !e->no_daemon && e->cfg.clock_virtual)
 		hide_clock_dir(e);
+	cli_phase("confine-prep");
 	/* Waits are virtual where hermeticd's keeper moves the clock, unless
 	 * --supervise clock keeps them real (docs/static.md). */
 	supervise_prepare(&e->sv, supervise_wanted(e), e->cfg.seed, e->cfg.clock_virtual,
 			  e->cfg.rng, e->page_fd,
 			  enroll_find_lib("libhermetic-vdso.so", vdso, sizeof(vdso)) == 0 ? vdso : NULL,
 			  e->vc, !e->supervise_nowaits && !e->no_daemon, e->cfg.tick_ns);
+	cli_phase("supervise-prep");
 	e->child = -1;
 	if (!e->no_daemon) {
 		/* Preferred: the child is born inside the run's cgroup. This needs
@@ -290,6 +298,7 @@ void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 			child_exec(e, oldmask, !e->no_daemon, errp[1]);
 	}
 	close(errp[1]);
+	cli_phase("fork");
 	supervise_parent(&e->sv);
 	n = wait_exec(e, errp[0], &le);
 	close(errp[0]);

@@ -235,6 +235,24 @@ print("  containment (defaults vs --confine off):           mean %6.2f ms  media
 print("  added by unshare -rn:                              mean %6.2f ms  median %6.2f ms" % (m5 - m0, d5 - d0))
 print("  added by bwrap:                                    mean %6.2f ms  median %6.2f ms" % (m6 - m0, d6 - d0))
 ' "$m0" "$d0" "$m1" "$d1" "$m3" "$d3" "$m4" "$d4" "$m5" "$d5" "$m6" "$d6"
+# Where enroll's own time goes (HERMETIC_DEBUG=phases, cli/phases.c): the
+# median of each step over the runs, in the order enroll takes them.
+for ((i = 0; i < 30; i++)); do
+	HERMETIC_DEBUG=phases "$HERMETIC" enroll -- "$TRUE" 2>&1 >/dev/null | grep '^hermetic: phases'
+done | "$PY" -c '
+import sys, statistics
+steps = {}
+for line in sys.stdin:
+    body = line.split("(ms): ", 1)[1].split("; total")[0]
+    run = {}
+    for part in body.split(", "):  # a step taken twice (two execs) counts once, summed
+        name, ms = part.rsplit(" ", 1)
+        run[name] = run.get(name, 0.0) + float(ms)
+    for name, ms in run.items():
+        steps.setdefault(name, []).append(ms)
+print("  where enroll -- true spends its time, median ms over the runs (HERMETIC_DEBUG=phases):")
+print("   " + ", ".join("%s %.2f" % (k, statistics.median(v)) for k, v in steps.items()))
+'
 anchor=$(awk -v a="$d0" -v u="$d5" -v b="$d6" -v bw="$(command -v bwrap)" 'BEGIN {
 	s = sprintf("unshare -rn %.2f ms", u - a); if (bw != "") s = s sprintf(", bwrap %.2f ms", b - a); print s }')
 bench_summary "hermetic enroll -- true, wall added (median)" \

@@ -79,3 +79,21 @@ check "an unwritable --report fails with 73 before the run" sh -c "test $rc = 73
 check "--no-daemon: refusals and coverage are null" "$PY" -c "
 import json; d = json.loads(open('$T/nd.json').read())
 assert d['refusals'] is None and d['coverage'] is None and d['run_id'] is None and d['network'] == 'unenforced', d"
+
+# HERMETIC_DEBUG=phases: one line naming enroll's steps, whose times add up
+# to its total; nothing of it without the variable.
+HERMETIC_DEBUG=phases "$HERMETIC" enroll --seed 1 -- true 2>"$T/ph.err"
+check "HERMETIC_DEBUG=phases: one line of enroll's steps whose times add up to the total" "$PY" -c "
+import re, sys
+lines = [l for l in open('$T/ph.err') if l.startswith('hermetic: phases (ms): ')]
+assert len(lines) == 1, lines
+body, total = lines[0][len('hermetic: phases (ms): '):].rsplit('; total ', 1)
+steps = [p.rsplit(' ', 1) for p in body.split(', ')]
+names = [n for n, _ in steps]
+for want in ('parse', 'create', 'fork', 'child-confined', 'to-exec', 'command', 'end'):
+    assert want in names, (want, names)
+s = sum(float(ms) for _, ms in steps)
+assert abs(s - float(total)) < 0.05 * len(steps) and float(total) > 0, (s, total)
+"
+"$HERMETIC" enroll --seed 1 -- true 2>"$T/ph0.err"
+check "without HERMETIC_DEBUG enroll prints no phases" sh -c "! grep -q phases '$T/ph0.err'"

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+/* HERMETIC_DEBUG=phases: marks taken at the steps of enroll, printed as the
+ * milliseconds each step took. Off (one getenv) unless asked for; a mark is
+ * a clock read and a store, so the figures are the run's own. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "phases.h"
+
+#define MAX_PHASES 24
+
+static struct {
+	const char *name;
+	uint64_t ns;
+} marks[MAX_PHASES];
+static int n_marks;
+static int enabled = -1; /* -1: not asked yet */
+static uint64_t t0;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void cli_phase(const char *name)
+{
+	if (enabled < 0) {
+		const char *d = getenv("HERMETIC_DEBUG");
+
+		enabled = d && strstr(d, "phases");
+		t0 = mono_ns();
+	}
+	if (enabled && name && n_marks < MAX_PHASES)
+		marks[n_marks++] = (typeof(marks[0])){ name, mono_ns() };
+}
+
+void cli_phases_print(void)
+{
+	char line[1024];
+	size_t off = 0;
+	uint64_t prev = t0;
+
+	if (enabled <= 0 || !n_marks)
+		return;
+	for (int i = 0; i < n_marks && off < sizeof(line); i++) {
+		int n = snprintf(line + off, sizeof(line) - off, "%s%s %.2f", i ? ", " : "",
+				 marks[i].name, (marks[i].ns - prev) / 1e6);
+
+		if (n < 0)
+			break;
+		off += (size_t)n;
+		prev = marks[i].ns;
+	}
+	warnx_("phases (ms): %s; total %.2f", line, (prev - t0) / 1e6);
+}
