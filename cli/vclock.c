@@ -110,12 +110,22 @@ static int64_t realtime_ns(clockid_t id)
  * stamp the run causes is at least the kernel's coarse clock - what it
  * stamps inodes with - at that moment, so the command must not start before
  * the coarse clock has passed B: cli_vclock_wait_files, in the child just
- * before its exec. Reading B early lets that wait (up to one tick, 1/HZ)
- * overlap the daemon's answer and the confinement instead of adding to them.
+ * before its exec. Reading B early (when the process starts) lets that wait
+ * (up to one tick, 1/HZ, plus the lag of the tick's interrupt) overlap the
+ * parsing, the daemon's answer and the confinement instead of adding to them.
  */
+static int64_t process_start_ns;
+
+/* The first thing main() does: the earliest B there can be, so the wait
+ * below also overlaps the option parsing (and the scan for --now). */
+void cli_vclock_mark_start(void)
+{
+	process_start_ns = realtime_ns(CLOCK_REALTIME);
+}
+
 void cli_vclock_files_since(struct enroll *e)
 {
-	e->files_since = realtime_ns(CLOCK_REALTIME);
+	e->files_since = process_start_ns ? process_start_ns : realtime_ns(CLOCK_REALTIME);
 }
 
 /* In the child (async-signal-safe calls only): until the coarse clock has
