@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "util.h"
 #include "cli.h"
 #include "phases.h"
 
@@ -22,24 +22,16 @@ static int n_marks;
 static int enabled = -1; /* -1: not asked yet */
 static uint64_t t0;
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 void cli_phase(const char *name)
 {
 	if (enabled < 0) {
 		const char *d = getenv("HERMETIC_DEBUG");
 
 		enabled = d && strstr(d, "phases");
-		t0 = mono_ns();
+		t0 = hm_now_ns();
 	}
 	if (enabled && name && n_marks < MAX_PHASES)
-		marks[n_marks++] = (typeof(marks[0])){ name, mono_ns() };
+		marks[n_marks++] = (typeof(marks[0])){ name, hm_now_ns() };
 }
 
 void cli_phases_print(void)
