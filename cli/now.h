@@ -29,4 +29,9 @@ const char *now_source_name(enum now_source s);
  * in the current directory: call it before the run exists. */
 int now_default(int64_t *ret_ns, enum now_source *ret_src, char *why, size_t size);
 
+/* now_git.c: HEAD's commit object of the checkout at top (holding cwd),
+ * read from its files as `git cat-file commit HEAD` would print it (up to
+ * size - 1 bytes, NUL-terminated). 0, or -EAGAIN where only git can say. */
+int now_git_read(const char *cwd, const char *top, char *out, size_t size);
+
 #endif

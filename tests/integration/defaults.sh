@@ -81,6 +81,100 @@ expect_now "default --now: the release date ($ver) in a directory with no entry 
 	"$rel" "the date of hermetic $ver" "$T/bare" --
 expect_now "default --now: the release date in a checkout without commits" \
 	"$rel" "the date of hermetic $ver" "$T/empty" --
+# HEAD's commit is read from the checkout's files where git's answer is
+# certain (cli/now_git.c), without a git process: with no git on PATH the
+# time is still the commit's. Everywhere else git answers, and what enroll
+# says must be what git says.
+mkdir -p "$T/nogit"
+now_of() { # now_of DIR [VAR=VALUE...]: "SECONDS SOURCE-WORDS" of the default --now in DIR
+	local dir=$1
+	shift
+	(cd "$dir" && env -u SOURCE_DATE_EPOCH "$@" "$HERMETIC" enroll -- /bin/date +%s 2>"$T/nowof.err") |
+		tr '\n' ' '
+	sed -n 's/.* from \(.*\) (pass --seed.*/\1/p' "$T/nowof.err"
+}
+git_now() { # git_now DIR [VAR=VALUE...]: the committer time git gives for HEAD there, or "none"
+	local dir=$1
+	shift
+	(cd "$dir" && env "$@" git cat-file commit HEAD 2>/dev/null) |
+		sed -n 's/^committer .*> \([0-9]*\) .*/\1/p' | grep . || echo none
+}
+# expect_git NAME DIR GIT [VAR=VALUE...]: git's answer there is GIT (the
+# set-up worked), and enroll's default --now is git's answer.
+expect_git() {
+	local name=$1 dir=$2 expect=$3 want got
+	shift 3
+	want=$(git_now "$dir" "$@")
+	got=$(now_of "$dir" "$@")
+	if [ "$want" != "$expect" ]; then
+		fail "$name" "set-up: git says $want there, not $expect"
+	elif { [ "$want" != none ] && [ "$got" = "$want the commit time of HEAD" ]; } ||
+		{ [ "$want" = none ] && [ "${got% the commit time of HEAD}" = "$got" ]; }; then
+		pass "$name"
+	else
+		fail "$name" "git says $want, enroll saw '$got'"
+	fi
+}
+expect_fast() { # expect_fast NAME DIR SECONDS: that time from the files alone, no git on PATH
+	local got
+	got=$(now_of "$2" PATH="$T/nogit")
+	[ "$got" = "$3 the commit time of HEAD" ] && pass "$1" || fail "$1" "saw '$got', want $3"
+}
+expect_fast "default --now without git on PATH: a loose commit" "$T/repo" 1650000000
+cp -a "$T/repo" "$T/packed"
+(
+	cd "$T/packed" && echo b >b && g add b &&
+		GIT_COMMITTER_DATE='@1660000000 +0000' g commit -q -m two && g gc -q --aggressive &&
+		g branch -q other HEAD~1
+) >"$T/git.log" 2>&1 || fail "default --now: a packed repository" "$(tail -n 3 "$T/git.log")"
+ls "$T/packed/.git/objects/pack/"*.pack >/dev/null 2>&1 && test -s "$T/packed/.git/packed-refs" ||
+	fail "default --now: a packed repository" "git gc left no pack or no packed-refs"
+expect_fast "default --now without git on PATH: a packed commit, HEAD through packed-refs" "$T/packed" 1660000000
+(cd "$T/packed" && g checkout -q --detach other) >/dev/null 2>&1
+expect_fast "default --now without git on PATH: a detached HEAD" "$T/packed" 1650000000
+expect_git "default --now: a detached HEAD, as git says" "$T/packed" 1650000000
+# Where git's answer could differ, enroll asks git.
+cp -a "$T/packed" "$T/replaced"
+(cd "$T/replaced" && g checkout -q main && g replace "$(g rev-parse HEAD)" "$(g rev-parse other)") >/dev/null 2>&1
+expect_git "default --now: a replacement ref, as git says (the replacement's time)" "$T/replaced" 1650000000
+(cd "$T/packed" && g checkout -q main && g worktree add -q "$T/wt" other) >/dev/null 2>&1
+expect_git "default --now: a linked worktree (.git is a file), as git says" "$T/wt" 1650000000
+expect_git "default --now: GIT_DIR names another repository, as git says" "$T/repo" 1660000000 GIT_DIR="$T/packed/.git"
+mkdir -p "$T/sha256"
+(
+	cd "$T/sha256" && g init -q --object-format=sha256 && echo a >a && g add a &&
+		GIT_COMMITTER_DATE='@1670000000 +0000' g commit -q -m one
+) >/dev/null 2>&1
+expect_git "default --now: a sha256 repository, as git says" "$T/sha256" 1670000000
+cp -a "$T/repo" "$T/theirs"
+chown -R nobody "$T/theirs"
+expect_git "default --now: a checkout of another user, as git says (it does not trust it)" "$T/theirs" none
+got=$(now_of "$T/theirs" PATH="$T/nogit")
+[ "${got% the commit time of HEAD}" = "$got" ] &&
+	pass "default --now: a checkout of another user is not read without git either" ||
+	fail "default --now: a checkout of another user is not read without git either" "saw '$got'"
+# Hostile files: a cut pack, an index that lies about its size, a HEAD
+# that climbs out of .git. Nothing is taken from them, and enroll runs.
+cp -a "$T/packed" "$T/hostile"
+(cd "$T/hostile" && g checkout -q main) >/dev/null 2>&1
+for p in "$T/hostile/.git/objects/pack/"*.pack; do truncate -s 40 "$p"; done
+for i in "$T/hostile/.git/objects/pack/"*.idx; do printf '\377tOc\0\0\0\2\377\377\377\377' | dd of="$i" bs=1 seek=0 conv=notrunc 2>/dev/null; done
+got=$(now_of "$T/hostile" PATH="$T/nogit")
+[ -n "$got" ] && [ "${got% the commit time of HEAD}" = "$got" ] &&
+	pass "default --now: a cut pack and a lying index are not read" ||
+	fail "default --now: a cut pack and a lying index are not read" "saw '$got'"
+printf 'ref: refs/../../../etc/hostname\n' >"$T/hostile/.git/HEAD"
+got=$(now_of "$T/hostile" PATH="$T/nogit")
+[ -n "$got" ] && [ "${got% the commit time of HEAD}" = "$got" ] &&
+	pass "default --now: a HEAD that leaves .git is not followed" ||
+	fail "default --now: a HEAD that leaves .git is not followed" "saw '$got'"
+# git stops looking for the checkout at a mount: so must enroll.
+mkdir -p "$T/packed/mnt"
+got=$(unshare -m sh -c 'mount -t tmpfs none "$1/mnt" && touch -d @1700000000 "$1/mnt/f" &&
+	cd "$1/mnt" && env -u SOURCE_DATE_EPOCH PATH="$2" "$3" enroll -- /bin/date +%s 2>/dev/null' \
+	sh "$T/packed" "$T/nogit" "$HERMETIC")
+[ "$got" = 1700000000 ] && pass "default --now: a directory on another filesystem than its checkout's top is not in it" ||
+	fail "default --now: a directory on another filesystem than its checkout's top is not in it" "saw '$got', want the newest entry's 1700000000"
 # 1640995200: 2022-01-01, the oldest time one TLS library calls sane.
 ((rel >= 1640995200)) && pass "default --now: the release date passes a 2022-01-01 sanity check" ||
 	fail "default --now: the release date passes a 2022-01-01 sanity check" "$rel"
