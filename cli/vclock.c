@@ -105,22 +105,43 @@ static int64_t realtime_ns(clockid_t id)
 
 /*
  * The line B between file times from before the run and those stamped during
- * it (docs/file-times.md): the real clock when enroll starts. Every stamp
- * from before is at most B (stamps are never ahead of the fine clock). A
- * stamp the run causes is at least the kernel's coarse clock - what it
- * stamps inodes with - at that moment, so the command must not start before
- * the coarse clock has passed B: cli_vclock_wait_files, in the child just
- * before its exec. Reading B early (when the process starts) lets that wait
- * (up to one tick, 1/HZ, plus the lag of the tick's interrupt) overlap the
- * parsing, the daemon's answer and the confinement instead of adding to them.
+ * it (docs/file-times.md): the time the kernel would stamp a file with when
+ * enroll starts, read as the change time of a new memfd. A stamp is the
+ * coarse clock or, on kernels with multigrain timestamps (6.13+), at most
+ * the floor the kernel keeps above every fine-grained stamp it has handed
+ * out; a new inode gets the greater of the two. So every stamp from before
+ * is at most B. A stamp the run causes is at least the coarse clock at that
+ * moment, so the command must not start before the coarse clock has passed
+ * B: cli_vclock_wait_files, in the child just before its exec. B is usually
+ * the coarse clock itself, which its next step passes (0 to 1/HZ later);
+ * the fine clock there would take that plus the lag of the tick's
+ * interrupt (2.2 ms on the VM this was measured on). Reading B when the
+ * process starts lets the wait overlap the parsing, the daemon's answer and
+ * the confinement instead of adding to them.
  */
 static int64_t process_start_ns;
 
-/* The first thing main() does: the earliest B there can be, so the wait
- * below also overlaps the option parsing (and the scan for --now). */
+/* The first thing main() does: the earliest B there can be. Without a
+ * memfd (a seccomp profile may refuse it), the fine clock, which no stamp
+ * is ahead of. */
 void cli_vclock_mark_start(void)
 {
-	process_start_ns = realtime_ns(CLOCK_REALTIME);
+	int64_t fine = realtime_ns(CLOCK_REALTIME);
+	int fd = memfd_create("hermetic-line", MFD_CLOEXEC);
+	struct stat st;
+
+	process_start_ns = fine;
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0) {
+		int64_t t = (int64_t)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+
+		/* a stamp of this moment: not ahead of the fine clock now,
+		 * not behind it by more than a long tick */
+		if (t <= realtime_ns(CLOCK_REALTIME) && t > fine - 1000000000LL)
+			process_start_ns = t;
+	}
+	close(fd);
 }
 
 void cli_vclock_files_since(struct enroll *e)

@@ -16,6 +16,50 @@ NOW=1577836800
 
 run() { "$HERMETIC" enroll --seed 7 --now @$NOW -- "$@" 2>>"$T/enroll.err"; }
 
+# --- the line between files from before the run and the run's own -----------
+# A file stat'ed and then changed just before enroll starts carries a
+# fine-grained stamp on a kernel with multigrain timestamps, above the
+# coarse clock: it is from before the run (shifted, over a day before the
+# virtual now). A file the command writes with its first instructions is
+# the run's (at or after the virtual now). 30 of each: the moments race the kernel's tick.
+# The command's first instruction writes: a static program, which then
+# execs stat (with the shim) to look.
+cat >"$T/firstwrite.c" <<'C'
+#include <fcntl.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, "x", 1) != 1)
+		return 1;
+	close(fd);
+	execl(argv[2], "stat", "-c", "%Y", argv[1], (char *)0);
+	return 127;
+}
+C
+cc -static -O1 -o "$T/firstwrite" "$T/firstwrite.c" || fail "the line: build a static test program" "cc -static failed"
+pre_bad="" own_bad=""
+for i in $(seq 30); do
+	got=$(/usr/bin/python3 -c 'import os, sys
+p = sys.argv[1]
+open(p, "w").write("a"); os.stat(p); open(p, "a").write("b")
+os.execv(sys.argv[2], [sys.argv[2], "enroll", "--seed", "7", "--now", "@" + sys.argv[3], "--", "stat", "-c", "%Y", p])' \
+		"$T/line-$i" "$HERMETIC" "$NOW" 2>>"$T/enroll.err")
+	[ -n "$got" ] && [ "$got" -le $((NOW - 86400)) ] || pre_bad+=" $i:$got"
+	# --no-daemon: the shortest way from enroll's start to the command's
+	# (no daemon, no confinement), so that the write often comes within the
+	# kernel's tick of B: the wait before the exec (or, on a multigrain
+	# kernel, a fine stamp enroll's own writes to the clock page caused
+	# meanwhile) must keep it above B.
+	got=$("$HERMETIC" enroll --no-daemon --seed 7 --now @$NOW -- "$T/firstwrite" "$T/own-$i" \
+		"$(command -v stat)" 2>>"$T/enroll.err")
+	[ -n "$got" ] && [ "$got" -ge $NOW ] || own_bad+=" $i:$got"
+done
+[ -z "$pre_bad" ] && pass "the line: 30 files changed (with a fine stamp) just before enroll are from before the run" ||
+	fail "the line: 30 files changed (with a fine stamp) just before enroll are from before the run" "seen as the run's:$pre_bad (virtual now $NOW)"
+[ -z "$own_bad" ] && pass "the line: 30 files the command writes first thing are the run's" ||
+	fail "the line: 30 files the command writes first thing are the run's" "seen as from before:$own_bad (virtual now $NOW)"
+
 # --- the same file, the same time, run after run ---------------------------
 echo data >"$T/old"
 a=$(run stat -c '%.9Y %.9X %.9Z' "$T/old")
