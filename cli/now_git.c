@@ -14,7 +14,8 @@
  *  - `.git` a directory, it and the top owned by the effective user (what
  *    git trusts without safe.directory; other owners are git's to judge);
  *  - no [extensions] in .git/config (sha256 objects, reftable refs, ...),
- *    no commondir, no replacement refs (git cat-file honours them);
+ *    a repository format of 0 or 1, objects/ and refs/ directories, no
+ *    commondir, no replacement refs (git cat-file honours them);
  *  - HEAD and the refs it names as files or in packed-refs;
  *  - the commit as a loose object or as a whole (not deltified) object of
  *    a pack with a version-2 index.
@@ -159,6 +160,22 @@ static bool plain_repository(int gitfd)
 		if (!strncasecmp(p, "extensions", 10))
 			return false;
 	}
+	/* A format git does not know (above 1) is an error to git. */
+	for (char *p = buf; (p = strcasestr(p, "repositoryformatversion")); p++) {
+		char *v = p + 23;
+
+		v += strspn(v, " \t");
+		if (*v != '=')
+			return false;
+		v++;
+		v += strspn(v, " \t");
+		if ((*v != '0' && *v != '1') || !strchr("\r\n \t", v[1]) || !v[1])
+			return false;
+	}
+	/* What git takes for a repository: HEAD, objects/ and refs/. */
+	if (fstatat(gitfd, "objects", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+	    fstatat(gitfd, "refs", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return false;
 	if (fstatat(gitfd, "commondir", &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return false;
 	if (fstatat(gitfd, "refs/replace", &st, AT_SYMLINK_NOFOLLOW) == 0)

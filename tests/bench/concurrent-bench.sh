@@ -61,7 +61,8 @@ batch() {
 	if [ "$hold" = 1 ]; then
 		# Once all have started, before they are let go: the runs the
 		# daemon counts.
-		out=$(CONCBENCH_AT_PEAK="'$HERMETIC' status --json | '$PY' -c 'import json,sys; print(len(json.load(sys.stdin)[\"runs\"]))'" \
+		# (A user at its connection limit is refused the status too: "-".)
+		out=$(CONCBENCH_AT_PEAK="'$HERMETIC' status --json 2>/dev/null | '$PY' -c 'import json,sys; print(len(json.load(sys.stdin)[\"runs\"]))' 2>/dev/null || echo -" \
 			"$@" "$T/concbench" "$N" 1 60 "$errs" -- "${cmd[@]}")
 		peak_status=$(sed -n 's/^at_peak //p' <<<"$out")
 	else
@@ -91,7 +92,8 @@ EOF
 	if grep -q '^first_failure' <<<"$out"; then
 		local ff
 		ff=$(sed -n 's/^first_failure \([^ ]*\).*/\1/p' <<<"$out")
-		echo "  first failure says: $(grep -v '^hermetic: seed' "$ff" | head -n 2 | tr '\n' ' ')"
+		# its last words: the error that ended it, after any warnings
+		echo "  first failure says: $(grep -v '^hermetic: seed' "$ff" | tail -n 2 | tr '\n' ' ')"
 	fi
 }
 
