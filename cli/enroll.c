@@ -539,6 +539,7 @@ int cmd_enroll(int argc, char **argv)
 	static struct enroll e;
 
 	program_name = "hermetic";
+	cli_vclock_mark_start(); /* the file-time line B, first (cli/vclock.c) */
 	cli_phase(NULL);
 	enroll_parse(&e, argc, argv, "hermetic enroll");
 	cli_phase("parse");

@@ -161,7 +161,7 @@ int enroll_find_lib(const char *name, char *buf, size_t size);
 
 /* vclock.c: the run's clock page; setup before CMD starts, finish after. */
 void cli_vclock_setup(struct enroll *e);
-void cli_vclock_mark_start(void); /* main(): when the process starts */
+void cli_vclock_mark_start(void); /* B, as enroll or replay starts */
 void cli_vclock_files_since(struct enroll *e); /* B: that moment */
 void cli_vclock_wait_files(const struct enroll *e); /* the child, before its exec */
 void cli_vclock_finish(struct enroll *e);

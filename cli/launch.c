@@ -231,9 +231,9 @@ static ssize_t wait_exec(struct enroll *e, int fd, struct launch_err *le)
 			cli_phase("to-exec");
 			supervise_notify(&e->sv);
 			cli_phase("exec-answered");
-		}
-		else if (p[2].revents)
+		} else if (p[2].revents) {
 			supervise_gone(&e->sv);
+		}
 		if (p[0].revents)
 			return read(fd, le, sizeof(*le));
 	}

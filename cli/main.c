@@ -2,7 +2,6 @@
 /* hermetic: the CLI. One file per verb; this table dispatches. */
 #include "util.h"
 #include "cli.h"
-#include "enroll.h"
 
 const char *program_name = "hermetic";
 
@@ -75,7 +74,6 @@ static int cmd_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	cli_vclock_mark_start(); /* the file-time line B (cli/vclock.c) */
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -20,8 +20,9 @@
  *  - the commit as a loose object or as a whole (not deltified) object of
  *    a pack with a version-2 index.
  *
- * Nothing is written; every file is opened below the .git directory's
- * descriptor without following a symbolic link.
+ * Nothing is written. Every file is opened below the .git directory's
+ * descriptor by a name that stays below it (refs are checked: no "..");
+ * objects and indexes without following a symbolic link.
  */
 #include <ctype.h>
 #include <stdbool.h>
@@ -59,29 +60,6 @@ static void hex_to_bin(const char *hex, unsigned char out[20])
 
 		out[i] = (unsigned char)(hi << 4 | lo);
 	}
-}
-
-/* A small file below dirfd, NUL-terminated: its length, or -errno. */
-static ssize_t read_small(int dirfd, const char *path, char *buf, size_t size)
-{
-	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	size_t len = 0;
-
-	if (fd < 0)
-		return -errno;
-	while (len < size - 1) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = 0;
-	return (ssize_t)len;
 }
 
 /* The variables of git(1) that move the repository, its objects or refs,
@@ -149,7 +127,7 @@ static bool plain_repository(int gitfd)
 {
 	char buf[65536];
 	struct stat st;
-	ssize_t n = read_small(gitfd, "config", buf, sizeof(buf));
+	ssize_t n = hm_read_file_at(gitfd, "config", buf, sizeof(buf));
 
 	if (n < 0 || (size_t)n >= sizeof(buf) - 1)
 		return false;
@@ -221,7 +199,7 @@ static int resolve_head(int gitfd, const char *packed, size_t plen, char hex[41]
 	char buf[REF_MAX], ref[REF_MAX] = "HEAD";
 
 	for (int depth = 0; depth < 5; depth++) {
-		ssize_t n = read_small(gitfd, ref, buf, sizeof(buf));
+		ssize_t n = hm_read_file_at(gitfd, ref, buf, sizeof(buf));
 
 		if (n == -ENOENT && strcmp(ref, "HEAD"))
 			return packed_ref(packed, plen, ref, hex) == 0 ? 0 : -EAGAIN;

@@ -563,6 +563,7 @@ int cmd_replay(int argc, char **argv)
 	uint64_t lag;
 	int code;
 
+	cli_vclock_mark_start(); /* the file-time line B, first (cli/vclock.c) */
 	program_name = "hermetic";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {

@@ -121,9 +121,9 @@ static int64_t realtime_ns(clockid_t id)
  */
 static int64_t process_start_ns;
 
-/* The first thing main() does: the earliest B there can be. Without a
- * memfd (a seccomp profile may refuse it), the fine clock, which no stamp
- * is ahead of. */
+/* The first thing enroll and replay do: the earliest B there can be.
+ * Without a memfd (a seccomp profile may refuse it), the fine clock, which
+ * no stamp is ahead of. */
 void cli_vclock_mark_start(void)
 {
 	int64_t fine = realtime_ns(CLOCK_REALTIME);
@@ -146,7 +146,9 @@ void cli_vclock_mark_start(void)
 
 void cli_vclock_files_since(struct enroll *e)
 {
-	e->files_since = process_start_ns ? process_start_ns : realtime_ns(CLOCK_REALTIME);
+	if (!process_start_ns)
+		cli_vclock_mark_start();
+	e->files_since = process_start_ns;
 }
 
 /* In the child (async-signal-safe calls only): until the coarse clock has
