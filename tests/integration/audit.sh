@@ -34,14 +34,18 @@ if ! go_static "$T/go" "$T/go/gorand"; then
 fi
 
 # hm_* programs of this test's daemon attached to syscall tracepoints (perf
-# event links), and to task_rename (the shim's announcement).
+# event links), and to task_rename (the shim's announcement). Only the
+# links this daemon holds (the link_id lines of its descriptors' fdinfo):
+# another hermeticd on the machine, with runs of its own, must not count.
 links() { bpftool -j link show 2>/dev/null | "$PY" -c '
 import json, subprocess, sys
 names = {p["id"]: p.get("name", "") for p in json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True).stdout or "[]")}
 ls = json.load(sys.stdin)
+mine = set(int(x) for x in sys.argv[1].split())
+ls = [l for l in ls if l.get("id") in mine]
 sysc = sorted(names.get(l["prog_id"], "") for l in ls if l.get("type") == "perf_event" and names.get(l["prog_id"], "").startswith("hm_"))
 ren = [l for l in ls if l.get("tp_name") == "task_rename" and names.get(l["prog_id"], "") == "hm_rename"]
-print(len(sysc), len(ren))'; }
+print(len(sysc), len(ren))' "$(sed -n 's/^link_id:[[:space:]]*//p' /proc/"$HMD_PID"/fdinfo/* 2>/dev/null)"; }
 PY=${PY:-python3}
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 "$HERMETIC" enroll --seed 1 -- sleep 3 >/dev/null 2>&1 &
