@@ -591,16 +591,22 @@ static bool set_up(struct supervise *s, struct tracee *t)
 	/* Its timed waits are ours: the kernel's count tells them by the
 	 * timer slack its threads inherit (bpf/sched.bpf.c; 21 ns more than
 	 * the default does not change a real timer). */
-	if (p && p->vmono)
-		inject(t, SYS_prctl, PR_SET_TIMERSLACK, HM_SCHED_SUPER_SLACK, 0, 0, 0, 0);
+	if (p && p->vmono) {
+		long e = inject(t, SYS_prctl, PR_SET_TIMERSLACK, HM_SCHED_SUPER_SLACK, 0, 0, 0, 0);
+
+		if (e < 0)
+			sv_warn_pid(t->pid, "cannot mark its timed waits (the keeper may not count them)",
+				    (int)-e);
+	}
 	/* The kernel's view: covered, if both routes it needs are in place. */
 	if ((!clock || r == 0) && (rng || !s->rng))
 		announce(t);
 	/* Ours is mapped (or not needed): the program never sees it. */
+	/* A descriptor left open is one more in its table, nothing worse. */
 	if (t->added >= 0)
-		inject(t, SYS_close, t->added, 0, 0, 0, 0, 0);
+		(void)inject(t, SYS_close, t->added, 0, 0, 0, 0, 0);
 	if (t->inherited_closed >= 0)
-		inject(t, SYS_close, t->inherited_closed, 0, 0, 0, 0, 0);
+		(void)inject(t, SYS_close, t->inherited_closed, 0, 0, 0, 0, 0);
 	return true;
 }
 

@@ -480,7 +480,9 @@ static void lag_arm(struct hmd_keeper *k, int64_t now)
 		at = now + 1;
 	its.it_value.tv_sec = at / 1000000000LL;
 	its.it_value.tv_nsec = at % 1000000000LL;
-	timerfd_settime(k->lag_fd, TFD_TIMER_ABSTIME, &its, NULL);
+	/* A timer that cannot be armed leaves the wait to the 50 ms tick,
+	 * which runs lag_tick too: later, never lost. */
+	(void)timerfd_settime(k->lag_fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
 /* The lag bound's own timer went off: every run's waits, now. */
@@ -569,11 +571,17 @@ static void *keeper_main(void *arg)
 	}
 }
 
+static int keeper_watch(struct hmd_keeper *k, int fd, uint32_t what)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = what };
+
+	return epoll_ctl(k->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
 int hmd_keeper_start(struct hmd_keeper **ret, struct hmd_sched *s, const char *runtime_dir)
 {
 	struct hmd_keeper *k = calloc(1, sizeof(*k));
 	struct itimerspec its = { .it_interval = { 0, TICK_NS }, .it_value = { 0, TICK_NS } };
-	struct epoll_event ev;
 	int err;
 
 	if (!k)
@@ -594,21 +602,20 @@ int hmd_keeper_start(struct hmd_keeper **ret, struct hmd_sched *s, const char *r
 		err = -errno ? -errno : -ENOMEM;
 		goto fail;
 	}
-	timerfd_settime(k->timer_fd, 0, &its, NULL);
-	ev = (struct epoll_event){ .events = EPOLLIN, .data.u32 = 1 };
-	epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->stop_fd, &ev);
-	ev.data.u32 = 2;
-	epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->timer_fd, &ev);
-	ev.data.u32 = 3;
-	epoll_ctl(k->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(k->rb), &ev);
-	ev.data.u32 = 4;
-	epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->lag_fd, &ev);
+	/* The tick and the four sources are what the keeper runs on: a keeper
+	 * without one of them would leave runs' clocks standing, so each is
+	 * checked. The inotify pokes are a speed-up only (the tick comes). */
+	if (timerfd_settime(k->timer_fd, 0, &its, NULL) < 0 ||
+	    keeper_watch(k, k->stop_fd, 1) < 0 || keeper_watch(k, k->timer_fd, 2) < 0 ||
+	    keeper_watch(k, ring_buffer__epoll_fd(k->rb), 3) < 0 ||
+	    keeper_watch(k, k->lag_fd, 4) < 0) {
+		err = -errno;
+		goto fail;
+	}
 	/* Pokes (see the top); without inotify the 50 ms tick still comes. */
 	k->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (k->ino_fd >= 0 && inotify_add_watch(k->ino_fd, k->dir, IN_MODIFY) >= 0) {
-		ev.data.u32 = 5;
-		epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->ino_fd, &ev);
-	}
+	if (k->ino_fd >= 0 && inotify_add_watch(k->ino_fd, k->dir, IN_MODIFY) >= 0)
+		(void)keeper_watch(k, k->ino_fd, 5);
 	/* Signals stay blocked in this thread (inherited from main): the main
 	 * loop's signalfd takes them. */
 	err = -pthread_create(&k->thread, NULL, keeper_main, k);

@@ -371,7 +371,8 @@ static void run_free(struct hmd *d, struct hmd_run *run)
 	if ((run->flags & HM_RUN_AUDIT_SYSCALLS) && !hmd_runs_audit_syscalls(d))
 		d->sys_idle_since_ns = hm_now_ns();
 	if (run->events_fd >= 0) {
-		epoll_ctl(d->epfd, EPOLL_CTL_DEL, run->events_fd, NULL);
+		/* close() drops it from the set as well; the DEL is for clarity. */
+		(void)epoll_ctl(d->epfd, EPOLL_CTL_DEL, run->events_fd, NULL);
 		close(run->events_fd);
 	}
 	if (run->client_pidfd >= 0)
@@ -412,7 +413,10 @@ void hmd_runs_end(struct hmd *d, struct hmd_run *r, bool keep)
 	if (r->events_fd >= 0) {
 		struct epoll_event ev = { .events = EPOLLPRI, .data.u64 = HMD_EP(HMD_EP_RUN, 0) };
 
-		epoll_ctl(d->epfd, EPOLL_CTL_ADD, r->events_fd, &ev);
+		/* Without the notification the 1 s tick reaps the run. */
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, r->events_fd, &ev) < 0)
+			hmd_debug("run %" PRIu64 ": cgroup.events not watched (%s): the tick reaps it",
+				  r->id, strerror(errno));
 	}
 	d->reap_due = true;
 }

@@ -130,7 +130,7 @@ static void conn_close(struct hmd *d, int id)
 	for (struct hmd_run *r = d->runs; r; r = r->next)
 		if (r->conn_id == id && !r->ending)
 			hmd_runs_end(d, r, false);
-	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	(void)epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL); /* close() drops it too */
 	close(c->fd);
 	if (c->pidfd >= 0)
 		close(c->pidfd);

@@ -131,7 +131,7 @@ int hmd_service_probe_done(struct hmd *d)
 		return 0; /* spurious wake-up: not yet */
 	if (fd >= 0)
 		close(fd);
-	epoll_ctl(d->epfd, EPOLL_CTL_DEL, d->probe_fd, NULL);
+	(void)epoll_ctl(d->epfd, EPOLL_CTL_DEL, d->probe_fd, NULL); /* close() drops it too */
 	close(d->probe_fd);
 	d->probe_fd = -1;
 	if (n < 0)
