@@ -3,10 +3,15 @@
  * DNS under --network block: names are answered from /etc/hosts only. A name
  * that is numeric, listed in /etc/hosts, or allowed with --allow
  * (HERMETIC_DNS_ALLOW, "*.suffix" for every name below suffix) goes to the real resolver (nsswitch's "files" answers
- * the /etc/hosts ones); anything else fails at once with EAI_NONAME /
- * HOST_NOT_FOUND instead of waiting for a resolver the kernel will not let us
- * reach. Reverse lookups (getnameinfo) of addresses not in /etc/hosts answer
- * numerically, or EAI_NONAME under NI_NAMEREQD.
+ * the /etc/hosts ones); anything else fails at once as it fails on an
+ * offline machine (glibc 2.36 in a network namespace with only loopback,
+ * measured: its resolver's send fails with ENETUNREACH): EAI_AGAIN from
+ * getaddrinfo, TRY_AGAIN in h_errno, EAGAIN from the _r functions, instead
+ * of waiting for a resolver the kernel will not let us reach. Code that
+ * retries on a temporary failure and gives up on "no such name" takes the
+ * branch it takes offline. Reverse lookups (getnameinfo) of addresses not
+ * in /etc/hosts fail with EAI_AGAIN too, as offline, unless the caller asked
+ * for a numeric host (NI_NUMERICHOST), which needs no resolver.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -148,7 +153,7 @@ HM_EXPORT int getaddrinfo(const char *node, const char *service, const struct ad
 	if ((hints && (hints->ai_flags & AI_NUMERICHOST)) || pass_name(node))
 		return hm.real.getaddrinfo(node, service, hints, res);
 	note_refused(node);
-	return EAI_NONAME;
+	return EAI_AGAIN;
 }
 
 HM_EXPORT struct hostent *gethostbyname(const char *name)
@@ -156,7 +161,7 @@ HM_EXPORT struct hostent *gethostbyname(const char *name)
 	if (pass_name(name))
 		return hm.real.gethostbyname(name);
 	note_refused(name);
-	h_errno = HOST_NOT_FOUND;
+	h_errno = TRY_AGAIN;
 	return NULL;
 }
 
@@ -165,7 +170,7 @@ HM_EXPORT struct hostent *gethostbyname2(const char *name, int af)
 	if (pass_name(name))
 		return hm.real.gethostbyname2(name, af);
 	note_refused(name);
-	h_errno = HOST_NOT_FOUND;
+	h_errno = TRY_AGAIN;
 	return NULL;
 }
 
@@ -177,8 +182,8 @@ HM_EXPORT int gethostbyname_r(const char *name, struct hostent *ret, char *buf, 
 	note_refused(name);
 	*result = NULL;
 	if (herr)
-		*herr = HOST_NOT_FOUND;
-	return ENOENT;
+		*herr = TRY_AGAIN;
+	return EAGAIN;
 }
 
 HM_EXPORT int gethostbyname2_r(const char *name, int af, struct hostent *ret, char *buf,
@@ -189,8 +194,8 @@ HM_EXPORT int gethostbyname2_r(const char *name, int af, struct hostent *ret, ch
 	note_refused(name);
 	*result = NULL;
 	if (herr)
-		*herr = HOST_NOT_FOUND;
-	return ENOENT;
+		*herr = TRY_AGAIN;
+	return EAGAIN;
 }
 
 HM_EXPORT int getnameinfo(const struct sockaddr *sa, socklen_t salen, char *host,
@@ -216,7 +221,5 @@ HM_EXPORT int getnameinfo(const struct sockaddr *sa, socklen_t salen, char *host
 	errno = e;
 	if (listed)
 		return hm.real.getnameinfo(sa, salen, host, hostlen, serv, servlen, flags);
-	if (flags & NI_NAMEREQD)
-		return EAI_NONAME;
-	return hm.real.getnameinfo(sa, salen, host, hostlen, serv, servlen, flags | NI_NUMERICHOST);
+	return EAI_AGAIN;
 }
