@@ -3,12 +3,17 @@
  * The run's virtual start when --now is not given: SOURCE_DATE_EPOCH (the
  * reproducible-builds convention), else the committer time of HEAD when the
  * working directory is in a git checkout - deterministic per commit, and no
- * earlier than any fixture that commit holds - else the newest modification
- * time among the working directory's entries (for an unpacked release
- * tarball: its date), else the date of this release of hermetic
- * (HM_RELEASE_TIME_S). The last two are recent enough for the "is the clock
- * sane" checks of current libraries (one refuses anything before 2022),
- * where a fixed date from years ago is not.
+ * earlier than any fixture that commit holds - else the date of this
+ * release of hermetic (HM_RELEASE_TIME_S), recent enough for the "is the
+ * clock sane" checks of current libraries (one refuses anything before
+ * 2022), where a fixed date from years ago is not.
+ *
+ * Not the newest modification time of the working directory's entries, as
+ * it once was: a run that writes there (a test's output, a cache) moved the
+ * next run's start, so one seed and one command gave other times. Any rule
+ * read from files the run may write can be moved by it; keeping "the time
+ * before the first run" would need state that outlives runs. The release
+ * date is a constant nothing in a run can touch.
  *
  * HEAD's commit is read from the checkout's files where git's answer is
  * certain (now_git.c: 2 ms less per enroll); otherwise git runs here,
@@ -17,7 +22,6 @@
  * plumbing question (cat-file), which reads no pager, signature or
  * fsmonitor configuration of the checkout. Any failure (no git, not a
  * checkout, no commit yet, a checkout git will not trust) means "no commit". */
-#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <spawn.h>
@@ -42,8 +46,6 @@ const char *now_source_name(enum now_source s)
 		return "SOURCE_DATE_EPOCH";
 	case NOW_GIT_HEAD:
 		return "the commit time of HEAD";
-	case NOW_CWD_MTIME:
-		return "the newest entry of the working directory";
 	default:
 		return "the date of hermetic " HERMETIC_VERSION;
 	}
@@ -136,45 +138,6 @@ static int git_head_time(int64_t *ret_secs)
 	return committer_time(buf, ret_secs);
 }
 
-/*
- * The newest modification time, in whole seconds, among the entries of the
- * working directory (not recursive; lstat: a symbolic link's own time).
- * Skipped: entries that cannot be lstat'ed (gone meanwhile, or no search
- * permission), entries newer than the real clock (a time from the future
- * says the clock that wrote it was wrong, not when the tree was made), and
- * names starting with '.' and __pycache__ - caches tools rewrite in place
- * (.pytest_cache, .tox, .git's index), which would move the start at every
- * run. 0, or -errno when the directory cannot be read or nothing is left.
- */
-static int cwd_newest_mtime(int64_t *ret_secs)
-{
-	time_t real = time(NULL);
-	int64_t best = -1;
-	struct dirent *de;
-	DIR *d;
-
-	d = opendir(".");
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		struct stat st;
-
-		if (de->d_name[0] == '.' || !strcmp(de->d_name, "__pycache__"))
-			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (st.st_mtim.tv_sec > real || st.st_mtim.tv_sec < 0)
-			continue;
-		if (st.st_mtim.tv_sec > best)
-			best = st.st_mtim.tv_sec;
-	}
-	closedir(d);
-	if (best < 0)
-		return -ENOENT;
-	*ret_secs = best;
-	return 0;
-}
-
 int now_default(int64_t *ret_ns, enum now_source *ret_src, char *why, size_t size)
 {
 	const char *sde = getenv("SOURCE_DATE_EPOCH");
@@ -196,11 +159,6 @@ int now_default(int64_t *ret_ns, enum now_source *ret_src, char *why, size_t siz
 	if (git_head_time(&secs) == 0) {
 		*ret_ns = secs * 1000000000LL;
 		*ret_src = NOW_GIT_HEAD;
-		return 0;
-	}
-	if (cwd_newest_mtime(&secs) == 0) {
-		*ret_ns = secs * 1000000000LL;
-		*ret_src = NOW_CWD_MTIME;
 		return 0;
 	}
 	*ret_ns = HM_RELEASE_TIME_S * 1000000000LL;

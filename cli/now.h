@@ -11,7 +11,6 @@ enum now_source {
 	NOW_OPTION, /* --now */
 	NOW_SOURCE_DATE_EPOCH,
 	NOW_GIT_HEAD, /* committer time of HEAD of the checkout holding the cwd */
-	NOW_CWD_MTIME, /* newest mtime among the working directory's entries */
 	NOW_RELEASE, /* HM_RELEASE_TIME_S */
 };
 
