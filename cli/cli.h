@@ -77,5 +77,6 @@ void journals_scopes_text(const struct hm_journal *j);
 struct json_object *journals_scopes_json(const struct hm_journal *j);
 int cmd_replay(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_hunt(int argc, char **argv); /* hunt.c */
 
 #endif
