@@ -245,7 +245,7 @@ void hunt_describe_time(int64_t ns, char *buf, size_t size)
 	localtime_r(&next, &tn);
 #define TAG(...) (used += snprintf(buf + used, used < size ? size - used : 0, __VA_ARGS__))
 	if (tm.tm_mon == 1 && tm.tm_mday == 29)
-		TAG("%sa leap day (Feb 29)", used ? ", " : "");
+		TAG("%sFeb 29, a leap day", used ? ", " : "");
 	else if (tn.tm_mday == 1)
 		TAG("%sthe last day of a month", used ? ", " : "");
 	if (tm.tm_hour == 23 && tm.tm_min >= 50)

@@ -217,8 +217,7 @@ int hunt_run_one(const struct hunt *h, const struct hunt_settings *s, const char
 		return 0;
 	}
 	ret->journal[0] = 0;
-	if (ret->kind != HUNT_ERROR)
-		(void)unlink(out);
+	(void)unlink(out); /* a hermetic error's message is in ret->error */
 	hunt_run_cleanup(h, tag);
 	return 0;
 }

@@ -38,9 +38,30 @@ static bool word_end(char c)
 	return !isalnum((unsigned char)c) && c != '_';
 }
 
+/* A month's or weekday's English name (or its three letters) at s, as a
+ * word: its length, or 0. A date printed in words changes with the clock. */
+static size_t date_word(const char *s)
+{
+	static const char *const names[] = { "January", "February", "March", "April", "May",
+					     "June", "July", "August", "September", "October",
+					     "November", "December", "Monday", "Tuesday",
+					     "Wednesday", "Thursday", "Friday", "Saturday", "Sunday" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		size_t full = strlen(names[i]);
+
+		if (!strncmp(s, names[i], full) && word_end(s[full]))
+			return full;
+		if (!strncmp(s, names[i], 3) && word_end(s[3]))
+			return 3;
+	}
+	return 0;
+}
+
 /* Mask what differs between runs of one failure: temporary paths
  * (/tmp/..., /var/tmp/...) to "/tmp/" and a star, hex numbers (0x...) and hex words
- * of 8 digits or more to "0x#", every run of decimal digits to "#". */
+ * of 8 digits or more to "0x#", every run of decimal digits to "#", the
+ * names of months and weekdays to "@". */
 void hunt_mask(const char *s, char *out, size_t size)
 {
 	size_t o = 0;
@@ -66,6 +87,9 @@ void hunt_mask(const char *s, char *out, size_t size)
 		} else if (start && hex >= 8 && word_end(s[hex])) {
 			PUT("0x#");
 			s += hex;
+		} else if (start && date_word(s)) {
+			PUT("@");
+			s += date_word(s);
 		} else if (isdigit((unsigned char)*s)) {
 			PUT("#");
 			s += strspn(s, "0123456789");
