@@ -140,7 +140,7 @@ $(B)/libhermetic.so: $(B)/libhermetic.so.0
 $(B)/tests/%: tests/unit/%.c $(B)/libhermetic.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd -lm
 
 $(B):
 	$(Q)mkdir -p $(B)

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include "util.h"
@@ -295,8 +296,14 @@ static void make_dir(struct hunt *h)
 	const char *tmp = getenv("TMPDIR");
 
 	if (h->dir_given) {
+		char abs[PATH_MAX];
+
 		if (mkdir(h->dir, 0755) < 0 && errno != EEXIST)
 			die(EXIT_USAGE, "--keep %s: %s", h->dir, strerror(errno));
+		/* absolute: the paths in the report outlive this directory */
+		if (!realpath(h->dir, abs) || strlen(abs) >= sizeof(h->dir))
+			die(EXIT_USAGE, "--keep %s: %s", h->dir, strerror(errno ? errno : ENAMETOOLONG));
+		memcpy(h->dir, abs, strlen(abs) + 1);
 		return;
 	}
 	snprintf(h->dir, sizeof(h->dir), "%s/hermetic-hunt.XXXXXX", tmp && *tmp ? tmp : "/tmp");

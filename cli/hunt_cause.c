@@ -5,8 +5,8 @@
  * reproduction rate), then changing one axis at a time and keeping the
  * others (six other seeds; the start moved by 1 h, 6 h and a day either
  * way; other ticks). An axis whose variants pass where the try fails is a
- * cause. A try that passed earlier in the hunt is rerun too: if it fails
- * now, with the same settings, what changed is state outside the run.
+ * cause. The hunt's first passing try is rerun too: if it fails now, with
+ * the same settings, what changed is state outside the run.
  * Every rerun is a function of the try's index and the hunt seed, so two
  * shards analyse a failure as one hunt would (docs/hunting.md).
  */
@@ -28,11 +28,11 @@ struct rerun {
 
 static const unsigned axes[3] = { HUNT_AX_ENTROPY, HUNT_AX_CLOCK, HUNT_AX_TICK };
 
-/* The first try that passed before index, or NULL. */
-static const struct hunt_try *earlier_pass(const struct hunt *h, uint64_t index)
+/* The first try of the hunt that passed, or NULL. */
+static const struct hunt_try *first_pass(const struct hunt *h)
 {
 	for (size_t i = 0; i < h->n_tries; i++)
-		if (h->tries[i].done && h->tries[i].r.kind == HUNT_PASS && h->tries[i].index < index)
+		if (h->tries[i].done && h->tries[i].r.kind == HUNT_PASS)
 			return &h->tries[i];
 	return NULL;
 }
@@ -51,8 +51,8 @@ static void name_cause(const struct hunt *h, struct hunt_group *g)
 		return;
 	}
 	if (c->state == 1) {
-		SAY("state left between runs: a try that passed earlier in this hunt fails now "
-		    "with the same settings");
+		SAY("state left between runs: a try that passed in this hunt fails now with the "
+		    "same settings");
 		if (h->new_entries[0])
 			SAY(" (new in the working directory: %s)", h->new_entries);
 		return;
@@ -85,7 +85,7 @@ void hunt_analyse(struct hunt *h)
 	if (!tries || !what)
 		die(EXIT_INTERNAL, "out of memory");
 	for (size_t g = 0; g < n_groups; g++) {
-		const struct hunt_try *f = h->groups[g].first, *p = earlier_pass(h, f->index);
+		const struct hunt_try *f = h->groups[g].first, *p = first_pass(h);
 		struct hunt_settings v[MAX_VARIANTS];
 
 		for (unsigned i = 0; i < h->verify; i++) {

@@ -84,9 +84,6 @@ static int run_line(struct hunt *h, json_object *o)
 	struct hunt_try *t, *more;
 	const char *kind = get_str(o, "kind");
 
-	for (size_t i = 0; i < h->n_tries; i++)
-		if (h->tries[i].index == index)
-			return 0; /* the same run in two reports */
 	more = realloc(h->tries, (h->n_tries + 1) * sizeof(*more));
 	if (!more)
 		return -ENOMEM;
@@ -194,8 +191,15 @@ static int by_index(const void *a, const void *b)
 
 void hunt_merge_finish(struct hunt *h)
 {
+	size_t n = 0;
+
 	if (h->n_tries)
 		qsort(h->tries, h->n_tries, sizeof(*h->tries), by_index);
+	/* A try in two reports (a shard given twice) counts once. */
+	for (size_t i = 0; i < h->n_tries; i++)
+		if (!n || h->tries[i].index != h->tries[n - 1].index)
+			h->tries[n++] = h->tries[i];
+	h->n_tries = n;
 	hunt_group(h);
 	for (size_t g = 0; g < h->n_groups; g++) {
 		const struct hunt_cause_line *best = NULL;

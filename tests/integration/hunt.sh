@@ -114,6 +114,23 @@ else
 fi
 check "a passing hunt leaves no kept output" test -z "$(ls "$T/keep-sleepy")"
 
+# --until-fail stops starting tries at the first failure; --budget after a time.
+hunt until --runs 400 --until-fail --verify 1 -- "$T/bin/random_byte"
+rc=$?
+runs=$(sed -n 's/^  \([0-9]*\) runs (.*stopped by --until-fail.*/\1/p' "$T/until.out")
+if [ $rc = 1 ] && [ -n "$runs" ] && [ "$runs" -lt 400 ]; then
+	pass "--until-fail stops after the first failure ($runs of 400 runs)"
+else
+	fail "--until-fail stops after the first failure" "exit $rc: $(head -3 "$T/until.out" | tr '\n' '|')"
+fi
+hunt budget --runs 100000 --budget 2s -- sh -c 'sleep 1'
+rc=$?
+if [ $rc = 0 ] && grep -q "stopped by --budget" "$T/budget.out" && grep -q "^no failure in" "$T/budget.out"; then
+	pass "--budget stops starting tries after its time: $(grep -o '^no failure in [0-9]* runs' "$T/budget.out")"
+else
+	fail "--budget stops starting tries" "exit $rc: $(head -3 "$T/budget.out" | tr '\n' '|')"
+fi
+
 # --json: one document with the failures.
 hunt json --runs 40 --json -- "$T/bin/random_byte"
 if $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); f=d["distinct_failures"][0]
