@@ -91,6 +91,18 @@ else
 	fail "two shards plus hunt merge print the report of one hunt" "$(head -8 "$T/diff" | tr '\n' '|')"
 fi
 check "the shards split the runs (32 each)" grep -q "^  32 runs" "$T/shard1.out"
+# report --markdown: the hunt's summary for a CI job's page, from either.
+"$HERMETIC" report --markdown "$T/whole.jsonl" >"$T/whole.md" 2>&1
+rc=$?
+"$HERMETIC" report --markdown "$T/s1.jsonl" "$T/s2.jsonl" >"$T/merged.md" 2>&1
+mdmask() { sed -E 's/in [0-9.]+ s$/in T s/; s#/tmp/[^ ]*#PATH#g' "$1"; }
+if [ $rc = 0 ] && grep -q "^### hermetic hunt: 1 distinct failure in [0-9]* of 64 runs" "$T/whole.md" &&
+	grep -q "^| \` exit 1: assertion failed: random byte # < # \` | .* | randomness (entropy)" "$T/whole.md" &&
+	diff <(mdmask "$T/whole.md") <(mdmask "$T/merged.md") >/dev/null; then
+	pass "report --markdown renders a hunt (one or its shards alike)"
+else
+	fail "report --markdown renders a hunt" "exit $rc: $(head -8 "$T/whole.md" | tr '\n' '|')"
+fi
 "$HERMETIC" hunt --runs 4 --report "$T/other.jsonl" -- true >/dev/null 2>&1
 "$HERMETIC" hunt merge "$T/s1.jsonl" "$T/other.jsonl" >"$T/out" 2>&1
 rc=$?
