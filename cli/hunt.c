@@ -8,7 +8,6 @@
  * parses, drives and reports; the tries, axes, statistics and analysis
  * live in hunt_*.c.
  */
-#include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -23,7 +22,6 @@
 #define PREFIX "hermetic hunt"
 #define DEFAULT_RUNS 100
 #define DEFAULT_VERIFY 3
-#define MAX_NAMES 4096
 
 static void usage(FILE *f)
 {
@@ -241,56 +239,6 @@ static void parse(struct hunt *h, int argc, char **argv)
 	}
 }
 
-/* The names in the working directory, sorted, NULL-terminated. */
-static char **cwd_names(void)
-{
-	char **names = calloc(MAX_NAMES + 1, sizeof(char *));
-	DIR *d = opendir(".");
-	struct dirent *de;
-	size_t n = 0;
-
-	if (!names || !d) {
-		if (d)
-			closedir(d);
-		return names;
-	}
-	while ((de = readdir(d)) && n < MAX_NAMES)
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			names[n++] = strdup(de->d_name);
-	closedir(d);
-	return names;
-}
-
-static bool has_name(char **names, const char *name)
-{
-	for (size_t i = 0; names && names[i]; i++)
-		if (!strcmp(names[i], name))
-			return true;
-	return false;
-}
-
-/* The entries the hunt's tries created in the working directory. */
-static void new_entries(struct hunt *h, char **before)
-{
-	char **after = cwd_names();
-	size_t used = 0;
-
-	for (size_t i = 0; after && after[i]; i++) {
-		if (!has_name(before, after[i]) && used + strlen(after[i]) + 8 < sizeof(h->new_entries))
-			used += snprintf(h->new_entries + used, sizeof(h->new_entries) - used, "%s%s",
-					 used ? ", " : "", after[i]);
-		free(after[i]);
-	}
-	free(after);
-}
-
-static void free_names(char **names)
-{
-	for (size_t i = 0; names && names[i]; i++)
-		free(names[i]);
-	free(names);
-}
-
 static void make_dir(struct hunt *h)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -380,7 +328,7 @@ int cmd_hunt(int argc, char **argv)
 		hunt_draw(&h, i, &h.tries[n++].s);
 	}
 	h.n_tries = n;
-	before = cwd_names();
+	before = hunt_cwd_names();
 	h.started_ns = hm_now_ns();
 	hunt_run_batch(&h, h.tries, n, true, true);
 	h.elapsed_ns = hm_now_ns() - h.started_ns;
@@ -390,11 +338,10 @@ int cmd_hunt(int argc, char **argv)
 	if (err) {
 		fprintf(stderr, "hermetic hunt: a try could not run, so the hunt stops: %s\n",
 			err->r.error);
-		free_names(before);
+		hunt_cwd_new(&h, before);
 		return err->r.status ? err->r.status : EXIT_INTERNAL;
 	}
-	new_entries(&h, before);
-	free_names(before);
+	hunt_cwd_new(&h, before);
 	hunt_group(&h);
 	hunt_analyse(&h);
 	code = finish(&h);

@@ -166,6 +166,10 @@ void hunt_group(struct hunt *h);
 
 /* hunt_cause.c: verify and analyse every group. */
 void hunt_analyse(struct hunt *h);
+/* The names in the working directory before the tries (NULL-terminated);
+ * after them, those that are new into h->new_entries (before is freed). */
+char **hunt_cwd_names(void);
+void hunt_cwd_new(struct hunt *h, char **before);
 
 /* hunt_report.c */
 /* "hermetic enroll --seed S --now T [--tick K] -- CMD", shell-quoted */

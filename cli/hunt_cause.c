@@ -10,12 +10,14 @@
  * Every rerun is a function of the try's index and the hunt seed, so two
  * shards analyse a failure as one hunt would (docs/hunting.md).
  */
+#include <dirent.h>
 #include <inttypes.h>
 #include "util.h"
 #include "config.h"
 #include "cli.h"
 #include "hunt.h"
 
+#define MAX_NAMES 4096
 #define MAX_ANALYSED 10 /* distinct failures analysed */
 #define MAX_VARIANTS 6
 
@@ -27,6 +29,56 @@ struct rerun {
 };
 
 static const unsigned axes[3] = { HUNT_AX_ENTROPY, HUNT_AX_CLOCK, HUNT_AX_TICK };
+
+static void free_names(char **names)
+{
+	for (size_t i = 0; names && names[i]; i++)
+		free(names[i]);
+	free(names);
+}
+
+char **hunt_cwd_names(void)
+{
+	char **names = calloc(MAX_NAMES + 1, sizeof(char *));
+	DIR *d = opendir(".");
+	struct dirent *de;
+	size_t n = 0;
+
+	if (!names || !d) {
+		if (d)
+			closedir(d);
+		return names;
+	}
+	while ((de = readdir(d)) && n < MAX_NAMES)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    !(names[n++] = strdup(de->d_name)))
+			break; /* out of memory: the list ends here */
+	closedir(d);
+	return names;
+}
+
+static bool has_name(char **names, const char *name)
+{
+	for (size_t i = 0; names && names[i]; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+void hunt_cwd_new(struct hunt *h, char **before)
+{
+	char **after = hunt_cwd_names();
+	size_t used = 0;
+
+	for (size_t i = 0; after && after[i]; i++) {
+		if (!has_name(before, after[i]) && used + strlen(after[i]) + 8 < sizeof(h->new_entries))
+			used += snprintf(h->new_entries + used, sizeof(h->new_entries) - used, "%s%s",
+					 used ? ", " : "", after[i]);
+		free(after[i]);
+	}
+	free(after);
+	free_names(before);
+}
 
 /* The first try of the hunt that passed, or NULL. */
 static const struct hunt_try *first_pass(const struct hunt *h)
