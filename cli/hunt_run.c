@@ -2,7 +2,8 @@
 /*
  * hermetic hunt's tries. hunt_run_one is the one place a try is run: today
  * a child 'hermetic enroll --seed S --now T [--tick K] [--record DIR]
- * --report FILE -- CMD' (this binary, /proc/self/exe), whose output goes to
+ * --report FILE -- CMD' (this very binary, /proc/self/exe, even if the file
+ * was replaced since the hunt started), whose output goes to
  * a file of its own, so that nothing one run does (hermetic's own die()
  * included) can take the hunt down. hunt_run_batch runs many, J at once,
  * each worker thread waiting for its own child.
@@ -203,7 +204,7 @@ int hunt_run_one(const struct hunt *h, const struct hunt_settings *s, const char
 	if (!r)
 		r = posix_spawn_file_actions_adddup2(&fa, 1, 2);
 	if (!r)
-		r = posix_spawn(&pid, h->self, &fa, NULL, args, environ);
+		r = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, args, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (r)
 		return -r;
@@ -262,7 +263,7 @@ static void *worker(void *p)
 		pthread_mutex_lock(&b->lock);
 		t->done = true;
 		b->done++;
-		if (t->r.kind != HUNT_PASS)
+		if (t->r.kind != HUNT_PASS && t->r.kind != HUNT_ERROR)
 			b->failures++;
 		if (t->r.kind == HUNT_ERROR)
 			b->stop = true;
