@@ -234,6 +234,8 @@ static void parse(struct hunt *h, int argc, char **argv)
 	if (optind >= argc)
 		bad_usage("no command given (hermetic hunt [OPTIONS] -- CMD [ARGS...])");
 	h->argv = argv + optind;
+	if (argc - optind > HUNT_MAX_ARGS)
+		bad_usage("CMD has %d arguments; a hunt takes at most %d", argc - optind, HUNT_MAX_ARGS);
 	if (!now_set) {
 		enum now_source src;
 
@@ -342,6 +344,8 @@ int cmd_hunt(int argc, char **argv)
 		fprintf(stderr, "hermetic hunt: a try could not run, so the hunt stops: %s\n",
 			err->r.error);
 		hunt_cwd_new(&h, before);
+		if (!h.dir_given) /* (kept when earlier tries failed and left files) */
+			(void)rmdir(h.dir);
 		return err->r.status ? err->r.status : EXIT_INTERNAL;
 	}
 	hunt_cwd_new(&h, before);

@@ -26,6 +26,7 @@ enum {
 #define HUNT_AX_DEFAULT (HUNT_AX_ENTROPY | HUNT_AX_CLOCK)
 #define HUNT_MAX_SEEDS 8 /* seeds listed per failure */
 #define HUNT_LINE 256
+#define HUNT_MAX_ARGS 1024 /* CMD's arguments */
 
 /* What one try runs with: what 'hermetic enroll' is given. */
 struct hunt_settings {

@@ -158,7 +158,7 @@ int hunt_run_one(const struct hunt *h, const struct hunt_settings *s, const char
 		 struct hunt_result *ret)
 {
 	char seed[32], now[64], tick[32], out[4352], report[4352], jdir[4352];
-	char *args[32 + 256];
+	char *args[32 + HUNT_MAX_ARGS];
 	size_t n = 0;
 	posix_spawn_file_actions_t fa;
 	pid_t pid;

@@ -194,3 +194,10 @@ bad "shard 0" 2 "out of range" --shard 0/2 -- true
 bad "--vary sched (not in this build)" 2 "no sched axis" --vary entropy,sched -- true
 bad "--vary of an unknown axis" 2 "unknown axis" --vary moon -- true
 bad "no command" 2 "no command" --runs 3
+HERMETIC_SOCKET=$T/no-daemon.sock "$HERMETIC" hunt --runs 3 -- true >"$T/bad.out" 2>&1
+rc=$?
+if [ $rc = 69 ] && grep -q "cannot reach hermeticd" "$T/bad.out"; then
+	pass "no daemon: the hunt stops with enroll's 69 and its message"
+else
+	fail "no daemon: the hunt stops with 69" "exit $rc: $(tr '\n' '|' <"$T/bad.out")"
+fi
