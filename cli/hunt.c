@@ -27,7 +27,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: hermetic hunt [OPTIONS] -- CMD [ARGS...]\n"
-		"       hermetic hunt merge REPORT.jsonl...\n"
+		"       hermetic hunt merge [--json] REPORT.jsonl...\n"
 		"\n"
 		"Run CMD under many seeds, each try a full enrolled run (network refused,\n"
 		"virtual clock, seeded entropy), group its failures, verify each one's\n"
@@ -68,7 +68,7 @@ static void usage(FILE *f)
 		"line at every tenth of the runs. The summary goes to stdout.\n"
 		"\n"
 		"merge: print the summary of the reports of one hunt's shards, as the\n"
-		"hunt over all their tries would print it.\n"
+		"hunt over all their tries would print it (--json: as one JSON document).\n"
 		"\n"
 		"Exit status: 0 no failure found, 1 failures found, 2 bad usage, 65 a\n"
 		"report cannot be merged (malformed, another command's hunt), 66 a report\n"
@@ -292,8 +292,13 @@ static int merge(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (argc >= 2 && !strcmp(argv[1], "--json")) {
+		h.json = true;
+		argc--;
+		argv++;
+	}
 	if (argc < 2)
-		bad_usage("merge: no report given (hermetic hunt merge A.jsonl B.jsonl ...)");
+		bad_usage("merge: no report given (hermetic hunt merge [--json] A.jsonl B.jsonl ...)");
 	for (int i = 1; i < argc; i++) {
 		int r = hunt_report_read(&h, argv[i], why, sizeof(why));
 

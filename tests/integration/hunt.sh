@@ -90,6 +90,8 @@ if diff <(mask "$T/whole.out") <(mask "$T/merged.out") >"$T/diff"; then
 else
 	fail "two shards plus hunt merge print the report of one hunt" "$(head -8 "$T/diff" | tr '\n' '|')"
 fi
+"$HERMETIC" hunt merge --json "$T/s1.jsonl" "$T/s2.jsonl" >"$T/merged.json" 2>/dev/null
+check "hunt merge --json: one document of 64 runs" $PY -c 'import json,sys; assert json.load(open(sys.argv[1]))["runs"] == 64' "$T/merged.json"
 check "the shards split the runs (32 each)" grep -q "^  32 runs" "$T/shard1.out"
 # report --markdown: the hunt's summary for a CI job's page, from either.
 "$HERMETIC" report --markdown "$T/whole.jsonl" >"$T/whole.md" 2>&1
