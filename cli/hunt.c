@@ -149,7 +149,7 @@ static void parse(struct hunt *h, int argc, char **argv)
 		{ "now", required_argument, NULL, O_NOW },
 		{ "tick", required_argument, NULL, O_TICK },
 		{ "help", no_argument, NULL, 'h' },
-		{}
+		{},
 	};
 	char why[256];
 	bool now_set = false;
@@ -219,12 +219,14 @@ static void parse(struct hunt *h, int argc, char **argv)
 			break;
 		case O_NOW:
 			if (hm_parse_time(optarg, &h->base_now) < 0)
-				bad_usage("--now %s: expected ISO 8601 (2027-02-28T23:59:00Z) or @EPOCH", optarg);
+				bad_usage("--now %s: expected ISO 8601 (2027-02-28T23:59:00Z) or "
+					  "@EPOCH", optarg);
 			now_set = true;
 			break;
 		case O_TICK:
 			if (hm_parse_duration(optarg, &h->base_tick) < 0)
-				bad_usage("--tick %s: expected a duration such as 0, 1us or 1ms", optarg);
+				bad_usage("--tick %s: expected a duration such as 0, 1us or 1ms",
+					  optarg);
 			h->base_tick_set = true;
 			break;
 		default:
@@ -235,7 +237,8 @@ static void parse(struct hunt *h, int argc, char **argv)
 		bad_usage("no command given (hermetic hunt [OPTIONS] -- CMD [ARGS...])");
 	h->argv = argv + optind;
 	if (argc - optind > HUNT_MAX_ARGS)
-		bad_usage("CMD has %d arguments; a hunt takes at most %d", argc - optind, HUNT_MAX_ARGS);
+		bad_usage("CMD has %d arguments; a hunt takes at most %d", argc - optind,
+			  HUNT_MAX_ARGS);
 	if (!now_set) {
 		enum now_source src;
 
@@ -255,7 +258,8 @@ static void make_dir(struct hunt *h)
 			die(EXIT_USAGE, "--keep %s: %s", h->dir, strerror(errno));
 		/* absolute: the paths in the report outlive this directory */
 		if (!realpath(h->dir, abs) || strlen(abs) >= sizeof(h->dir))
-			die(EXIT_USAGE, "--keep %s: %s", h->dir, strerror(errno ? errno : ENAMETOOLONG));
+			die(EXIT_USAGE, "--keep %s: %s", h->dir,
+			    strerror(errno ? errno : ENAMETOOLONG));
 		memcpy(h->dir, abs, strlen(abs) + 1);
 		return;
 	}
@@ -298,7 +302,8 @@ static int merge(int argc, char **argv)
 		argv++;
 	}
 	if (argc < 2)
-		bad_usage("merge: no report given (hermetic hunt merge [--json] A.jsonl B.jsonl ...)");
+		bad_usage("merge: no report given (hermetic hunt merge [--json] A.jsonl "
+			  "B.jsonl ...)");
 	for (int i = 1; i < argc; i++) {
 		int r = hunt_report_read(&h, argv[i], why, sizeof(why));
 
@@ -360,6 +365,7 @@ int cmd_hunt(int argc, char **argv)
 	if (!h.failures && !h.dir_given)
 		(void)rmdir(h.dir);
 	else if (h.failures && !h.json)
-		fprintf(stderr, "hermetic hunt: outputs and journals of failing tries kept in %s\n", h.dir);
+		fprintf(stderr, "hermetic hunt: outputs and journals of failing tries kept in %s\n",
+			h.dir);
 	return code;
 }

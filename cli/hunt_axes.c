@@ -21,6 +21,7 @@
 #define DAY_S 86400LL
 #define WINDOW_S (2 * 36525LL * DAY_S / 100) /* two years either side */
 #define MAX_DST 64
+#define SEED(x) ((x) % 999999999ULL + 1)
 
 /* DST changes in the window, found once by hunt_axes_init (before any
  * worker thread starts; read-only after). */
@@ -56,8 +57,8 @@ int hunt_axes_parse(const char *list, unsigned *ret, char *why, size_t size)
 
 		if (!strcmp(tok, "sched") || !strcmp(tok, "identity")) {
 			snprintf(why, size,
-				 "--vary %s: this build of hermetic has no %s axis yet (it comes with "
-				 "--%s); axes here: entropy, clock, tick",
+				 "--vary %s: this build of hermetic has no %s axis yet (it comes "
+				 "with --%s); axes here: entropy, clock, tick",
 				 tok, tok, tok);
 			return -EOPNOTSUPP;
 		}
@@ -65,8 +66,8 @@ int hunt_axes_parse(const char *list, unsigned *ret, char *why, size_t size)
 			if (!strcmp(tok, axis_names[i]))
 				break;
 		if (i == ARRAY_SIZE(axis_names)) {
-			snprintf(why, size, "--vary %s: unknown axis '%s' (entropy, clock, tick)", list,
-				 tok);
+			snprintf(why, size, "--vary %s: unknown axis '%s' (entropy, clock, tick)",
+				 list, tok);
 			return -EINVAL;
 		}
 		axes |= 1u << i;
@@ -171,7 +172,8 @@ static int64_t draw_now(const struct hunt *h, unsigned c, uint64_t u)
 		return local_ns(w.tm_year, m + 1, 0, (int64_t)(hi % DAY_S));
 	}
 	if (c < 32) /* the last ten minutes of a day */
-		return local_ns(w.tm_year, w.tm_mon, w.tm_mday + 1 + (int)(u % (2 * WINDOW_S / DAY_S)),
+		return local_ns(w.tm_year, w.tm_mon,
+				w.tm_mday + 1 + (int)(u % (2 * WINDOW_S / DAY_S)),
 				23 * 3600 + 50 * 60 + (int64_t)(hi % 600));
 	if (c < 44) { /* a leap day: the first Feb 29 of the window */
 		int y = w.tm_year + 1900 + (w.tm_mon >= 2);
@@ -191,8 +193,9 @@ void hunt_draw(const struct hunt *h, uint64_t index, struct hunt_settings *ret)
 {
 	uint64_t k = hunt_mix(h->hunt_seed, index);
 
-	ret->seed = (h->vary & HUNT_AX_ENTROPY ? hunt_mix(k, 1) : hunt_mix(h->hunt_seed, ~0ULL)) %
-			    999999999ULL + 1;
+	/* 1 to 999999999: short enough to retype from a CI log */
+	ret->seed = SEED(h->vary & HUNT_AX_ENTROPY ? hunt_mix(k, 1)
+						   : hunt_mix(h->hunt_seed, ~0ULL));
 	ret->now_ns = h->base_now;
 	if (h->vary & HUNT_AX_CLOCK)
 		ret->now_ns = draw_now(h, (unsigned)(hunt_mix(k, 2) % 100), hunt_mix(k, 3));
@@ -213,7 +216,7 @@ size_t hunt_variants(const struct hunt *h, const struct hunt_settings *s, uint64
 	if (axis == HUNT_AX_ENTROPY) {
 		for (uint64_t k = 0; n < max && n < 6; k++) {
 			out[n] = *s;
-			out[n].seed = hunt_mix(hunt_mix(h->hunt_seed, index), 100 + k) % 999999999ULL + 1;
+			out[n].seed = SEED(hunt_mix(hunt_mix(h->hunt_seed, index), 100 + k));
 			if (out[n].seed != s->seed)
 				n++;
 		}

@@ -21,7 +21,11 @@
 #define MAX_ANALYSED 10 /* distinct failures analysed */
 #define MAX_VARIANTS 6
 
-enum role { VERIFY, AXIS0, STATE = AXIS0 + 3 };
+enum role {
+	VERIFY,
+	AXIS0,
+	STATE = AXIS0 + 3
+};
 
 struct rerun {
 	size_t group;
@@ -71,9 +75,10 @@ void hunt_cwd_new(struct hunt *h, char **before)
 	size_t used = 0;
 
 	for (size_t i = 0; after && after[i]; i++) {
-		if (!has_name(before, after[i]) && used + strlen(after[i]) + 8 < sizeof(h->new_entries))
-			used += snprintf(h->new_entries + used, sizeof(h->new_entries) - used, "%s%s",
-					 used ? ", " : "", after[i]);
+		if (!has_name(before, after[i]) &&
+		    used + strlen(after[i]) + 8 < sizeof(h->new_entries))
+			used += snprintf(h->new_entries + used, sizeof(h->new_entries) - used,
+					 "%s%s", used ? ", " : "", after[i]);
 		free(after[i]);
 	}
 	free(after);
@@ -95,7 +100,9 @@ static void name_cause(const struct hunt *h, struct hunt_group *g)
 	char desc[HUNT_LINE], now[64];
 	size_t used = 0;
 
-#define SAY(...) (used += snprintf(c->cause + used, used < sizeof(c->cause) ? sizeof(c->cause) - used : 0, __VA_ARGS__))
+#define SAY(...)                                                                                   \
+	(used += snprintf(c->cause + used, used < sizeof(c->cause) ? sizeof(c->cause) - used : 0,  \
+			  __VA_ARGS__))
 	if (c->verify_runs && !c->verified) {
 		SAY("outside the axes: the same settings passed on every rerun (%s)",
 		    g->kind == HUNT_TIMEOUT ? "real time, scheduling or the machine"
@@ -110,20 +117,21 @@ static void name_cause(const struct hunt *h, struct hunt_group *g)
 		return;
 	}
 	if (c->flips[0])
-		SAY("randomness (entropy): %u of %u other seeds pass with the same clock", c->flips[0],
-		    c->tried[0]);
+		SAY("randomness (entropy): %u of %u other seeds pass with the same clock",
+		    c->flips[0], c->tried[0]);
 	if (c->flips[1]) {
 		hunt_format_now(g->first->s.now_ns, now, sizeof(now));
 		hunt_describe_time(g->first->s.now_ns, desc, sizeof(desc));
-		SAY("%sdate/time (the clock's start): fails at %s%s%s%s; passes at %s", used ? "; " : "",
-		    now, desc[0] ? " (" : "", desc, desc[0] ? ")" : "", c->flipped_at);
+		SAY("%sdate/time (the clock's start): fails at %s%s%s%s; passes at %s",
+		    used ? "; " : "", now, desc[0] ? " (" : "", desc, desc[0] ? ")" : "",
+		    c->flipped_at);
 	}
 	if (c->flips[2])
 		SAY("%sthe clock's tick: %u of %u other ticks pass", used ? "; " : "", c->flips[2],
 		    c->tried[2]);
 	if (!used)
-		SAY("none of the axes: fails whatever the seed, clock and tick (a constant failure, "
-		    "or something outside the run)");
+		SAY("none of the axes: fails whatever the seed, clock and tick (a constant "
+		    "failure, or something outside the run)");
 #undef SAY
 }
 

@@ -84,7 +84,8 @@ int hunt_markdown(int n, char **paths)
 		char q[4096];
 
 		hunt_quote(*a, q, sizeof(q));
-		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), "%s%s", a == h.argv ? "" : " ", q);
+		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), "%s%s",
+			 a == h.argv ? "" : " ", q);
 	}
 	if (h.failures)
 		printf("### hermetic hunt: %zu distinct failure%s in %" PRIu64 " of %" PRIu64
@@ -97,8 +98,8 @@ int hunt_markdown(int n, char **paths)
 	       h.elapsed_ns / 1e9);
 	if (!h.failures) {
 		hunt_wilson(0, h.runs_done, &lo, &hi);
-		printf("No failure in %" PRIu64 " runs: the failure rate is below %.1f%% (95%% upper "
-		       "bound).\n",
+		printf("No failure in %" PRIu64 " runs: the failure rate is below %.1f%% "
+		       "(95%% upper bound).\n",
 		       h.runs_done, hi * 100);
 		return 0;
 	}

@@ -29,7 +29,8 @@ static int64_t get_int(json_object *o, const char *key, int64_t def)
 
 static int header(struct hunt *h, const char *path, json_object *o, char *why, size_t size)
 {
-	json_object *cmd;
+	json_object *cmd = NULL;
+	const char *axes = get_str(o, "vary");
 	const char *s = json_object_to_json_string_ext(
 		json_object_object_get_ex(o, "command", &cmd) ? cmd : NULL, JSON_C_TO_STRING_PLAIN);
 	unsigned vary = 0;
@@ -39,7 +40,7 @@ static int header(struct hunt *h, const char *path, json_object *o, char *why, s
 		snprintf(why, size, "%s: the header line names no command", path);
 		return -EINVAL;
 	}
-	if (hunt_axes_parse(get_str(o, "vary") ? get_str(o, "vary") : "", &vary, w, sizeof(w)) < 0) {
+	if (hunt_axes_parse(axes ? axes : "", &vary, w, sizeof(w)) < 0) {
 		snprintf(why, size, "%s: %s", path, w);
 		return -EINVAL;
 	}
@@ -66,7 +67,8 @@ static int header(struct hunt *h, const char *path, json_object *o, char *why, s
 	if (!h->command_json || !h->argv)
 		return -ENOMEM;
 	for (size_t i = 0; i < json_object_array_length(cmd); i++)
-		if (!(h->argv[i] = strdup(json_object_get_string(json_object_array_get_idx(cmd, i)))))
+		if (!(h->argv[i] =
+			      strdup(json_object_get_string(json_object_array_get_idx(cmd, i)))))
 			return -ENOMEM;
 	h->hunt_seed = (uint64_t)get_int(o, "hunt_seed", 0);
 	h->vary = vary;
@@ -102,9 +104,12 @@ static int run_line(struct hunt *h, json_object *o)
 			t->r.kind = k;
 	t->r.status = (int)get_int(o, "exit_status", 0);
 	t->r.duration_ms = (uint64_t)get_int(o, "duration_ms", 0);
-	snprintf(t->r.last, sizeof(t->r.last), "%s", get_str(o, "last_line") ? get_str(o, "last_line") : "");
-	snprintf(t->r.journal, sizeof(t->r.journal), "%s", get_str(o, "journal") ? get_str(o, "journal") : "");
-	snprintf(t->r.output, sizeof(t->r.output), "%s", get_str(o, "output") ? get_str(o, "output") : "");
+	snprintf(t->r.last, sizeof(t->r.last), "%s",
+		 get_str(o, "last_line") ? get_str(o, "last_line") : "");
+	snprintf(t->r.journal, sizeof(t->r.journal), "%s",
+		 get_str(o, "journal") ? get_str(o, "journal") : "");
+	snprintf(t->r.output, sizeof(t->r.output), "%s",
+		 get_str(o, "output") ? get_str(o, "output") : "");
 	hunt_key(&t->r);
 	return 0;
 }
@@ -125,13 +130,18 @@ static int cause_line(struct hunt *h, json_object *o)
 	l->c.verified = (unsigned)get_int(o, "verified", 0);
 	l->c.verify_runs = (unsigned)get_int(o, "verify_runs", 0);
 	l->c.state = (int)get_int(o, "state", -1);
-	if (json_object_object_get_ex(o, "flips", &fl) && json_object_object_get_ex(o, "tried", &tr))
+	if (json_object_object_get_ex(o, "flips", &fl) &&
+	    json_object_object_get_ex(o, "tried", &tr))
 		for (size_t a = 0; a < 3; a++) {
-			l->c.flips[a] = (unsigned)json_object_get_int(json_object_array_get_idx(fl, a));
-			l->c.tried[a] = (unsigned)json_object_get_int(json_object_array_get_idx(tr, a));
+			l->c.flips[a] =
+				(unsigned)json_object_get_int(json_object_array_get_idx(fl, a));
+			l->c.tried[a] =
+				(unsigned)json_object_get_int(json_object_array_get_idx(tr, a));
 		}
-	snprintf(l->c.flipped_at, sizeof(l->c.flipped_at), "%s", get_str(o, "flipped_at") ? get_str(o, "flipped_at") : "");
-	snprintf(l->c.cause, sizeof(l->c.cause), "%s", get_str(o, "cause") ? get_str(o, "cause") : "");
+	snprintf(l->c.flipped_at, sizeof(l->c.flipped_at), "%s",
+		 get_str(o, "flipped_at") ? get_str(o, "flipped_at") : "");
+	snprintf(l->c.cause, sizeof(l->c.cause), "%s",
+		 get_str(o, "cause") ? get_str(o, "cause") : "");
 	return 0;
 }
 
@@ -156,7 +166,8 @@ int hunt_report_read(struct hunt *h, const char *path, char *why, size_t size)
 			snprintf(why, size, "%s:%zu: not a line of a hunt report", path, lineno);
 			r = -EINVAL;
 		} else if (lineno == 1 && strcmp(what, "header")) {
-			snprintf(why, size, "%s: the first line is not a hunt report's header", path);
+			snprintf(why, size, "%s: the first line is not a hunt report's header",
+				 path);
 			r = -EINVAL;
 		} else if (!strcmp(what, "header")) {
 			r = header(h, path, o, why, size);

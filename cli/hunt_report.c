@@ -29,8 +29,9 @@ void hunt_quote(const char *a, char *buf, size_t size)
 {
 	size_t o = 0;
 
-	if (*a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") ==
-			  strlen(a)) {
+	if (*a &&
+	    strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") ==
+		    strlen(a)) {
 		snprintf(buf, size, "%s", a);
 		return;
 	}
@@ -70,7 +71,8 @@ void hunt_repro(const struct hunt *h, const struct hunt_settings *s, char *buf, 
 	hunt_format_now(s->now_ns, now, sizeof(now));
 	snprintf(buf, size, "hermetic enroll --seed %" PRIu64 " --now %s", s->seed, now);
 	if (s->tick_set)
-		snprintf(buf + strlen(buf), size - strlen(buf), " --tick %" PRIu64 "ns", s->tick_ns);
+		snprintf(buf + strlen(buf), size - strlen(buf), " --tick %" PRIu64 "ns",
+			 s->tick_ns);
 	snprintf(buf + strlen(buf), size - strlen(buf), " --");
 	append_cmd(h->argv, buf, size);
 }
@@ -88,13 +90,16 @@ void hunt_print(const struct hunt *h, FILE *f)
 	append_cmd(h->argv, cmd, sizeof(cmd));
 	hunt_axes_name(h->vary, axes, sizeof(axes));
 	fprintf(f, "hermetic hunt:%s\n", cmd);
-	fprintf(f, "  %" PRIu64 " runs (axes: %s; hunt seed %" PRIu64 "%s%s) in %.1f s, %.0f runs/min\n",
+	fprintf(f,
+		"  %" PRIu64 " runs (axes: %s; hunt seed %" PRIu64
+		"%s%s) in %.1f s, %.0f runs/min\n",
 		h->runs_done, axes, h->hunt_seed, h->stopped ? "; stopped by " : "",
 		h->stopped ? h->stop_reason : "", secs, secs > 0 ? h->runs_done * 60 / secs : 0.0);
 	if (!h->failures) {
 		hunt_wilson(0, h->runs_done, &lo, &hi);
-		fprintf(f, "no failure in %" PRIu64 " runs (axes: %s) in %.1f s; the failure rate is "
-			   "below %.1f%% (95%% upper bound)\n",
+		fprintf(f,
+			"no failure in %" PRIu64 " runs (axes: %s) in %.1f s; the failure rate is "
+			"below %.1f%% (95%% upper bound)\n",
 			h->runs_done, axes, secs, hi * 100);
 		return;
 	}
@@ -107,8 +112,11 @@ void hunt_print(const struct hunt *h, FILE *f)
 		hunt_wilson(g->count, h->runs_done, &lo, &hi);
 		fprintf(f, "\nfailure %zu: %s\n", i + 1, g->key);
 		fprintf(f, "  last line: %s\n", g->last);
-		fprintf(f, "  rate: %" PRIu64 " of %" PRIu64 " runs, %.1f%% (95%% interval %.1f%%-%.1f%%)\n",
-			g->count, h->runs_done, 100.0 * g->count / h->runs_done, lo * 100, hi * 100);
+		fprintf(f,
+			"  rate: %" PRIu64 " of %" PRIu64
+			" runs, %.1f%% (95%% interval %.1f%%-%.1f%%)\n",
+			g->count, h->runs_done, 100.0 * g->count / h->runs_done, lo * 100,
+			hi * 100);
 		fprintf(f, "  seeds:");
 		for (unsigned k = 0; k < g->n_seeds; k++)
 			fprintf(f, "%s %" PRIu64, k ? "," : "", g->seeds[k]);
@@ -155,7 +163,8 @@ void hunt_print_json(const struct hunt *h, FILE *f)
 
 	json_object_object_add(o, "command", argv_json(h->argv));
 	json_object_object_add(o, "hunt_seed", json_object_new_uint64(h->hunt_seed));
-	json_object_object_add(o, "axes", json_object_new_string(hunt_axes_name(h->vary, axes, sizeof(axes))));
+	json_object_object_add(o, "axes",
+			       json_object_new_string(hunt_axes_name(h->vary, axes, sizeof(axes))));
 	json_object_object_add(o, "runs", json_object_new_uint64(h->runs_done));
 	json_object_object_add(o, "failures", json_object_new_uint64(h->failures));
 	json_object_object_add(o, "elapsed_s", json_object_new_double(elapsed_s(h)));
@@ -172,7 +181,8 @@ void hunt_print_json(const struct hunt *h, FILE *f)
 		json_object_object_add(j, "exit_status", json_object_new_int(g->status));
 		json_object_object_add(j, "last_line", json_object_new_string(g->last));
 		json_object_object_add(j, "count", json_object_new_uint64(g->count));
-		json_object_object_add(j, "rate", json_object_new_double((double)g->count / h->runs_done));
+		json_object_object_add(j, "rate",
+				       json_object_new_double((double)g->count / h->runs_done));
 		json_object_object_add(j, "rate_low", json_object_new_double(lo));
 		json_object_object_add(j, "rate_high", json_object_new_double(hi));
 		for (unsigned k = 0; k < g->n_seeds; k++)
@@ -180,8 +190,11 @@ void hunt_print_json(const struct hunt *h, FILE *f)
 		json_object_object_add(j, "seeds", seeds);
 		hunt_repro(h, &g->first->s, line, sizeof(line));
 		json_object_object_add(j, "reproduce", json_object_new_string(line));
-		json_object_object_add(j, "verified", g->c.done ? json_object_new_int((int)g->c.verified) : NULL);
-		json_object_object_add(j, "verify_runs", g->c.done ? json_object_new_int((int)g->c.verify_runs) : NULL);
+		json_object_object_add(j, "verified",
+				       g->c.done ? json_object_new_int((int)g->c.verified) : NULL);
+		json_object_object_add(j, "verify_runs",
+				       g->c.done ? json_object_new_int((int)g->c.verify_runs)
+						 : NULL);
 		json_object_object_add(j, "cause", str_or_null(g->c.done ? g->c.cause : NULL));
 		json_object_object_add(j, "journal", str_or_null(g->first->r.journal));
 		json_object_object_add(j, "output", str_or_null(g->first->r.output));
@@ -217,9 +230,12 @@ int hunt_report_write(const struct hunt *h, const char *path)
 	json_object_object_add(o, "runs", json_object_new_uint64(h->runs));
 	json_object_object_add(o, "shard_index", json_object_new_int((int)h->shard_i));
 	json_object_object_add(o, "shard_count", json_object_new_int((int)h->shard_n));
-	json_object_object_add(o, "vary", json_object_new_string(hunt_axes_name(h->vary, axes, sizeof(axes))));
-	json_object_object_add(o, "now", json_object_new_string(hunt_format_now(h->base_now, now, sizeof(now))));
-	json_object_object_add(o, "tick_ns", h->base_tick_set ? json_object_new_uint64(h->base_tick) : NULL);
+	json_object_object_add(o, "vary",
+			       json_object_new_string(hunt_axes_name(h->vary, axes, sizeof(axes))));
+	json_object_object_add(
+		o, "now", json_object_new_string(hunt_format_now(h->base_now, now, sizeof(now))));
+	json_object_object_add(o, "tick_ns",
+			       h->base_tick_set ? json_object_new_uint64(h->base_tick) : NULL);
 	json_object_object_add(o, "fail_if", str_or_null(h->fail_if_src));
 	json_object_object_add(o, "timeout_ms", json_object_new_uint64(h->timeout_ns / 1000000));
 	json_object_object_add(o, "verify", json_object_new_int((int)h->verify));
@@ -234,10 +250,14 @@ int hunt_report_write(const struct hunt *h, const char *path)
 		json_object_object_add(o, "hunt", json_object_new_string("run"));
 		json_object_object_add(o, "index", json_object_new_uint64(t->index));
 		json_object_object_add(o, "seed", json_object_new_uint64(t->s.seed));
-		json_object_object_add(o, "now", json_object_new_string(hunt_format_now(t->s.now_ns, now, sizeof(now))));
+		json_object_object_add(
+			o, "now",
+			json_object_new_string(hunt_format_now(t->s.now_ns, now, sizeof(now))));
 		json_object_object_add(o, "now_ns", json_object_new_int64(t->s.now_ns));
-		json_object_object_add(o, "tick_ns", t->s.tick_set ? json_object_new_uint64(t->s.tick_ns) : NULL);
-		json_object_object_add(o, "kind", json_object_new_string(hunt_kind_name(t->r.kind)));
+		json_object_object_add(o, "tick_ns",
+				       t->s.tick_set ? json_object_new_uint64(t->s.tick_ns) : NULL);
+		json_object_object_add(o, "kind",
+				       json_object_new_string(hunt_kind_name(t->r.kind)));
 		json_object_object_add(o, "exit_status", json_object_new_int(t->r.status));
 		json_object_object_add(o, "last_line", json_object_new_string(t->r.last));
 		json_object_object_add(o, "key", json_object_new_string(t->r.key));
@@ -275,8 +295,10 @@ int hunt_report_write(const struct hunt *h, const char *path)
 	if (!r) {
 		o = json_object_new_object();
 		json_object_object_add(o, "hunt", json_object_new_string("end"));
-		json_object_object_add(o, "elapsed_ms", json_object_new_uint64(h->elapsed_ns / 1000000));
-		json_object_object_add(o, "stopped", str_or_null(h->stopped ? h->stop_reason : NULL));
+		json_object_object_add(o, "elapsed_ms",
+				       json_object_new_uint64(h->elapsed_ns / 1000000));
+		json_object_object_add(o, "stopped",
+				       str_or_null(h->stopped ? h->stop_reason : NULL));
 		r = put_line(f, o);
 	}
 	if (!r && fflush(f) != 0)

@@ -87,13 +87,14 @@ static void classify(const struct hunt *h, const char *report, const char *out, 
 	} else if (!o) {
 		r->kind = HUNT_ERROR;
 		snprintf(r->error, sizeof(r->error),
-			 "hermetic enroll wrote no report (exit status %d); its output: %.300s", r->status,
-			 out);
+			 "hermetic enroll wrote no report (exit status %d); its output: %.300s",
+			 r->status, out);
 	} else if (json_object_object_get_ex(o, "hermetic_error", &err) && err) {
 		r->kind = HUNT_ERROR;
 		snprintf(r->error, sizeof(r->error), "%s",
-			 json_object_object_get_ex(err, "message", &v) && v ? json_object_get_string(v)
-									     : "hermetic failed");
+			 json_object_object_get_ex(err, "message", &v) && v
+				 ? json_object_get_string(v)
+				 : "hermetic failed");
 	} else if (r->status != 0) {
 		r->kind = HUNT_EXIT;
 		scan_output(h, out, r);
@@ -200,7 +201,8 @@ int hunt_run_one(const struct hunt *h, const struct hunt_settings *s, const char
 	if (!r)
 		r = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	if (!r)
-		r = posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		r = posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC,
+						     0644);
 	if (!r)
 		r = posix_spawn_file_actions_adddup2(&fa, 1, 2);
 	if (!r)
@@ -257,8 +259,8 @@ static void *worker(void *p)
 		if (r < 0) {
 			t->r.kind = HUNT_ERROR;
 			t->r.status = EXIT_INTERNAL;
-			snprintf(t->r.error, sizeof(t->r.error), "Failed to start '%.400s': %s", h->self,
-				 strerror(-r));
+			snprintf(t->r.error, sizeof(t->r.error), "Failed to start '%.400s': %s",
+				 h->self, strerror(-r));
 		}
 		pthread_mutex_lock(&b->lock);
 		t->done = true;
@@ -294,8 +296,7 @@ static void progress(struct batch *b, bool tty, size_t *last_tenth)
 	fflush(stderr);
 }
 
-size_t hunt_run_batch(struct hunt *h, struct hunt_try *tries, size_t n, bool show,
-		      bool stoppable)
+size_t hunt_run_batch(struct hunt *h, struct hunt_try *tries, size_t n, bool show, bool stoppable)
 {
 	struct batch b = { .h = h, .tries = tries, .n = n, .stoppable = stoppable };
 	pthread_t th[256];

@@ -42,10 +42,11 @@ static bool word_end(char c)
  * word: its length, or 0. A date printed in words changes with the clock. */
 static size_t date_word(const char *s)
 {
-	static const char *const names[] = { "January", "February", "March", "April", "May",
-					     "June", "July", "August", "September", "October",
-					     "November", "December", "Monday", "Tuesday",
-					     "Wednesday", "Thursday", "Friday", "Saturday", "Sunday" };
+	static const char *const names[] = { "January",	  "February", "March",	   "April",
+					     "May",	  "June",     "July",	   "August",
+					     "September", "October",  "November",  "December",
+					     "Monday",	  "Tuesday",  "Wednesday", "Thursday",
+					     "Friday",	  "Saturday", "Sunday" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 		size_t full = strlen(names[i]);
@@ -145,7 +146,8 @@ void hunt_group(struct hunt *h)
 			if (!strcmp(h->groups[j].key, t->r.key))
 				g = &h->groups[j];
 		if (!g) {
-			struct hunt_group *more = realloc(h->groups, (h->n_groups + 1) * sizeof(*more));
+			struct hunt_group *more =
+				realloc(h->groups, (h->n_groups + 1) * sizeof(*more));
 
 			if (!more)
 				die(EXIT_INTERNAL, "out of memory");

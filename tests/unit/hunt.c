@@ -90,8 +90,8 @@ int main(void)
 		hunt_draw(&h, (uint64_t)i + 1, &b);
 		differ += a.seed != b.seed;
 	}
-	printf("# of %d draws: %d month ends, %d Feb 29, %d near a DST change\n", n, month_end, leap,
-	       dst_near);
+	printf("# of %d draws: %d month ends, %d Feb 29, %d near a DST change\n", n, month_end,
+	       leap, dst_near);
 	CHECK("draws visit month ends (about 20% + the uniform share)", month_end > n / 7);
 	CHECK("draws visit Feb 29 (about 12%)", leap > n / 12);
 	CHECK("draws visit DST changes (about 20%)", dst_near > n / 7);
