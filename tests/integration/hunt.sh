@@ -69,6 +69,26 @@ corpus leftover "state left between runs" --runs 10 -- sh "$C/leftover.sh"
 check "leftover: the entry the runs left is named" grep -q "new in the working directory: hunt-leftover.marker" "$T/leftover.out"
 cd "$T/w"
 
+# --vary clock: every try has the same seed, only the start moves; --vary
+# tick draws the tick and prints it in the reproduction.
+if [ -x "$T/bin/leap_day" ]; then
+	hunt varyclock --runs 40 --vary clock -- "$T/bin/leap_day"
+	seeds=$(sed -n 's/^  seeds: //p' "$T/varyclock.out" | tr -d ' .' | tr ',' '\n' | sort -u | grep -c .)
+	if grep -q "^  cause: date/time" "$T/varyclock.out" && [ "$seeds" = 1 ]; then
+		pass "--vary clock: one seed, the start varied, the cause the date"
+	else
+		fail "--vary clock" "$seeds seeds: $(grep -E 'seeds|cause' "$T/varyclock.out" | tr '\n' '|')"
+	fi
+fi
+# (the same seeds as the default hunt's: try 33 fails)
+hunt varytick --runs 40 --vary entropy,tick -- "$T/bin/random_byte"
+if grep -q "axes: entropy,tick" "$T/varytick.out" &&
+	grep -q "^  reproduce: .* --tick [0-9]*ns -- " "$T/varytick.out"; then
+	pass "--vary entropy,tick: the axes are named, the reproduction carries its tick"
+else
+	fail "--vary entropy,tick" "$(head -12 "$T/varytick.out" | tr '\n' '|')"
+fi
+
 # A hunt repeats: the same hunt seed, the same tries and report.
 hunt again --runs 100 -- "$T/bin/random_byte"
 mask() { sed -E 's/in [0-9.]+ s, [0-9]+ runs\/min/in T s/; s/in [0-9.]+ s;/in T s;/; s#/tmp/[^ ]*#PATH#g' "$1"; }
