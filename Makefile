@@ -102,7 +102,7 @@ $(B)/hermeticd: $(DAEMON_OBJS) $(B)/libhermetic.a
 
 $(B)/hermetic: $(CLI_OBJS) $(B)/libhermetic.a
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd -lz
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd -lz -lm -pthread
 
 # The shim links only libc (and libdl/libpthread, part of glibc 2.34+): it is
 # loaded into every enrolled process, so it carries no other dependency.
@@ -140,7 +140,7 @@ $(B)/libhermetic.so: $(B)/libhermetic.so.0
 $(B)/tests/%: tests/unit/%.c $(B)/libhermetic.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd -lm
 
 $(B):
 	$(Q)mkdir -p $(B)
