@@ -293,6 +293,9 @@ static void print_text(const struct checkdet *c, int found, const struct cd_diff
 	if (d->output)
 		printf("  stdout line %lu:\n    run 1: %s\n    run %u: %s\n", d->line, d->lines[0],
 		       d->other + 1, d->lines[1]);
+	if (!d->value)
+		printf("  every journaled value was identical: what differed came from outside\n"
+		       "  them (a pid, the order in which processes wrote, a file's contents, ...)\n");
 	printf("  journals and outputs kept in %s\n", c->dir.path);
 }
 

@@ -105,6 +105,16 @@ else
 	fail "differing exit statuses are named" "rc $(cat "$T/st.rc"): $(why st)"
 fi
 
+# output that differs while every value agrees: a real pid
+cd_run pid --seed 5 -n 2 -- sh -c 'echo $$'
+if [ "$(cat "$T/pid.rc")" = 1 ] && grep -q '^  stdout line 1:$' "$T/pid.out" &&
+	grep -q 'every journaled value was identical' "$T/pid.out" &&
+	! grep -q 'first value that differed' "$T/pid.out"; then
+	pass "output that differs with identical values is named as such"
+else
+	fail "output that differs with identical values is named as such" "rc $(cat "$T/pid.rc"): $(why pid)"
+fi
+
 # bad input
 bad() { # NAME RC PATTERN ARGS...
 	local name=$1 rc=$2 pat=$3
