@@ -140,6 +140,7 @@ static int resolve(struct checkdet *c)
 	size_t n = 0, max = c->n_pass + 2;
 	struct enroll *e = calloc(1, sizeof(*e));
 	char **args;
+	int code = 0;
 
 	for (char **a = c->cmd; *a; a++)
 		max++;
@@ -154,13 +155,16 @@ static int resolve(struct checkdet *c)
 		args[n++] = *a;
 	enroll_parse(e, (int)n, args, PREFIX);
 	if (e->record || e->report_path || e->keep_passing || e->journal_per_scope)
-		return bad("%s", "--record, --keep-passing, --journal-per-scope and --report are this "
+		code = bad("%s", "--record, --keep-passing, --journal-per-scope and --report are this "
 				 "command's own: each run is recorded to a directory of its own");
 	c->seed = e->cfg.seed;
 	c->seed_drawn = !e->cfg.seed_set;
 	c->now_ns = e->cfg.now_ns;
-	/* e and args stay: e's fields point into argv, and e is never run */
-	return 0;
+	/* e was only parsed, never run: nothing but its options to free */
+	hm_boundary_free(&e->bnd.opt);
+	free(e);
+	free(args);
+	return code;
 }
 
 /* One run into c->r[i]. 0, or the exit code that ends the check. */
