@@ -239,22 +239,13 @@ static int reap(struct enroll *e)
  * "empty": only 0 lets the run (and its root) go. */
 static int events_populated(struct enroll *e)
 {
-	char buf[256], *line, *save;
+	char buf[256];
 	ssize_t n = pread(e->events_fd, buf, sizeof(buf) - 1, 0);
 
 	if (n < 0)
 		return -errno;
 	buf[n] = 0;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (strncmp(line, "populated ", 10))
-			continue;
-		if (!strcmp(line + 10, "1"))
-			return 1;
-		if (!strcmp(line + 10, "0"))
-			return 0;
-		return -EBADMSG;
-	}
-	return -EBADMSG;
+	return hm_cgroup_events_populated(buf);
 }
 
 /* 1: the run has processes; 0: it has none; -errno: not known (not empty). */
