@@ -315,7 +315,7 @@ int hm_egress(struct __sk_buff *skb)
 	__u64 cgid = hm_run_level ? bpf_skb_ancestor_cgroup_id(skb, hm_run_level)
 				  : bpf_skb_cgroup_id(skb);
 	struct hm_net_policy *pol = bpf_map_lookup_elem(&hm_policy, &cgid);
-	__u8 addr[16], proto, family;
+	__u8 addr[16], src[16], proto, family;
 	__u32 l4off;
 	__u16 port = 0;
 
@@ -327,6 +327,7 @@ int hm_egress(struct __sk_buff *skb)
 		if (bpf_skb_load_bytes(skb, 0, &ip, sizeof(ip)))
 			return 1;
 		hm_map_v4(addr, ip.daddr);
+		hm_map_v4(src, ip.saddr);
 		proto = ip.protocol;
 		l4off = ip.ihl * 4;
 		family = AF_INET;
@@ -336,6 +337,7 @@ int hm_egress(struct __sk_buff *skb)
 		if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6)))
 			return 1;
 		__builtin_memcpy(addr, &ip6.daddr, 16);
+		__builtin_memcpy(src, &ip6.saddr, 16);
 		proto = ip6.nexthdr;
 		l4off = sizeof(ip6);
 		family = AF_INET6;
@@ -353,6 +355,13 @@ int hm_egress(struct __sk_buff *skb)
 		if (!bpf_skb_load_bytes(skb, l4off, ports, sizeof(ports)))
 			port = bpf_ntohs(ports[1]);
 	}
+	/* Local in the wide sense (what hm_allowed lets through) but not a
+	 * loopback packet both ways: 0.0.0.0 or :: as the destination, or a
+	 * source that is not loopback (a raw socket's own header, IP_PKTINFO
+	 * or IP_TRANSPARENT). The local host would answer that source, from
+	 * its own sockets, which no hook of a run sees: refused. */
+	if (hm_is_local(addr) && !(hm_is_loopback(addr) && hm_is_loopback(src)))
+		goto refuse;
 	if (hm_allowed(cgid, pol, addr, port))
 		return 1;
 	/* A learned destination past its TTL: a TCP or UDP socket connected
@@ -364,6 +373,7 @@ int hm_egress(struct __sk_buff *skb)
 		if (hm_dns_learned(&key, true))
 			return 1;
 	}
+refuse:
 	hm_report_ctx(cgid, pol, addr, port, family, HM_OP_PACKET, proto, hm_skb_task_helpers);
 	return (pol->flags & HM_NET_AUDIT) ? 1 : 0;
 }

@@ -287,8 +287,11 @@ void confine_prepare(struct confine *c, bool on, bool block_net)
 
 /* ---- in the child ---- */
 
-static const int drop_caps[] = { CAP_SYS_ADMIN,  CAP_BPF,	     CAP_NET_ADMIN, CAP_SYS_MODULE,
-				 CAP_SYS_RAWIO,  CAP_SYS_BOOT,  CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH };
+/* CAP_NET_RAW last: kept when the run asked for raw sockets (--raw-sockets). */
+static const int drop_caps[] = { CAP_SYS_ADMIN,	 CAP_BPF,	  CAP_NET_ADMIN,
+				 CAP_SYS_MODULE, CAP_SYS_RAWIO,	  CAP_SYS_BOOT,
+				 CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_PERFMON,
+				 CAP_SYSLOG,	 CAP_CHECKPOINT_RESTORE, CAP_NET_RAW };
 
 #define FAIL(what)                                                                                \
 	do {                                                                                       \
@@ -414,19 +417,22 @@ static int root_namespaces(const struct confine *c, const char **ret_what)
 /* Drop what leaves the run from the bounding and inheritable sets. Without
  * CAP_SETPCAP (some containers) a capability already absent from the
  * bounding set needs no dropping; one present would stay: refuse. */
-static int root_caps(const char **ret_what)
+static int root_caps(const struct confine *c, const char **ret_what)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2];
+	size_t n = ARRAY_SIZE(drop_caps) - (c->raw_sockets ? 1 : 0);
 
-	for (size_t i = 0; i < ARRAY_SIZE(drop_caps); i++)
+	/* EINVAL: a capability newer than the kernel (CAP_PERFMON, CAP_BPF,
+	 * CAP_CHECKPOINT_RESTORE before 5.8/5.9), which nothing can hold. */
+	for (size_t i = 0; i < n; i++)
 		if (prctl(PR_CAPBSET_DROP, drop_caps[i], 0, 0, 0) < 0 &&
 		    !(errno == EPERM && prctl(PR_CAPBSET_READ, drop_caps[i], 0, 0, 0) == 0) &&
-		    !(errno == EINVAL && drop_caps[i] == CAP_BPF))
+		    !(errno == EINVAL && drop_caps[i] >= CAP_PERFMON))
 			FAIL("drop capabilities from the bounding set");
 	if (syscall(SYS_capget, &h, d) < 0)
 		FAIL("capget");
-	for (size_t i = 0; i < ARRAY_SIZE(drop_caps); i++)
+	for (size_t i = 0; i < n; i++)
 		d[drop_caps[i] / 32].inheritable &= ~(1u << (drop_caps[i] % 32));
 	if (syscall(SYS_capset, &h, d) < 0)
 		FAIL("capset");
@@ -445,7 +451,7 @@ int confine_child(const struct confine *c, const char **ret_what)
 	/* Exec must not hand back what the run may not have. */
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		FAIL("clear the ambient capabilities");
-	if (c->root && (r = root_caps(ret_what)) < 0)
+	if (c->root && (r = root_caps(c, ret_what)) < 0)
 		return r;
 	if (c->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		FAIL("set no_new_privs");

@@ -51,6 +51,7 @@ struct enroll {
 	enum now_source now_src; /* where cfg.now_ns came from */
 	bool no_daemon;
 	bool unconfined; /* --confine off */
+	bool raw_sockets; /* --raw-sockets: root keeps CAP_NET_RAW */
 	struct confine conf; /* the kernel backstop (confine.c) */
 	bool no_supervise; /* --supervise off */
 	bool supervise_nowaits; /* --supervise clock: real monotonic clock and waits */

@@ -67,7 +67,15 @@ static void usage(FILE *f)
 		"                          CAP_DAC_READ_SEARCH, so even root cannot leave\n"
 		"                          its cgroup; a non-root run gets no_new_privs\n"
 		"                          (setuid programs such as sudo do not elevate).\n"
+		"                          Root also loses CAP_PERFMON, CAP_SYSLOG,\n"
+		"                          CAP_CHECKPOINT_RESTORE and CAP_NET_RAW; every run\n"
+		"                          is refused TIOCSTI/TIOCLINUX (typing into the\n"
+		"                          terminal), clone3 (ENOSYS: libc falls back to\n"
+		"                          clone) and system-wide perf_event_open.\n"
 		"                          off: none of it, for suites that manage the machine\n"
+		"  --raw-sockets           a root run keeps CAP_NET_RAW (raw sockets, ping\n"
+		"                          where net.ipv4.ping_group_range excludes root);\n"
+		"                          its packets still meet the egress hook\n"
 		"  --supervise on|clock|off  on (default): processes that do not load the\n"
 		"                          shim (static binaries, Go) get the run's clocks\n"
 		"                          (a synthetic vDSO mapped at their exec), its timed\n"
@@ -353,7 +361,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 	enum {
 		O_RECORD = 239, O_KEEP_PASSING, O_REPORT, O_JOURNAL_PER_SCOPE, O_CONFINE, O_SUPERVISE,
 		O_CONNECTIONS,
-		O_AUDIT_SYSCALLS,
+		O_AUDIT_SYSCALLS, O_RAW_SOCKETS,
 		O_NETWORK = 256, O_NO_LOOPBACK, O_NO_UNIX, O_ALLOW, O_NO_DAEMON, O_GRACE, O_SEED,
 		O_NOW, O_TICK, O_CLOCK, O_RNG, O_SPIN, O_LAG, O_ASLR,
 		/* boundary options (hm_boundary_set) from here on */
@@ -367,6 +375,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 		{ "allow", required_argument, NULL, O_ALLOW },
 		{ "no-daemon", no_argument, NULL, O_NO_DAEMON },
 		{ "confine", required_argument, NULL, O_CONFINE },
+		{ "raw-sockets", no_argument, NULL, O_RAW_SOCKETS },
 		{ "supervise", required_argument, NULL, O_SUPERVISE },
 		{ "grace", required_argument, NULL, O_GRACE },
 		{ "seed", required_argument, NULL, O_SEED },
@@ -468,6 +477,10 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 				bad_usage("--confine %s: expected on or off", optarg);
 			e->unconfined = !strcmp(optarg, "off");
 			add_opt(e, opts[idx].name, optarg);
+			break;
+		case O_RAW_SOCKETS:
+			e->raw_sockets = true;
+			add_opt(e, opts[idx].name, NULL);
 			break;
 		case O_SUPERVISE:
 			if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "waits") &&

@@ -251,6 +251,7 @@ void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 	/* Everything the child needs is computed here, before the fork. */
 	confine_prepare(&e->conf, !e->no_daemon && !e->unconfined,
 			e->cfg.network == HM_NETWORK_BLOCK);
+	e->conf.raw_sockets = e->raw_sockets;
 	if (e->conf.refuse[0])
 		die(EXIT_INTERNAL, "cannot confine the run: %s", e->conf.refuse);
 	if (e->conf.on && e->conf.root && !e->no_daemon && e->cfg.clock_virtual)
