@@ -50,6 +50,7 @@ static json_object *refusals(const struct enroll *e)
 		json_object_object_add(j, "destination", json_object_new_string(a));
 		json_object_object_add(j, "op", json_object_new_string(r->op == 2   ? "sendto"
 									: r->op == 3 ? "packet"
+									: r->op == 4 ? "join"
 										     : "connect"));
 		json_object_object_add(j, "process", str_or_null(comm));
 		json_object_object_add(j, "count", json_object_new_uint64(r->count));

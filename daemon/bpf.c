@@ -533,6 +533,9 @@ int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool l
 	 * nameserver's address (without them glibc ignores the answers). */
 	attach(b, b->net->progs.hm_recvmsg4, cgroup_fd, &att[n++], "cgroup/recvmsg4", false);
 	attach(b, b->net->progs.hm_recvmsg6, cgroup_fd, &att[n++], "cgroup/recvmsg6", false);
+	/* Multicast joins off loopback (the reports they make come from no
+	 * socket of the run). */
+	attach(b, b->net->progs.hm_setsockopt, cgroup_fd, &att[n++], "cgroup/setsockopt", false);
 	if (have_unix) {
 		attach(b, b->net->progs.hm_connect_unix, cgroup_fd, &att[n++],
 		       "cgroup/connect_unix", false);

@@ -176,6 +176,43 @@ for who in root container; do
 	fi
 done
 
+# --- 4, 5: multicast joins on the test host's interface --------------------------------------
+# The kernel sends the membership reports (IGMP, MLD) itself, with the group
+# and source addresses the run chose: counted by their bytes in the frames
+# the test host saw.
+g=$(($$ % 250 + 1))
+G4=239.213.$g.4 G4S=239.213.$g.5 G4G=239.213.$g.6 G4Z=239.213.$g.7 G6=ff0e::213:$g:6
+seen() { # seen HEX: a frame at the test host carried HEX (within 1.5 s)
+	local i
+	for i in $(seq 30); do grep -q "$1" "$T/frames" 2>/dev/null && return 0; sleep 0.05; done
+	return 1
+}
+B4=239.214.$g.4 B6=ff0e::214:$g:6
+out=$(as_user "$U" sh -c "'$R2' mcast4 $IFX $B4; '$R2' mcast6 $IFX $B6" 2>&1)
+if [[ $out == *"mcast4 join ok"* ]] && seen "$(hex4 "$B4")" && seen "$(hex6 "$B6")"; then
+	pass "control: outside a run the user's joins on the test host's interface make the kernel report the groups there (IGMP, MLD)"
+else
+	fail "control: multicast joins bare" "$(ctx "$out")"
+fi
+out=$(as_user "$U" timeout 60 "$HERMETIC" enroll --clock off -- sh -c "'$R2' mcast4 $IFX $G4; '$R2' mcast4src $NH_LOCAL $G4S $H; '$R2' mcastgrp $IFX $G4G; '$R2' mcast4 0 $G4Z" 2>&1)
+if [ "$(grep -c 'join EPERM' <<<"$out")" = 4 ] && ! seen "$(hex4 "$G4")" && ! seen "$(hex4 "$G4S")" && ! seen "$(hex4 "$G4G")" && ! seen "$(hex4 "$G4Z")"; then
+	pass "attack 4 (user): IP_ADD_MEMBERSHIP, IP_ADD_SOURCE_MEMBERSHIP, MCAST_JOIN_GROUP off loopback (and on no named interface) refused (EPERM); no report reached the test host"
+else
+	fail "attack 4 (user): IPv4 joins" "$(ctx "$out")"
+fi
+out=$(as_user "$U" timeout 60 "$HERMETIC" enroll --clock off -- "$R2" mcast6 "$IFX" "$G6" 2>&1)
+if [[ $out == *"mcast6 join EPERM"* ]] && ! seen "$(hex6 "$G6")"; then
+	pass "attack 5 (user): IPV6_ADD_MEMBERSHIP off loopback refused (EPERM); no MLD report reached the test host"
+else
+	fail "attack 5 (user): IPv6 join" "$(ctx "$out")"
+fi
+out=$(as_user "$U" timeout 60 "$HERMETIC" enroll --clock off -- sh -c "'$R2' mcast4 1 239.215.$g.1; '$R2' mcast4src 127.0.0.1 239.215.$g.2 127.0.0.1; '$R2' mcastgrp 1 239.215.$g.3; '$R2' mcast6 1 ff0e::215:$g:1" 2>&1)
+if [ "$(grep -c 'join ok' <<<"$out")" = 4 ]; then
+	pass "attacks 4, 5: joins on loopback (ifindex 1 or 127.0.0.1) still work in a run"
+else
+	fail "attacks 4, 5: loopback joins" "$(ctx "$out")"
+fi
+
 # --- 7: system-wide perf_event_open -------------------------------------------------------------
 out=$("$R2" perf 2>&1)
 if [ "$out" = "perf system-wide ok" ]; then pass "control: bare root opens a system-wide perf event"; else fail "control: perf bare" "$(ctx "$out")"; fi
