@@ -213,6 +213,28 @@ else
 	fail "attacks 4, 5: loopback joins" "$(ctx "$out")"
 fi
 
+# --- 6: a socket inherited from enroll's parent ---------------------------------------------------
+# The user's shell opens a UDP socket on descriptor 5 (bash's /dev/udp, not
+# close-on-exec) and runs enroll; the run sends on it.
+inh() { # inh MARK ENROLL-OPTIONS...
+	local mark=$1
+	shift
+	as_user "$U" bash -c "exec 5<>/dev/udp/$H/$P; timeout 60 '$HERMETIC' enroll --clock off $* -- '$R2' sendfd 5 $H $P $mark" 2>&1
+}
+out=$(inh "inh-pass-$$" --pass-fd 5)
+if [[ $out == *"sendfd ok"* ]] && reached "inh-pass-$$"; then
+	pass "control: a UDP socket of enroll's parent, passed with --pass-fd, sends from the run to the test host (its cgroup is the outside's)"
+else
+	fail "control: an inherited socket with --pass-fd" "$(ctx "$out")"
+fi
+out=$(inh "inh-in-$$" --report "$UD/inh.jsonl")
+closed=$("$PY" -c 'import json, sys; print(json.loads(open(sys.argv[1]).readlines()[-1])["inherited_sockets_closed"])' "$UD/inh.jsonl" 2>&1)
+if [[ $out == *"descriptor 5, an inet socket made outside the run"* ]] && [[ $out != *"sendfd ok"* ]] && [ "$closed" = "[5]" ] && ! reached "inh-in-$$"; then
+	pass "attack 6 (user): the inherited UDP socket is /dev/null in the run, named on stderr and in --report; nothing reached the test host"
+else
+	fail "attack 6 (user): an inherited socket" "closed=$closed $(ctx "$out")"
+fi
+
 # --- 7: system-wide perf_event_open -------------------------------------------------------------
 out=$("$R2" perf 2>&1)
 if [ "$out" = "perf system-wide ok" ]; then pass "control: bare root opens a system-wide perf event"; else fail "control: perf bare" "$(ctx "$out")"; fi
