@@ -112,7 +112,7 @@ void confine_layers_print(FILE *f, const struct confine *c, const char *indent)
 			fprintf(f, "%s  %-12s none (%s)\n", indent, "namespaces", c->ns_why ? c->ns_why : "-");
 		if (c->root)
 			fprintf(f, "%s  %-12s CAP_SYS_ADMIN, CAP_BPF, CAP_NET_ADMIN, CAP_SYS_PTRACE, CAP_PERFMON and others dropped%s%s\n",
-				indent, "capabilities", c->raw_sockets ? " (CAP_NET_RAW kept)" : "",
+				indent, "capabilities", c->raw_sockets || !c->block_net ? " (CAP_NET_RAW kept)" : "",
 				c->no_new_privs ? "; no_new_privs" : "");
 		else
 			fprintf(f, "%s  %-12s no_new_privs (setuid programs cannot raise a process)\n", indent,

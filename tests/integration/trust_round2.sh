@@ -285,6 +285,27 @@ for net in block audit; do
 done
 [ "$net" = audit ] && reached "r9-audit-$$" >/dev/null # audit lets it through: not an escape
 
+# --- also seen: /proc/PID/{environ,maps,auxv} of a process outside the run ----------------------
+setpriv --reuid="$U" --regid="$HM_GROUP" --init-groups sleep 120 &
+USLEEP=$!
+sleep 120 &
+RSLEEP=$!
+at_exit "kill $USLEEP $RSLEEP 2>/dev/null"
+sleep 0.2
+readp() { printf '%s' "for f in environ maps auxv; do for p in $*; do head -c1 /proc/\$p/\$f >/dev/null 2>&1 && echo \"read \$p \$f\" || echo \"refused \$p \$f\"; done; done"; }
+out=$(as_user "$U" timeout 60 "$HERMETIC" enroll --clock off --confine off -- sh -c "$(readp $USLEEP)" 2>&1; timeout 60 "$HERMETIC" enroll --clock off --confine off -- sh -c "$(readp $USLEEP $RSLEEP)" 2>&1)
+if [ "$(grep -c '^read ' <<<"$out")" = 9 ]; then
+	pass "control: with --confine off a user's run reads environ, maps and auxv of the user's process outside, root's of every process"
+else
+	fail "control: /proc/PID reads with --confine off" "$(ctx "$out")"
+fi
+out=$(as_user "$U" timeout 60 "$HERMETIC" enroll --clock off -- sh -c "$(readp $USLEEP)" 2>&1; timeout 60 "$HERMETIC" enroll --clock off -- sh -c "$(readp $USLEEP $RSLEEP)" 2>&1)
+if [ "$(grep -c '^refused ' <<<"$out")" = 9 ] && ! grep -q '^read ' <<<"$out"; then
+	pass "a run (user, and root) cannot read environ, maps or auxv of a process outside it (Landlock's ptrace check covers read mode)"
+else
+	fail "/proc/PID reads from a run" "$(ctx "$out")"
+fi
+
 # --- afterwards: status and the report stay true -------------------------------------------------
 out=$(as_user "$U" timeout 60 "$HERMETIC" enroll --clock off --report "$UD/after.jsonl" -- "$PY" "$T/probe.py" udp "$H" "$P" "after-$$" 2>&1)
 cnt=$("$PY" -c 'import json, sys; print(json.loads(open(sys.argv[1]).readlines()[-1])["refusals"]["count"])' "$UD/after.jsonl" 2>&1)
