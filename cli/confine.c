@@ -18,6 +18,15 @@
  *    RTC_SET_TIME and RTC_EPOCH_SET ioctls): EPERM. The shim moves the
  *    run's own clock without a syscall, so only what bypasses it reaches
  *    the filter;
+ *  - TIOCSTI and TIOCLINUX (EPERM): typed into the terminal enroll runs
+ *    on, a command runs in the user's shell after enroll exits, outside
+ *    every run;
+ *  - clone3 (ENOSYS, as Docker's profile answers it; libc falls back to
+ *    clone): CLONE_INTO_CGROUP starts a child in any cgroup whose
+ *    directory the caller can open and whose common ancestor's cgroup.procs
+ *    it may write (container root, its own cgroup namespace);
+ *  - perf_event_open of every process (pid -1) or of a cgroup (EPERM):
+ *    samples of processes outside the run;
  * and for runs whose network is blocked:
  *  - sockets of families the address hooks do not see are refused
  *    (EAFNOSUPPORT): all but AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK
@@ -59,11 +68,14 @@
  *    outside the run, the daemon and enroll among them: without it the
  *    kernel lets a process ptrace only same-uid, dumpable processes whose
  *    capabilities are a subset of its own), CAP_DAC_READ_SEARCH
- *    (open_by_handle_at reaches any cgroup directory by its handle). The
+ *    (open_by_handle_at reaches any cgroup directory by its handle),
+ *    CAP_PERFMON, CAP_SYSLOG and CAP_CHECKPOINT_RESTORE (they read or
+ *    steer other processes: perf, kernel addresses, their memory), and,
+ *    where the network is blocked and --raw-sockets was not given,
+ *    CAP_NET_RAW (raw packets choose their own source). The
  *    inheritable and ambient sets are cleared of them too, since exec
  *    gives root its inheritable set back. Root keeps the rest: owning
- *    files, CAP_NET_RAW (raw packets still meet the daemon's egress hook),
- *    CAP_KILL, and CAP_SYS_TIME: with it the shim lets root move the run's
+ *    files, CAP_KILL, and CAP_SYS_TIME: with it the shim lets root move the run's
  *    own clock, as the kernel would, and the filter above refuses every
  *    call that would move the host's.
  * What root inside a run still can do: change files that processes outside
