@@ -301,7 +301,7 @@ else
 fi
 out=$(as_user "$U" timeout 60 "$HERMETIC" enroll --clock off -- sh -c "$(readp $USLEEP)" 2>&1; timeout 60 "$HERMETIC" enroll --clock off -- sh -c "$(readp $USLEEP $RSLEEP)" 2>&1)
 if [ "$(grep -c '^refused ' <<<"$out")" = 9 ] && ! grep -q '^read ' <<<"$out"; then
-	pass "a run (user, and root) cannot read environ, maps or auxv of a process outside it (Landlock's ptrace check covers read mode)"
+	pass "a run (user, and root) cannot read environ, maps or auxv of a process outside it"
 else
 	fail "/proc/PID reads from a run" "$(ctx "$out")"
 fi
