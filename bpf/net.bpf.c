@@ -441,7 +441,9 @@ static __always_inline int join_on_loopback(struct bpf_sockopt *ctx, int level, 
 	return p[4] == 127;
 }
 
-SEC("cgroup/setsockopt")
+/* Autoload off: the daemon loads it where its probe says cgroup/setsockopt
+ * programs have the helpers it calls (daemon/bpf.c, have_sockopt). */
+SEC("?cgroup/setsockopt")
 int hm_setsockopt(struct bpf_sockopt *ctx)
 {
 	int level = ctx->level, name = ctx->optname;
