@@ -182,8 +182,9 @@ i=0
 while [ ! -S $HERMETIC_SOCKET ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done
 hermetic status >/tmp/s2.txt 2>&1
 if grep -q 'cgroup/connect4 *active' /tmp/s2.txt && grep -q 'lsm/socket_connect *active' /tmp/s2.txt &&
-	grep -q 'cgroup/connect_unix *refused (kernel lacks attach type)' /tmp/s2.txt; then
-	echo "PASS vm: both layers active; missing attach types reported"
+	grep -q 'cgroup/connect_unix *refused (kernel lacks attach type)' /tmp/s2.txt &&
+	grep -q 'cgroup/setsockopt ' /tmp/s2.txt; then
+	echo "PASS vm: both layers active; missing attach types reported; multicast joins: $(grep 'cgroup/setsockopt ' /tmp/s2.txt | tr -s ' ')"
 else
 	echo "FAIL vm: both layers active; missing attach types reported: $(cat /tmp/s2.txt /tmp/d2.log | tr '\n' '|')"
 fi
