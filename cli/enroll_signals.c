@@ -25,6 +25,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <sys/wait.h>
 #include "util.h"
 #include "cli.h"
 #include "enroll.h"
@@ -56,6 +57,19 @@ void enroll_signals_arm(struct enroll *e)
 	s->armed = true;
 }
 
+/* CMD runs: it reached its exec and has not exited. One that exited but is
+ * not reaped yet (WNOWAIT leaves it to enroll's reap) no longer runs: a
+ * signal then is not forwarded to a zombie but cancels. */
+static bool cmd_running(struct enroll *e)
+{
+	siginfo_t si = { 0 };
+
+	if (!e->cmd_started || e->child_done)
+		return false;
+	return waitid(P_PID, (id_t)e->child, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
+	       si.si_pid != e->child;
+}
+
 bool enroll_signals_take(struct enroll *e)
 {
 	struct enroll_signals *s = &e->sig;
@@ -66,7 +80,7 @@ bool enroll_signals_take(struct enroll *e)
 	while (read(s->fd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			continue;
-		if (e->cmd_started && !e->child_done && !s->cancel) {
+		if (!s->cancel && cmd_running(e)) {
 			/* CMD's to handle; enroll waits for it as ever. */
 			if (si.ssi_code != SI_KERNEL)
 				(void)kill(e->child, (int)si.ssi_signo);

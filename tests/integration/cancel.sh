@@ -2,11 +2,13 @@
 # A CI runner cancels a job with SIGTERM, SIGINT or SIGHUP whenever it
 # likes. Each of them is sent to `hermetic enroll` at every phase of its
 # set-up (the phases HERMETIC_DEBUG=phases names, cli/phases.c), before the
-# daemon answered, and while the command runs; all of it once on a quiet
-# machine and once beside two CPU hogs. Every case asks: enroll exits
-# within 1 s of the signal, with status 128+N, and leaves nothing behind:
-# the daemon holds no run, no run-* cgroup is left under its subtree, no
-# clock page in its runtime directory, no process of the run.
+# daemon answered, while the command runs, and after it ended while a
+# straggler has its grace; all of it once on a quiet machine and once
+# beside two CPU hogs. Every case asks: enroll exits within 1 s of the
+# signal, with status 128+N, and leaves nothing behind: the daemon holds no
+# run, no run-* cgroup is left under its subtree, no clock page in its
+# runtime directory, no process of the run. And a signal ignored by
+# whoever started enroll (nohup) stays ignored.
 #
 # To reach a phase exactly, enroll is started with HERMETIC_TEST_PAUSE_AT=
 # PHASE (it stops itself, SIGSTOP, as PHASE first ends); the test sends the
@@ -38,15 +40,20 @@ mkfifo "$T/fifo"
 # The phases of set-up, as enroll names them, up to the command's launch.
 HERMETIC_DEBUG=phases "$HERMETIC" enroll -- true 2>"$T/phases.err"
 PHASES=($(sed -n 's/^hermetic: phases (ms): //p' "$T/phases.err" | tr ',' '\n' |
-	awk '{ print $1 } $1 == "launch" { exit }'))
+	awk '!seen[$1]++ { print $1 } $1 == "launch" { exit }'))
 if [ "${#PHASES[@]}" -lt 5 ] || [ "${PHASES[-1]}" != launch ]; then
 	fail "cancellation: HERMETIC_DEBUG=phases names the phases of set-up" \
 		"phases [${PHASES[*]}]; err=$(tr '\n' '|' <"$T/phases.err")"
 	exit 1
 fi
 
-# state PID: the process's state letter (T: stopped), empty when gone.
-state() { awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null; }
+# state PID: the process's state letter (T: stopped), empty when gone (no
+# fork: the test's own latency is counted in each case's time).
+state() {
+	local _ st=""
+	read -r _ _ st _ 2>/dev/null <"/proc/$1/stat"
+	echo "$st"
+}
 # kids PID: the process's children.
 kids() { cat /proc/"$1"/task/*/children 2>/dev/null; }
 
@@ -147,10 +154,11 @@ unanswered() {
 	local i t0 sc=""
 	kill -STOP "$HMD_PID"
 	enroll_bg
-	# poll(2) (x86-64: 7; i386, arm64 differ: then wait the whole bound)
+	# blocked for the answer: in poll, ppoll, recvfrom or recvmsg (x86-64)
 	for i in $(seq 300); do
 		sc=$(cut -d' ' -f1 /proc/$EPID/syscall 2>/dev/null)
-		[ "$sc" = 7 ] && break
+		[[ " 7 271 45 47 " == *" $sc "* ]] && [ "$(state $EPID)" = S ] && break
+		sc=""
 		sleep 0.01
 	done
 	RUN_PIDS=""
@@ -158,10 +166,10 @@ unanswered() {
 	kill -"$sig" $EPID
 	await $EPID "$t0"
 	kill -CONT "$HMD_PID"
-	if [ "$sc" != 7 ]; then
+	if [ -z "$sc" ]; then
 		kill -KILL $EPID 2>/dev/null
 		wait $EPID
-		fail "$name" "enroll never waited in poll for the daemon (syscall [$sc])"
+		fail "$name" "enroll never waited for the daemon's answer"
 		return
 	fi
 	verdict "$name" $EPID $((128 + num))
@@ -226,6 +234,32 @@ running() {
 	finish "$name" $EPID $((128 + num)) "$(now_ms)"
 }
 
+# stragglers SIG NUM SUFFIX: SIG after the command ended, while its
+# straggler (cat FIFO, started in the background) has its --grace (30 s).
+stragglers() {
+	local sig=$1 num=$2 i k cmds
+	local name="SIG$1 while a straggler has its grace: exit $((128 + $2)) within 1 s, nothing left$3"
+	env --default-signal=INT,QUIT "$HERMETIC" enroll --grace 30s -- \
+		sh -c 'cat "$1" & exit 0' sh "$T/fifo" >"$T/out" 2>"$T/err" &
+	EPID=$!
+	# the command (sh) gone, its cat reparented to enroll (a subreaper)
+	for i in $(seq 500); do
+		cmds=""
+		for k in $(kids $EPID); do cmds+="$(cat /proc/$k/comm 2>/dev/null) "; done
+		[ "$cmds" = "cat " ] && break
+		sleep 0.01
+	done
+	if [ "$cmds" != "cat " ]; then
+		kill -KILL $EPID $(kids $EPID) 2>/dev/null
+		wait $EPID
+		fail "$name" "no straggler alone after the command (children: [$cmds]); err=$(tail -c 400 "$T/err" | tr '\n' '|')"
+		return
+	fi
+	RUN_PIDS=$(kids $EPID)
+	kill -"$sig" $EPID
+	finish "$name" $EPID $((128 + num)) "$(now_ms)"
+}
+
 cases() {
 	local s n p
 	for s in TERM:15 INT:2 HUP:1; do
@@ -236,10 +270,41 @@ cases() {
 			at_phase "$s" "$n" "$p" "$1"
 		done
 		running "$s" "$n" "$1"
+		stragglers "$s" "$n" "$1"
 	done
 }
 
+# ignored: SIGHUP that whoever started enroll ignored (nohup) during set-up
+# neither cancels the run nor reaches the command.
+ignored() {
+	local name="SIGHUP ignored by enroll's parent (nohup) stays ignored: the run goes on" i kid=""
+	env --default-signal=INT,QUIT --ignore-signal=HUP HERMETIC_TEST_PAUSE_AT=setup \
+		"$HERMETIC" enroll -- cat "$T/fifo" >"$T/out" 2>"$T/err" &
+	EPID=$!
+	for i in $(seq 500); do [ "$(state $EPID)" = T ] && break; [ -e /proc/$EPID ] || break; sleep 0.01; done
+	kill -HUP $EPID
+	kill -CONT $EPID
+	for i in $(seq 500); do
+		kid=$(kids $EPID | tr -s ' ' '\n' | head -n1)
+		[ -n "$kid" ] && [ "$(cat /proc/$kid/comm 2>/dev/null)" = cat ] && break
+		kid=""
+		sleep 0.01
+	done
+	kill -HUP $EPID
+	sleep 0.3
+	if [ -z "$kid" ] || [ ! -e /proc/$kid ]; then
+		fail "$name" "the command did not start or did not outlive SIGHUP; err=$(tail -c 400 "$T/err" | tr '\n' '|')"
+		kill -KILL $EPID 2>/dev/null
+		wait $EPID
+		return
+	fi
+	RUN_PIDS=$kid
+	kill -TERM $EPID
+	finish "$name" $EPID 143 "$(now_ms)"
+}
+
 cases ""
+ignored
 HOGS=""
 for _ in 1 2; do
 	sh -c 'while :; do :; done' &
@@ -248,7 +313,7 @@ done
 at_exit "kill $HOGS"
 cases " (2 CPU hogs)"
 kill $HOGS
-wait $HOGS 2>/dev/null
+wait $HOGS 2>/dev/null # (never empty: a bare wait would wait for the daemon)
 
 kill -0 "$HMD_PID" 2>/dev/null && pass "daemon still running after the cancellations" ||
 	fail "daemon still running after the cancellations" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"
