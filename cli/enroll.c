@@ -27,7 +27,7 @@
 
 #define KILL_WAIT_MS 5000
 #define REAP_WAIT_MS 1000
-#define CANCEL_WAIT_MS 250 /* for the daemon, once the run is cancelled */
+#define CANCEL_WAIT_MS 100 /* for the daemon, once the run is cancelled */
 
 /* The shim next to this binary (build tree), in ../lib/hermetic (installed
  * anywhere), or in the directory it was built for (HERMETIC_SHIMDIR, the

@@ -104,7 +104,7 @@ verdict() {
 	if [ "$rc" != "$want" ]; then
 		fail "$name" "exit $rc, want $want; err=$(tail -c 400 "$T/err" | tr '\n' '|')"
 	elif ((MS > 1000)); then
-		fail "$name" "enroll ended ${MS} ms after the signal (more than 1 s)"
+		fail "$name" "enroll ended ${MS} ms after the signal (more than 1 s); err=$(tail -c 400 "$T/err" | tr '\n' '|')"
 	elif [ -n "$what" ]; then
 		fail "$name" "left behind: $what"
 	else
@@ -118,7 +118,9 @@ finish() {
 }
 
 # enroll_bg [ENV=VALUE...]: enroll -- cat FIFO in the background, its SIGINT
-# not ignored (bash ignores it in a background job); sets EPID.
+# not ignored (bash ignores it in a background job), its phases on stderr
+# (where a slow case's time went); sets EPID.
+export HERMETIC_DEBUG=phases
 enroll_bg() {
 	env --default-signal=INT,QUIT "$@" "$HERMETIC" enroll -- cat "$T/fifo" >"$T/out" 2>"$T/err" &
 	EPID=$!
@@ -126,7 +128,7 @@ enroll_bg() {
 # The same as the test user (setpriv execs env, which execs hermetic).
 enroll_bg_user() {
 	setpriv --reuid="$U" --regid="$HM_GROUP" --init-groups env --default-signal=INT,QUIT \
-		HOME=/nonexistent USER="$U" "$@" "$HERMETIC" enroll -- cat "$T/fifo" >"$T/out" 2>"$T/err" &
+		HOME=/nonexistent USER="$U" HERMETIC_DEBUG=phases "$@" "$HERMETIC" enroll -- cat "$T/fifo" >"$T/out" 2>"$T/err" &
 	EPID=$!
 }
 
