@@ -24,6 +24,9 @@ pkgs=(
 	python3-pytest python3-pytest-xdist python3-pytest-rerunfailures python3-venv
 	# tests/integration/lag.sh: a hang guard that must fire while a test computes
 	python3-pytest-timeout
+	# tests/bench/hunt-bench.sh: blind reruns in one pytest process (pytest
+	# --count N), the packaged stand-in for pytest-flakefinder (not in Debian)
+	python3-pytest-repeat
 	python3-setuptools
 	# tests/bench and tests/compat: real test suites, CPython's own, Go's
 	# standard library's (go 1.19, its sources) and golang.org/x/sync's

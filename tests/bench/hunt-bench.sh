@@ -2,8 +2,10 @@
 # hermetic hunt against blind reruns, printed, never asserted: a passing,
 # sleep-heavy command (1 s of sleeps per run) hunted with N runs against N
 # bare sequential runs (goal: hunt at most 0.1x of their wall time), and
-# runs per minute of each; the same for a Go test, beside 'go test -count N'.
-# (pytest-flakefinder is not packaged by Debian, so it is not measured here.)
+# runs per minute of each; the same for a Go test, beside 'go test -count N',
+# and for a pytest test beside blind reruns in one pytest process (pytest
+# --count N of pytest-repeat: what pytest-flakefinder's --flake-runs does;
+# flakefinder itself is not packaged by Debian) and pytest --hermetic-hunt N.
 source "$(dirname "$0")/../lib.sh"
 
 if [ "$(id -u)" != 0 ]; then
@@ -40,6 +42,25 @@ PY
 bare=$(wall_ms bare_n "$PY" sleepy.py)
 hunt=$(wall_ms "$HERMETIC" hunt --runs "$N" -- "$PY" sleepy.py)
 row "python, 10 x sleep(0.1) per run" "$bare" "$hunt"
+
+# pytest: blind reruns in one process against hunting, both ways.
+if "$PY" -c 'import pytest, pytest_repeat' 2>/dev/null; then
+	cat >test_sleepy.py <<'PY'
+import time
+def test_sleepy():
+    for _ in range(10):
+        time.sleep(0.1)
+PY
+	pyt() { "$PY" -m pytest -p no:cacheprovider -q "$@" test_sleepy.py; }
+	bare=$(wall_ms pyt --count "$N")
+	hunt=$(wall_ms "$HERMETIC" hunt --runs "$N" -- "$PY" -m pytest -p no:cacheprovider -q test_sleepy.py)
+	row "pytest, 10 x sleep(0.1) (bare: pytest --count N)" "$bare" "$hunt"
+	hunt=$(PYTHONPATH=$TOP/python HERMETIC_BIN=$HERMETIC wall_ms "$HERMETIC" enroll -- \
+		"$PY" -m pytest -p hermetic.pytest_plugin -p no:cacheprovider -q --hermetic-hunt "$N" test_sleepy.py)
+	row "pytest --hermetic-hunt N (one process)" "$bare" "$hunt"
+else
+	echo "hunt-bench: pytest-repeat not installed (make deps): no pytest row"
+fi
 
 if command -v go >/dev/null; then
 	mkdir -p gosleep && cd gosleep
