@@ -76,7 +76,8 @@ cc -O1 -std=gnu11 -D_GNU_SOURCE -static -o "$R/bin/kbackstop" "$TOP/tests/integr
 	echo "FAIL vm: cannot build kbackstop"
 # Containment, round two (issue 25): round2.c's attacks, static. The
 # options of the runs that must refuse them (HERMETIC_VM_R2_CONFINE: e.g.
-# "--confine off", to see the cases fail without the filter and the hook).
+# "--confine off" (attacks 1, 2, 7) or "--network audit" (4, 5), to see
+# the cases fail without the filter or the hook).
 cc -O1 -std=gnu11 -D_GNU_SOURCE -static -o "$R/bin/round2" "$TOP/tests/integration/attack/round2.c" ||
 	echo "FAIL vm: cannot build round2"
 printf '%s' "${HERMETIC_VM_R2_CONFINE:-}" >"$R/r2confine"
