@@ -24,7 +24,7 @@ mkdir -p "$R"/{bin,sbin,proc,sys,dev,run,tmp,etc,lib64,usr/lib}
 
 # Userland: static busybox, our binaries and the shared libraries they need.
 cp "$(command -v busybox)" "$R/bin/busybox"
-for a in sh mount mkdir sleep cat grep nc poweroff echo kill ls head ifconfig tr insmod; do ln -s busybox "$R/bin/$a"; done
+for a in sh mount mkdir sleep cat grep nc poweroff echo kill ls head ifconfig tr insmod ip sed; do ln -s busybox "$R/bin/$a"; done
 cp "$B/hermeticd" "$B/hermetic" "$R/bin/"
 # The shim, next to hermetic (where enroll looks), and a small dynamic program
 # for the virtual clock: a thread computes while main waits for it (the
@@ -74,6 +74,13 @@ cc -O1 -o "$R/bin/vclock" "$W/vclock.c" || echo "FAIL vm: cannot build the clock
 # machine's may be closed (the cases are "not applicable" there).
 cc -O1 -std=gnu11 -D_GNU_SOURCE -static -o "$R/bin/kbackstop" "$TOP/tests/integration/attack/kbackstop.c" ||
 	echo "FAIL vm: cannot build kbackstop"
+# Containment, round two (issue 25): round2.c's attacks, static. The
+# options of the runs that must refuse them (HERMETIC_VM_R2_CONFINE: e.g.
+# "--confine off" (attacks 1, 2, 7) or "--network audit" (4, 5), to see
+# the cases fail without the filter or the hook).
+cc -O1 -std=gnu11 -D_GNU_SOURCE -static -o "$R/bin/round2" "$TOP/tests/integration/attack/round2.c" ||
+	echo "FAIL vm: cannot build round2"
+printf '%s' "${HERMETIC_VM_R2_CONFINE:-}" >"$R/r2confine"
 # unix_diag: on this kernel (6.1, no SO_PEERPIDFD) hermeticd identifies a
 # client through sock_diag, and fails closed without it (daemon/peer.c).
 KVER=${KERNEL#/boot/vmlinuz-}
@@ -81,6 +88,10 @@ if [ -r "/lib/modules/$KVER/kernel/net/unix/unix_diag.ko" ]; then
 	cp "/lib/modules/$KVER/kernel/net/unix/unix_diag.ko" "$R/unix_diag.ko"
 else
 	echo "FAIL vm: /lib/modules/$KVER/kernel/net/unix/unix_diag.ko is missing (linux-image-amd64)"
+fi
+# dummy: a non-loopback interface for the multicast joins of round two.
+if [ -r "/lib/modules/$KVER/kernel/drivers/net/dummy.ko" ]; then
+	cp "/lib/modules/$KVER/kernel/drivers/net/dummy.ko" "$R/dummy.ko"
 fi
 for lib in $(ldd "$B/hermeticd" "$B/hermetic" | grep -o '/[^ ]*\.so[^ ]*' | sort -u); do
 	mkdir -p "$R$(dirname "$lib")"
@@ -219,6 +230,65 @@ case "$k/$n" in "i386 gate closed (probe: SIGSYS"*"/i386 gate closed (probe: int
 	echo "PASS vm: under a filter refusing the i386 architecture the probe says closed (the kill: SIGSYS; the errno: ENOSYS)" ;;
 *) echo "FAIL vm: the i386 probe under a filter refusing the architecture: [$k] [$n]" ;;
 esac
+# Containment, round two (issue 25), with the normal daemon: the attacks
+# that apply on 6.1, each refused in a run and shown working bare (the
+# control). Attack 3 needs a counting test host (trust_round2.sh).
+RC=$(cat /r2confine)
+ER="$E $RC"
+# 1: TIOCSTI into the console (6.1 has no legacy_tiocsti switch: root may
+# type into any terminal bare), TIOCLINUX (the serial console has no vt:
+# bare it is the driver's answer, never the filter's EPERM).
+c=$(round2 tiocsti : </dev/console 2>&1 | tr '\n' '|')
+i=$($ER -- round2 tiocsti : </dev/console 2>&1 | tr '\n' '|')
+echo # the console echoed what was typed: the next line starts clean
+case "$c/$i" in "tiocsti ok|tioclinux "*"/"*"tiocsti EPERM|tioclinux EPERM|"*)
+	case "$c" in *"tioclinux EPERM"*) echo "FAIL vm: attack 1: TIOCLINUX refused bare: [$c]" ;;
+	*) echo "PASS vm: attack 1: TIOCSTI and TIOCLINUX refused in a run (EPERM); bare: [$c]" ;; esac ;;
+*) echo "FAIL vm: attack 1: TIOCSTI: bare [$c] run [$i]" ;;
+esac
+# 2: clone3(CLONE_INTO_CGROUP) into the cgroup2 root the daemon mounted.
+CGR=$(sed -n 's/^[0-9]* [0-9]* [^ ]* [^ ]* \([^ ]*\) .* - cgroup2 .*/\1/p' /proc/self/mountinfo | head -n 1)
+c=$(round2 clone3 "$CGR" 127.0.0.1 9 c3 2>&1 | tr '\n' '|')
+i=$($ER -- round2 clone3 "$CGR" 127.0.0.1 9 c3 2>&1 | tr '\n' '|')
+case "$c/$i" in *"clone3 ok|"*"/"*"clone3 ENOSYS|"*)
+	echo "PASS vm: attack 2: clone3 answers ENOSYS in a run; bare it clones into $CGR: [$c]" ;;
+*) echo "FAIL vm: attack 2: clone3: bare [$c] run [$i]" ;;
+esac
+echo "SKIP vm: attack 3: raw echo to 0.0.0.0 needs a counting test host in a network namespace (trust_round2.sh runs it)"
+# 7: a system-wide perf event as root.
+c=$(round2 perf 2>&1)
+i=$($ER -- sh -c 'round2 perf; round2 perfself' 2>&1 | tr '\n' '|')
+# Debian's perf_event_paranoid 3 refuses even a process's own events
+# without CAP_PERFMON (which a run drops): EACCES, the kernel's, not EPERM.
+pp=$(cat /proc/sys/kernel/perf_event_paranoid)
+ps="perf self ok|"
+[ "$pp" -gt 2 ] && ps="perf self EACCES|"
+case "$c/$i" in "perf system-wide ok/"*"perf system-wide EPERM|$ps"*)
+	echo "PASS vm: attack 7: perf_event_open(pid -1) refused in a run as root (EPERM); bare: ok; its own process: ${ps%|} (perf_event_paranoid $pp)" ;;
+"perf system-wide ENOENT/"*|"perf system-wide ENODEV/"*)
+	echo "SKIP vm: attack 7: not applicable, no perf events on this kernel: bare [$c] run [$i]" ;;
+*) echo "FAIL vm: attack 7: perf: bare [$c] run [$i]" ;;
+esac
+# 4, 5: multicast joins on a dummy interface, refused by cgroup/setsockopt.
+[ -e /dummy.ko ] && insmod /dummy.ko
+ip link add hmd0 type dummy 2>/tmp/ip.log && ip addr add 10.213.0.1/24 dev hmd0 && ip link set hmd0 up
+DX=$(cat /sys/class/net/hmd0/ifindex 2>/dev/null)
+SO=$(grep 'cgroup/setsockopt ' /tmp/s2.txt | tr -s ' ')
+if [ -z "$DX" ]; then
+	echo "SKIP vm: attacks 4, 5: no dummy interface: $(tr '\n' '|' </tmp/ip.log)"
+else
+	J="round2 mcast4 $DX 239.213.0.4; round2 mcast4src 10.213.0.1 239.213.0.5 10.213.0.2; round2 mcastgrp $DX 239.213.0.6; round2 mcast6 $DX ff0e::213:6"
+	L="round2 mcast4 1 239.215.0.1; round2 mcast4src 127.0.0.1 239.215.0.2 127.0.0.1; round2 mcastgrp 1 239.215.0.3; round2 mcast6 1 ff0e::215:1"
+	c=$(sh -c "$J" 2>&1 | tr '\n' '|')
+	i=$($ER -- sh -c "$J" 2>&1 | tr '\n' '|')
+	l=$($ER -- sh -c "$L" 2>&1 | tr '\n' '|')
+	if [ "$(echo "$c" | grep -o 'join ok' | wc -l)" = 4 ] && [ "$(echo "$i" | grep -o 'join EPERM' | wc -l)" = 4 ] &&
+		[ "$(echo "$l" | grep -o 'join ok' | wc -l)" = 4 ] && echo "$SO" | grep -q active; then
+		echo "PASS vm: attacks 4, 5: IPv4 (3 ways) and IPv6 joins on a dummy interface refused in a run (EPERM), loopback joins work, bare all work; hook:$SO"
+	else
+		echo "FAIL vm: attacks 4, 5: hook [$SO] bare [$c] run [$i] loopback [$l]"
+	fi
+fi
 echo "VM-DONE"
 poweroff -f
 INIT
