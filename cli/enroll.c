@@ -362,6 +362,7 @@ int enroll_run(struct enroll *e)
 	int sfd, code;
 	const char *inside = getenv(HM_ENV_RUN);
 	bool keep, kept = false, empty;
+	struct eng_error err;
 	char list[1024];
 
 	if (inside && *inside)
@@ -387,9 +388,10 @@ int enroll_run(struct enroll *e)
 	 * this process (and the command's exit status) with it. */
 	cli_soft_errors = true;
 	cli_vclock_setup(e);
-	boundary_setup(&e->bnd, e->argv);
+	if (boundary_setup(&e->bnd, e->argv, &err) < 0)
+		die(err.code == EINVAL ? EXIT_USAGE : EXIT_INTERNAL, "%s", err.msg);
 	export_env(e);
-	boundary_print(&e->bnd);
+	enroll_print_boundary(e);
 	cli_phase("setup");
 	if (!e->cfg.seed_set && !e->quiet_seed) {
 		char now[64];
@@ -415,7 +417,8 @@ int enroll_run(struct enroll *e)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	signal(SIGPIPE, SIG_IGN);
 
-	boundary_enter(&e->bnd);
+	if (boundary_enter(&e->bnd, &err) < 0)
+		die(EXIT_INTERNAL, "%s", err.msg);
 	if (e->rec)
 		record_before_spawn(e);
 	if (e->before_spawn)

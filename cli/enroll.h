@@ -188,6 +188,8 @@ void enroll_json_open(struct enroll *e);
  * line with hermetic_error to the report (opened then if need be). */
 void enroll_json_arm(struct enroll *e);
 void enroll_json_write(struct enroll *e, int code);
+/* --print-boundary: the boundary's JSON line on stderr (dies on ENOMEM). */
+void enroll_print_boundary(struct enroll *e);
 
 /* Time and entropy syscalls of a process with the shim that reached the
  * kernel although the run meant to control them. */

@@ -292,3 +292,16 @@ void enroll_json_write(struct enroll *e, int code)
 	write_line(e, o);
 	json_object_put(o);
 }
+
+void enroll_print_boundary(struct enroll *e)
+{
+	_cleanup_free_ char *line = NULL;
+	struct eng_error err;
+
+	if (!e->bnd.opt.print_boundary)
+		return;
+	if (boundary_json(&e->bnd, &line, &err) < 0)
+		die(EXIT_INTERNAL, "%s", err.msg);
+	fprintf(stderr, "%s\n", line);
+	fflush(stderr);
+}

@@ -38,7 +38,7 @@
 extern char **environ;
 
 struct record {
-	struct cli_tmpdir spool; /* spool.keep: no journal could be kept anywhere */
+	struct run_tmpdir spool; /* spool.keep: no journal could be kept anywhere */
 	char dir[PATH_MAX]; /* DIR, absolute; "" without one */
 	char cwd[PATH_MAX]; /* enroll's working directory: the git commit */
 	struct hm_journal_fingerprint fp;
@@ -78,6 +78,7 @@ void record_setup(struct enroll *e)
 {
 	struct record *r = calloc(1, sizeof(*r));
 	char ledger[PATH_MAX];
+	struct eng_error err;
 	struct stat st;
 
 	/* Where the ledger is, while HOME and XDG_STATE_HOME are still ours. */
@@ -102,7 +103,8 @@ void record_setup(struct enroll *e)
 			die(EXIT_INTERNAL, "Failed to use journal directory '%s': %s", r->dir,
 			    strerror(errno));
 	}
-	cli_tmpdir_make(&r->spool, "hermetic-rec", "a recording spool");
+	if (run_tmpdir_make(&r->spool, "hermetic-rec", "a recording spool", &err) < 0)
+		die(EXIT_INTERNAL, "%s", err.msg);
 	e->rec = r;
 }
 
@@ -124,7 +126,7 @@ void record_cleanup(struct enroll *e)
 {
 	struct record *r = e->rec;
 
-	cli_tmpdir_remove(&r->spool);
+	run_tmpdir_remove(&r->spool);
 	if (r->kmap)
 		munmap(r->kmap, r->kmap_len);
 	r->kmap = NULL;

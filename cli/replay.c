@@ -39,7 +39,7 @@ struct replay {
 	bool strict;
 	const char *scope; /* --scope NAME */
 	int32_t chosen; /* its occurrence in the journal (j->scopes), -1 none */
-	struct cli_tmpdir dir; /* private: streams/ and report */
+	struct run_tmpdir dir; /* private: streams/ and report */
 	char streams[PATH_MAX + 16];
 	char report[PATH_MAX + 16];
 };
@@ -221,9 +221,11 @@ static void choose_scope(struct replay *rp)
 static void extract(struct replay *rp)
 {
 	_cleanup_close_ int sfd = -1;
+	struct eng_error err;
 	int fd;
 
-	cli_tmpdir_make(&rp->dir, "hermetic-replay", "a replay directory");
+	if (run_tmpdir_make(&rp->dir, "hermetic-replay", "a replay directory", &err) < 0)
+		die(EXIT_INTERNAL, "%s", err.msg);
 	snprintf(rp->streams, sizeof(rp->streams), "%s/streams", rp->dir.path);
 	snprintf(rp->report, sizeof(rp->report), "%s/report", rp->dir.path);
 	if (mkdir(rp->streams, 0700) < 0)
@@ -669,7 +671,7 @@ int cmd_replay(int argc, char **argv)
 
 	code = enroll_run(&e);
 	code = read_report(&rp, code);
-	cli_tmpdir_remove(&rp.dir);
+	run_tmpdir_remove(&rp.dir);
 	hm_journal_free(rp.j);
 	return code;
 }
