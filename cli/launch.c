@@ -242,6 +242,7 @@ static ssize_t wait_exec(struct enroll *e, int fd, struct launch_err *le)
 void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 {
 	struct launch_err le;
+	struct eng_error err;
 	char vdso[4096];
 	int errp[2];
 	ssize_t n;
@@ -258,10 +259,12 @@ void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 	cli_phase("confine-prep");
 	/* Waits are virtual where hermeticd's keeper moves the clock, unless
 	 * --supervise clock keeps them real (docs/static.md). */
-	supervise_prepare(&e->sv, supervise_wanted(e), e->cfg.seed, e->cfg.clock_virtual,
-			  e->cfg.rng, e->page_fd,
-			  enroll_find_lib("libhermetic-vdso.so", vdso, sizeof(vdso)) == 0 ? vdso : NULL,
-			  e->vc, !e->supervise_nowaits && !e->no_daemon, e->cfg.tick_ns);
+	if (supervise_prepare(&e->sv, supervise_wanted(e), e->cfg.seed, e->cfg.clock_virtual,
+			      e->cfg.rng, e->page_fd,
+			      enroll_find_lib("libhermetic-vdso.so", vdso, sizeof(vdso)) == 0 ? vdso
+											     : NULL,
+			      e->vc, !e->supervise_nowaits && !e->no_daemon, e->cfg.tick_ns, &err) < 0)
+		die(EXIT_INTERNAL, "%s", err.msg);
 	cli_phase("supervise-prep");
 	e->child = -1;
 	if (!e->no_daemon) {

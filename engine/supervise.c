@@ -46,9 +46,8 @@
 #include <linux/futex.h>
 #include <linux/seccomp.h>
 #include "util.h"
-#include "cli.h"
+#include "engine.h"
 #include "supervise.h"
-#include "enroll.h"
 #include "hermetic/trace.h"
 #include "hermetic/vdso.h"
 #include "hermetic/vclock.h"
@@ -224,9 +223,9 @@ static int load_image(struct supervise *s, const char *path)
 	return 0;
 }
 
-void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock, bool rng,
-		       int page_fd, const char *vdso_path, struct hm_vclock *vc,
-		       bool waits, uint64_t tick_ns)
+int supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock, bool rng,
+		      int page_fd, const char *vdso_path, struct hm_vclock *vc,
+		      bool waits, uint64_t tick_ns, struct eng_error *err)
 {
 	struct seccomp_notif_sizes sz;
 	int r;
@@ -251,11 +250,11 @@ void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock
 		s->procs[i].pidfd = s->procs[i].ep_ours = s->procs[i].epi_fd = -1;
 	sv_threads_init(s);
 	if (!want || (!s->clock && !s->rng))
-		return;
+		return 0;
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0) {
 		snprintf(s->off_why, sizeof(s->off_why), "seccomp user notification: %s",
 			 strerror(errno));
-		return;
+		return 0;
 	}
 	s->req_size = sz.seccomp_notif > sizeof(*s->req) ? sz.seccomp_notif : sizeof(*s->req);
 	s->resp_size = sz.seccomp_notif_resp > sizeof(*s->resp) ? sz.seccomp_notif_resp
@@ -263,7 +262,7 @@ void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock
 	s->req = calloc(1, s->req_size);
 	s->resp = calloc(1, s->resp_size);
 	if (!s->req || !s->resp)
-		die(EXIT_INTERNAL, "out of memory");
+		return eng_fail(err, ENOMEM, "out of memory");
 	if (s->clock && (!vdso_path || (r = load_image(s, vdso_path)) < 0)) {
 		snprintf(s->off_why, sizeof(s->off_why), "the synthetic vDSO %s: %s",
 			 vdso_path ? vdso_path : "libhermetic-vdso.so",
@@ -272,13 +271,14 @@ void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, s->sock) < 0) {
 		snprintf(s->off_why, sizeof(s->off_why), "socketpair: %s", strerror(errno));
-		return;
+		return 0;
 	}
 	real_vdso(s);
 	build_filter(s);
 	s->debug_waits = getenv("HERMETIC_DEBUG") && strstr(getenv("HERMETIC_DEBUG"), "waits");
 	s->debug = s->debug_waits || (getenv("HERMETIC_DEBUG") && strstr(getenv("HERMETIC_DEBUG"), "supervise"));
 	s->want = true;
+	return 0;
 }
 
 /* ---- what this machine allows (hermetic status) ---- */
@@ -310,14 +310,13 @@ static bool probe_seize(char *why, size_t wsize)
 	return !err;
 }
 
-bool supervise_probe(char *vdso, size_t vsize, char *why, size_t wsize)
+bool supervise_probe(bool vdso, char *why, size_t wsize)
 {
 	struct seccomp_notif_sizes sz;
 	char buf[16];
 
 	why[0] = 0;
-	if (enroll_find_lib("libhermetic-vdso.so", vdso, vsize) < 0) {
-		vdso[0] = 0;
+	if (!vdso) {
 		snprintf(why, wsize, "libhermetic-vdso.so not found next to the shim: entropy only");
 	}
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0) {
@@ -444,7 +443,7 @@ void supervise_gone(struct supervise *s)
 void supervise_finish(struct supervise *s)
 {
 	if (s->debug && s->vc)
-		warnx_("supervisor: %llu waits; the run's clock: %llu advances, %llu wakes, %llu idle "
+		eng_warn("supervisor: %llu waits; the run's clock: %llu advances, %llu wakes, %llu idle "
 		       "with nothing, %llu on the world, %llu lag fires",
 		       (unsigned long long)s->waits_total, (unsigned long long)s->vc->advances,
 		       (unsigned long long)s->vc->wakes, (unsigned long long)s->vc->idle_nothing,
@@ -601,7 +600,7 @@ static struct sv_proc *inherit(struct supervise *s, int tgid, int ppid, int dept
 	hm_stream_key(seed, image, 0, key);
 	hm_chacha_stream_init(&p->rng, key);
 	if (s->debug)
-		warnx_("supervisor: %d is fork child %u of %d, on its clock", tgid, pp->children, ppid);
+		eng_warn("supervisor: %d is fork child %u of %d, on its clock", tgid, pp->children, ppid);
 	return p;
 }
 
@@ -629,7 +628,7 @@ static struct sv_proc *served(struct supervise *s, const struct seccomp_notif *r
 
 void sv_warn_path(int pid, const char *exe, const char *what, int err)
 {
-	warnx_("process %d (%s) runs without the run's clock and entropy: %s%s%s", pid, exe, what,
+	eng_warn("process %d (%s) runs without the run's clock and entropy: %s%s%s", pid, exe, what,
 	       err ? ": " : "", err ? strerror(err) : "");
 }
 
@@ -690,7 +689,7 @@ static void on_exec(struct supervise *s, const struct seccomp_notif *req)
 	path[0] = 0;
 	fd = sv_open_target(req, path, sizeof(path));
 	if (fd < 0 && s->debug)
-		warnx_("supervisor: exec of %s by %u: cannot open it (%s)", path, req->pid,
+		eng_warn("supervisor: exec of %s by %u: cannot open it (%s)", path, req->pid,
 		       strerror(errno));
 	if (fd < 0)
 		return; /* the exec will fail, or we cannot see it: nothing to do */
@@ -700,7 +699,7 @@ static void on_exec(struct supervise *s, const struct seccomp_notif *req)
 	if (k == SV_SHIM && !sv_env_has_shim(req))
 		k = SV_NO_SHIM;
 	if (s->debug)
-		warnx_("supervisor: exec of %s by %u: %s", path, req->pid,
+		eng_warn("supervisor: exec of %s by %u: %s", path, req->pid,
 		       k == SV_STATIC	    ? "static, supervised"
 		       : k == SV_GO_DYNAMIC ? "Go, supervised"
 		       : k == SV_NO_SHIM    ? "dynamic without the shim in its environment, supervised"
@@ -803,7 +802,7 @@ void supervise_notify(struct supervise *s)
 		break;
 	}
 	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, s->resp) < 0 && errno != ENOENT)
-		warnx_("supervisor: cannot answer process %u: %s", s->req->pid, strerror(errno));
+		eng_warn("supervisor: cannot answer process %u: %s", s->req->pid, strerror(errno));
 }
 
 bool supervise_stopped(struct supervise *s, int pid, int st)
