@@ -841,22 +841,12 @@ void supervise_wait_tick(struct supervise *s)
 		 * its own to keep a waiter's readings in, as the shim does). */
 		if (w->slot && !w->external &&
 		    __atomic_load_n(&w->slot->lagged, __ATOMIC_ACQUIRE) == w->seq && w->seq) {
-			int64_t cur = vmono(s);
-
-			while (cur < w->deadline &&
-			       !__atomic_compare_exchange_n(&s->vc->mono, &cur, w->deadline, false,
-							    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-				;
+			(void)hm_vclock_raise(&s->vc->mono, w->deadline); /* moved or later */
 			__atomic_add_fetch(&s->vc->activity, 1, __ATOMIC_RELAXED);
 		}
 		if (w->external && real_mono() >= w->real_deadline) {
 			/* The world's deadline came: the run's clock goes there too. */
-			int64_t cur = vmono(s);
-
-			while (cur < w->deadline &&
-			       !__atomic_compare_exchange_n(&s->vc->mono, &cur, w->deadline, false,
-							    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-				;
+			(void)hm_vclock_raise(&s->vc->mono, w->deadline); /* moved or later */
 			wait_end(s, w, 0, w->nr == SV_NR_FUTEX ? -ETIMEDOUT : 0);
 		} else if (!w->external && vmono(s) >= w->deadline) {
 			wait_end(s, w, 0, w->nr == SV_NR_FUTEX ? -ETIMEDOUT : 0);
