@@ -47,6 +47,7 @@
 #include <linux/seccomp.h>
 #include "util.h"
 #include "engine.h"
+#include "procfs.h"
 #include "supervise.h"
 #include "hermetic/trace.h"
 #include "hermetic/vdso.h"
@@ -473,37 +474,16 @@ void supervise_finish(struct supervise *s)
 
 /* ---- processes ---- */
 
-/* Field 22 of /proc/PID/stat, 0 if unreadable. */
-uint64_t sv_start_time(int pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long v = 0;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	n = hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf));
-	if (n <= 0)
-		return 0;
-	p = strrchr(buf, ')'); /* comm may hold anything, but ends at the last ')' */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-				"%*d %*d %llu",
-			 &v) != 1)
-		return 0;
-	return v;
-}
-
 /* The thread group of a thread, and (ppid, if not NULL) its parent's
  * (/proc/TID/status); 0 if gone. */
 static int status_ids(int tid, int *ppid)
 {
-	char path[64], buf[2048], *p;
+	char buf[2048];
 	int v = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	if (hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) <= 0 || !(p = strstr(buf, "\nTgid:")) ||
-	    sscanf(p + 6, "%d", &v) != 1)
+	if (hm_proc_status(tid, buf, sizeof(buf)) <= 0 || hm_status_int(buf, "Tgid", &v) < 0)
 		return 0;
-	if (ppid && (!(p = strstr(buf, "\nPPid:")) || sscanf(p + 6, "%d", ppid) != 1))
+	if (ppid && hm_status_int(buf, "PPid", ppid) < 0)
 		*ppid = 0;
 	return v;
 }
@@ -543,7 +523,7 @@ struct sv_proc *sv_proc_new(struct supervise *s, int pid)
 	p->pidfd = p->ep_ours = p->ep_fd = p->epi_fd = -1;
 	p->pid = pid;
 	p->gen = ++s->proc_gen;
-	p->start = sv_start_time(pid);
+	p->start = hm_proc_start(pid);
 	return p;
 }
 
@@ -581,7 +561,7 @@ static struct sv_proc *inherit(struct supervise *s, int tgid, int ppid, int dept
 		return NULL;
 	if (!pp && depth < 4 && status_ids(ppid, &up) == ppid)
 		pp = inherit(s, ppid, up, depth + 1);
-	if (!pp || pp->start != sv_start_time(ppid))
+	if (!pp || pp->start != hm_proc_start(ppid))
 		return NULL;
 	char exe[HM_EXE_MAX];
 
@@ -620,7 +600,7 @@ static struct sv_proc *served(struct supervise *s, const struct seccomp_notif *r
 	p = tgid ? find(s, tgid) : NULL;
 	if (tgid && !p)
 		p = inherit(s, tgid, ppid, 0);
-	if (!p || p->start != sv_start_time(tgid))
+	if (!p || p->start != hm_proc_start(tgid))
 		return NULL;
 	sv_thread_put(s, req, p);
 	return p;

@@ -221,7 +221,6 @@ void sv_threads_clear(struct supervise *s);
 void sv_exec_stop(struct supervise *s, int pid);
 /* supervise.c, for supervise_exec.c */
 struct sv_proc *sv_proc_new(struct supervise *s, int pid);
-uint64_t sv_start_time(int pid);
 /* The name the shim gives pid's executable (hm_exe_name of /proc/PID/exe). */
 void sv_exe_name(int pid, char exe[HM_EXE_MAX]);
 /* SV_NO_SHIM: dynamic, but its environment does not load the shim */
