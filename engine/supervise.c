@@ -48,6 +48,7 @@
 #include "util.h"
 #include "engine.h"
 #include "procfs.h"
+#include "fdpass.h"
 #include "supervise.h"
 #include "hermetic/trace.h"
 #include "hermetic/vdso.h"
@@ -338,12 +339,8 @@ bool supervise_probe(bool vdso, char *why, size_t wsize)
 
 int supervise_child(struct supervise *s)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr m = { 0 };
 	struct iovec iov;
+	ssize_t r;
 	int err = 0, fd;
 
 	if (!s->want)
@@ -353,25 +350,12 @@ int supervise_child(struct supervise *s)
 	if (fd < 0)
 		err = errno;
 	iov = (struct iovec){ .iov_base = &err, .iov_len = sizeof(err) };
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(&u, 0, sizeof(u));
-		m.msg_control = u.buf;
-		m.msg_controllen = sizeof(u.buf);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
 	/* A filter whose listener does not reach enroll cannot be removed,
 	 * and every exec would fail (ENOSYS, no listener): then the child
 	 * reports and ends (launch.c). Without a filter it runs unsupervised. */
-	if (sendmsg(s->sock[1], &m, MSG_NOSIGNAL) < 0 && fd >= 0)
-		return -errno;
+	r = hm_fdpass_send(s->sock[1], &iov, 1, &fd, fd >= 0 ? 1 : 0);
+	if (r < 0 && fd >= 0)
+		return (int)r;
 	if (fd >= 0)
 		close(fd);
 	close(s->sock[1]);
@@ -399,25 +383,14 @@ int supervise_listener_fd(const struct supervise *s)
 
 void supervise_recv_listener(struct supervise *s)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr m = { 0 };
-	struct iovec iov;
-	struct cmsghdr *c;
-	int err = 0;
+	int err = 0, fd = -1, nfd = 0, flags = 0;
+	struct iovec iov = { .iov_base = &err, .iov_len = sizeof(err) };
+	bool ctl = false;
 	ssize_t n;
 
-	iov = (struct iovec){ .iov_base = &err, .iov_len = sizeof(err) };
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = u.buf;
-	m.msg_controllen = sizeof(u.buf);
-	n = recvmsg(s->sock[0], &m, MSG_CMSG_CLOEXEC);
-	c = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-		memcpy(&s->listener, CMSG_DATA(c), sizeof(int));
+	n = hm_fdpass_recv(s->sock[0], &iov, 1, &fd, 1, &nfd, &flags, &ctl);
+	if (n > 0 && nfd == 1) {
+		s->listener = fd;
 		s->on = true;
 		/* The caller waits for our answer: switch to us on its CPU rather
 		 * than wake us wherever (Linux 6.6; older kernels wake as usual). */
