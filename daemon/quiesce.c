@@ -20,7 +20,7 @@
  *      in our context), so the next idle moment is a new record.
  * A write(2) to a run's page file (not a store through the mapping: those
  * raise no inotify event) asks for step 1 for that run now: the supervisor
- * in enroll (cli/supervise_wait.c) publishes a wait on a thread's behalf
+ * in enroll (engine/supervise_wait.c) publishes a wait on a thread's behalf
  * after that thread blocked, when the run may already be idle with no new
  * record to come. Any process of the run may ask; a check is always safe,
  * and inotify merges a flood of identical events.
