@@ -69,7 +69,7 @@ static void export_env(struct enroll *e)
 
 	/* The seed is in the clock page (vclock.c), which /proc/PID/environ
 	 * does not show to other processes of the user. */
-	r = hm_config_export(&e->cfg, !e->vc);
+	r = hm_config_export(&e->cfg, !e->clock.vc);
 	if (r < 0)
 		die(EXIT_INTERNAL, "Failed to set the environment: %s", strerror(-r));
 	/* The run's real start, and the file-time shift that follows from it
@@ -95,8 +95,8 @@ static void export_env(struct enroll *e)
 		setenv(HM_ENV_HOME, old, 1);
 	else
 		unsetenv(HM_ENV_HOME);
-	if (e->vc)
-		setenv(HM_ENV_CLOCK_FD, e->page_env, 1);
+	if (e->clock.vc)
+		setenv(HM_ENV_CLOCK_FD, e->clock.page_env, 1);
 	else
 		unsetenv(HM_ENV_CLOCK_FD);
 	if (e->dns_allow[0])
@@ -183,7 +183,7 @@ static void create_run(struct enroll *e)
 		die(EXIT_INTERNAL, "hermeticd refused the run: %s", msg);
 	e->fail_reason = NULL;
 	e->cgroup_fd = fds[0];
-	e->page_fd = fds[1]; /* HM_RUN_CLOCK: the clock page (vclock.c) */
+	e->clock.page_fd = fds[1]; /* HM_RUN_CLOCK: the clock page (engine/vclock.c) */
 	if (e->cgroup_fd < 0)
 		die(EXIT_INTERNAL, "hermeticd sent no cgroup descriptor");
 	e->run.cgroup_path[sizeof(e->run.cgroup_path) - 1] = 0;
@@ -366,14 +366,14 @@ int enroll_run(struct enroll *e)
 	char list[1024];
 
 	if (inside && *inside)
-		cli_vclock_mark_nested();
+		run_clock_mark_nested();
 	if (inside && *inside)
 		die(EXIT_NESTED,
 		    "cannot enroll: this process is already inside hermetic run %s (one run's\n"
 		    "  processes belong to one policy; run the command directly)",
 		    inside);
-	e->sock = e->cgroup_fd = e->events_fd = e->page_fd = -1;
-	cli_vclock_files_since(e);
+	e->sock = e->cgroup_fd = e->events_fd = -1;
+	run_clock_init(&e->clock);
 	enroll_json_open(e);
 	connlog_open(e);
 	if (e->record)
@@ -387,7 +387,8 @@ int enroll_run(struct enroll *e)
 	/* From here on the run exists: a daemon that goes away must not take
 	 * this process (and the command's exit status) with it. */
 	cli_soft_errors = true;
-	cli_vclock_setup(e);
+	if (run_clock_setup(&e->clock, e->no_daemon || !e->cfg.clock_virtual, &e->cfg, &err) < 0)
+		die(EXIT_INTERNAL, "%s", err.msg);
 	if (boundary_setup(&e->bnd, e->argv, &err) < 0)
 		die(err.code == EINVAL ? EXIT_USAGE : EXIT_INTERNAL, "%s", err.msg);
 	export_env(e);
@@ -483,7 +484,7 @@ int enroll_run(struct enroll *e)
 	}
 	cli_phase("audit");
 	connlog_finish(e, daemon);
-	cli_vclock_dns(e);
+	run_clock_read_dns(&e->clock);
 	enroll_daemon_note(e, &note);
 	/* The journal goes to the store before the run ends; it carries the
 	 * restart as a note among its options. */
@@ -502,11 +503,11 @@ int enroll_run(struct enroll *e)
 		       e->restart_note, e->daemon_away_ns / 1e9);
 	else if (note.name)
 		warnx_("note: %s", e->restart_note);
-	cli_vclock_lag(e);
+	run_clock_read_lag(&e->clock, &e->cfg);
 	/* Done with the page: let it go before the run ends, so that the
 	 * last reference to its file (and the kernel's truncation of its
 	 * pages) is not ours to wait for. */
-	cli_vclock_finish(e);
+	run_clock_finish(&e->clock, &e->cfg);
 	cli_phase("journal+clock");
 	if (daemon) {
 		struct hm_run_end end = { .run_id = e->run.run_id,
@@ -525,7 +526,7 @@ int enroll_run(struct enroll *e)
 	close(sfd);
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	enroll_build_repro(e);
-	if (code == EXIT_NESTED && e->nested_refused && !e->quiet_repro)
+	if (code == EXIT_NESTED && e->clock.nested_refused && !e->quiet_repro)
 		warnx_("command exited with status %d: a hermetic enroll inside the run refused to\n"
 		       "  start (a run holds no other run; run its command directly)",
 		       code);
@@ -542,7 +543,7 @@ int cmd_enroll(int argc, char **argv)
 	static struct enroll e;
 
 	program_name = "hermetic";
-	cli_vclock_mark_start(); /* the file-time line B, first (cli/vclock.c) */
+	run_clock_mark_start(); /* the file-time line B, first (engine/vclock.c) */
 	cli_phase(NULL);
 	enroll_parse(&e, argc, argv, "hermetic enroll");
 	cli_phase("parse");

@@ -565,7 +565,7 @@ int cmd_replay(int argc, char **argv)
 	uint64_t lag;
 	int code;
 
-	cli_vclock_mark_start(); /* the file-time line B, first (cli/vclock.c) */
+	run_clock_mark_start(); /* the file-time line B, first (engine/vclock.c) */
 	program_name = "hermetic";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
