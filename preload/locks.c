@@ -193,47 +193,40 @@ HM_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
  * clock the caller names (fn(obj, id, abstime)). Every one passes through
  * unchanged when the clock is not hooked or the deadline is invalid.
  */
-#define REALTIME_WAIT(fn, type, jw, kind, TIMEDOUT, SET_TIMEDOUT)                                 \
+#define TIMED_WAIT_BODY(fn, jw, kind, id, clock_ok, REAL_ARGS, DL_ARGS, TIMEDOUT, SET_TIMEDOUT)   \
+	int r;                                                                                     \
+                                                                                                   \
+	hm_ready();                                                                                \
+	if (!hm.clock_hook || !valid_abstime(abstime) || !(clock_ok))                              \
+		return hm.real.fn REAL_ARGS;                                                       \
+	ABS_WAIT_JR(jw, r, kind, id, abstime, hm.real.fn DL_ARGS, hm.real.fn REAL_ARGS, TIMEDOUT,  \
+		    SET_TIMEDOUT);                                                                 \
+	return r;
+
+#define REALTIME_WAIT(fn, type, jw, kind, conv)                                                   \
 	HM_EXPORT int fn(type *o, const struct timespec *abstime)                                 \
 	{                                                                                          \
-		int r;                                                                             \
-                                                                                                   \
-		hm_ready();                                                                        \
-		if (!hm.clock_hook || !valid_abstime(abstime))                                     \
-			return hm.real.fn(o, abstime);                                             \
-		ABS_WAIT_JR(jw, r, kind, CLOCK_REALTIME, abstime, hm.real.fn(o, &hm_t.dl),         \
-			    hm.real.fn(o, abstime), TIMEDOUT, SET_TIMEDOUT);                       \
-		return r;                                                                          \
+		TIMED_WAIT_BODY(fn, jw, kind, CLOCK_REALTIME, true, (o, abstime),                  \
+				(o, &hm_t.dl), conv##_TIMEDOUT, conv##_SET_TIMEDOUT)               \
 	}
 
-#define CLOCK_WAIT(fn, type, jw, kind, TIMEDOUT, SET_TIMEDOUT)                                    \
+#define CLOCK_WAIT(fn, type, jw, kind, conv)                                                      \
 	HM_EXPORT int fn(type *o, clockid_t id, const struct timespec *abstime)                   \
 	{                                                                                          \
-		int r;                                                                             \
-                                                                                                   \
-		hm_ready();                                                                        \
-		if (!hm.clock_hook || !valid_abstime(abstime) || !wait_clock_ok(id))               \
-			return hm.real.fn(o, id, abstime);                                         \
-		ABS_WAIT_JR(jw, r, kind, id, abstime, hm.real.fn(o, real_clock_for(id), &hm_t.dl), \
-			    hm.real.fn(o, id, abstime), TIMEDOUT, SET_TIMEDOUT);                   \
-		return r;                                                                          \
+		TIMED_WAIT_BODY(fn, jw, kind, id, wait_clock_ok(id), (o, id, abstime),             \
+				(o, real_clock_for(id), &hm_t.dl), conv##_TIMEDOUT,                \
+				conv##_SET_TIMEDOUT)                                               \
 	}
 
-REALTIME_WAIT(pthread_mutex_timedlock, pthread_mutex_t, HM_JW_MUTEX_TIMEDLOCK, ABS_LOCK,
-	      ERRNUM_TIMEDOUT, ERRNUM_SET_TIMEDOUT)
-CLOCK_WAIT(pthread_mutex_clocklock, pthread_mutex_t, HM_JW_MUTEX_CLOCKLOCK, ABS_LOCK,
-	   ERRNUM_TIMEDOUT, ERRNUM_SET_TIMEDOUT)
-REALTIME_WAIT(sem_timedwait, sem_t, HM_JW_SEM_TIMEDWAIT, ABS_SEM, ERRNO_TIMEDOUT,
-	      ERRNO_SET_TIMEDOUT)
-CLOCK_WAIT(sem_clockwait, sem_t, HM_JW_SEM_CLOCKWAIT, ABS_SEM, ERRNO_TIMEDOUT, ERRNO_SET_TIMEDOUT)
-REALTIME_WAIT(pthread_rwlock_timedrdlock, pthread_rwlock_t, HM_JW_OTHER, ABS_LOCK,
-	      ERRNUM_TIMEDOUT, ERRNUM_SET_TIMEDOUT)
-REALTIME_WAIT(pthread_rwlock_timedwrlock, pthread_rwlock_t, HM_JW_OTHER, ABS_LOCK,
-	      ERRNUM_TIMEDOUT, ERRNUM_SET_TIMEDOUT)
-CLOCK_WAIT(pthread_rwlock_clockrdlock, pthread_rwlock_t, HM_JW_OTHER, ABS_LOCK, ERRNUM_TIMEDOUT,
-	   ERRNUM_SET_TIMEDOUT)
-CLOCK_WAIT(pthread_rwlock_clockwrlock, pthread_rwlock_t, HM_JW_OTHER, ABS_LOCK, ERRNUM_TIMEDOUT,
-	   ERRNUM_SET_TIMEDOUT)
+/* conv: ERRNUM (the call returns an error number) or ERRNO (-1 and errno) */
+REALTIME_WAIT(pthread_mutex_timedlock, pthread_mutex_t, HM_JW_MUTEX_TIMEDLOCK, ABS_LOCK, ERRNUM)
+CLOCK_WAIT(pthread_mutex_clocklock, pthread_mutex_t, HM_JW_MUTEX_CLOCKLOCK, ABS_LOCK, ERRNUM)
+REALTIME_WAIT(sem_timedwait, sem_t, HM_JW_SEM_TIMEDWAIT, ABS_SEM, ERRNO)
+CLOCK_WAIT(sem_clockwait, sem_t, HM_JW_SEM_CLOCKWAIT, ABS_SEM, ERRNO)
+REALTIME_WAIT(pthread_rwlock_timedrdlock, pthread_rwlock_t, HM_JW_OTHER, ABS_LOCK, ERRNUM)
+REALTIME_WAIT(pthread_rwlock_timedwrlock, pthread_rwlock_t, HM_JW_OTHER, ABS_LOCK, ERRNUM)
+CLOCK_WAIT(pthread_rwlock_clockrdlock, pthread_rwlock_t, HM_JW_OTHER, ABS_LOCK, ERRNUM)
+CLOCK_WAIT(pthread_rwlock_clockwrlock, pthread_rwlock_t, HM_JW_OTHER, ABS_LOCK, ERRNUM)
 
 /*
  * futex(2) through syscall() (Rust's std, and others that wait on futexes
