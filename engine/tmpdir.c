@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+/* The private temporary directory (tmpdir.h): made 0700 under $TMPDIR,
+ * removed at exit without following a symlink out of it. */
 #include <fcntl.h>
 #include "util.h"
 #include "boundary.h"
