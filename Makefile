@@ -147,10 +147,10 @@ $(B)/libhermetic.so.0: $(HANDLE_OBJS) lib/handle.map
 $(B)/libhermetic.so: $(B)/libhermetic.so.0
 	$(Q)ln -sf libhermetic.so.0 $@
 
-$(B)/tests/%: tests/unit/%.c $(B)/libhermetic.a
+$(B)/tests/%: tests/unit/%.c $(B)/libhermetic-engine.a $(B)/libhermetic.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd
+	$(Q)$(CC) $(CFLAGS) -Iengine $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd -lz
 
 $(B):
 	$(Q)mkdir -p $(B)
