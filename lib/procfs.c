@@ -21,7 +21,8 @@ uint64_t hm_proc_start(pid_t pid)
 	if (n <= 0 || !(p = strrchr(buf, ')')))
 		return 0;
 	/* after ") ": state is field 3; starttime is field 22 */
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %" SCNu64,
+	if (sscanf(p + 2,
+		   "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %" SCNu64,
 		   &v) != 1)
 		return 0;
 	return v;
