@@ -112,7 +112,7 @@ $(B)/libhermetic-engine.a: $(ENGINE_OBJS)
 
 $(B)/hermetic: $(CLI_OBJS) $(B)/libhermetic-engine.a $(B)/libhermetic.a
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd -lz
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd -lz -lm -pthread
 
 # The shim links only libc (and libdl/libpthread, part of glibc 2.34+): it is
 # loaded into every enrolled process, so it carries no other dependency.
@@ -150,7 +150,7 @@ $(B)/libhermetic.so: $(B)/libhermetic.so.0
 $(B)/tests/%: tests/unit/%.c $(B)/libhermetic-engine.a $(B)/libhermetic.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Iengine $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd -lz
+	$(Q)$(CC) $(CFLAGS) -Iengine $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd -lz -lm
 
 $(B):
 	$(Q)mkdir -p $(B)

@@ -77,5 +77,14 @@ void journals_scopes_text(const struct hm_journal *j);
 struct json_object *journals_scopes_json(const struct hm_journal *j);
 int cmd_replay(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_hunt(int argc, char **argv); /* hunt.c */
+/* report.c: a Markdown table cell's text (pipes escaped, HTML specials as
+ * entities) and code span, on stdout. */
+void report_md_text(const char *s);
+void report_md_code(const char *s);
+/* hunt_markdown.c: a hunt's --report FILE (its first line a hunt header),
+ * and 'report --markdown' of hunt reports: one hunt's summary. */
+bool hunt_is_report(const char *path);
+int hunt_markdown(int n, char **paths);
 
 #endif

@@ -17,6 +17,7 @@ static const struct verb {
 	{ "replay", cmd_replay, "run a command again on the values a journal recorded" },
 	{ "status", cmd_status, "show the daemon, its BPF programs and active runs" },
 	{ "journals", cmd_journals, "show what a recorded run's journal holds" },
+	{ "hunt", cmd_hunt, "run a command under many seeds: find, verify and explain its flaky failures" },
 	{ "report", cmd_report, "turn enroll --report lines into a Markdown summary" },
 	{ "help", cmd_help, "show this help, or a command's (help COMMAND)" },
 };

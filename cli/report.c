@@ -29,7 +29,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: hermetic report --markdown [--max-rows N] FILE...\n\n"
 		"Print the runs of 'enroll --report FILE' (JSON Lines; '-' reads standard input)\n"
-		"as a Markdown table, failed runs and hermetic's own errors first, e.g. for\n"
+		"as a Markdown table, failed runs and hermetic's own errors first (the reports\n"
+		"of 'hunt --report FILE': the hunt's failures, causes and reproductions), e.g. for\n"
 		"  hermetic report --markdown hermetic-report.jsonl >>\"$GITHUB_STEP_SUMMARY\"\n\n"
 		"Options:\n"
 		"  --markdown     the output format (the only one)\n"
@@ -116,7 +117,7 @@ static int by_rank(const void *a, const void *b)
 }
 
 /* Text for a table cell: one line, pipes escaped, HTML specials as entities. */
-static void put_text(const char *s)
+void report_md_text(const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
@@ -146,7 +147,7 @@ static void put_text(const char *s)
 /* A code span in a table cell: fenced by one backtick more than the
  * longest run inside, pipes escaped (GitHub's tables split on them even
  * in code), newlines as spaces. */
-static void put_code(const char *s)
+void report_md_code(const char *s)
 {
 	size_t run = 0, longest = 0;
 
@@ -187,7 +188,7 @@ static void put_command(json_object *cmd)
 				 json_object_get_string(json_object_array_get_idx(cmd, i)));
 	if (used >= sizeof(line))
 		strcpy(line + sizeof(line) - 4, "...");
-	put_code(line);
+	report_md_code(line);
 }
 
 static void put_refusals(json_object *ref)
@@ -206,10 +207,10 @@ static void put_refusals(json_object *ref)
 		uint64_t count = json_object_get_uint64(get(f, "count"));
 
 		fputs(i ? ", " : ": ", stdout);
-		put_text(json_object_get_string(get(f, "destination")));
+		report_md_text(json_object_get_string(get(f, "destination")));
 		if (proc) {
 			fputs(" (", stdout);
-			put_text(proc);
+			report_md_text(proc);
 			putchar(')');
 		}
 		if (count > 1)
@@ -231,7 +232,7 @@ static void put_dns(json_object *dns)
 	printf("; %" PRIu64 " DNS lookup%s", count, count == 1 ? "" : "s");
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? ", " : ": ", stdout);
-		put_text(json_object_get_string(json_object_array_get_idx(names, i)));
+		report_md_text(json_object_get_string(json_object_array_get_idx(names, i)));
 	}
 }
 
@@ -269,9 +270,9 @@ static void put_row(json_object *run)
 		printf(" (signal %d)", json_object_get_int(sig));
 	fputs(" | ", stdout);
 	if (err) {
-		put_text(json_object_get_string(get(err, "reason")));
+		report_md_text(json_object_get_string(get(err, "reason")));
 		fputs(": ", stdout);
-		put_text(json_object_get_string(get(err, "message")));
+		report_md_text(json_object_get_string(get(err, "message")));
 	} else {
 		put_refusals(get(run, "refusals"));
 		put_dns(get(run, "dns_refusals"));
@@ -279,18 +280,18 @@ static void put_row(json_object *run)
 		put_coverage(get(run, "coverage"));
 		if (get(run, "daemon_restart")) {
 			fputs("; ", stdout);
-			put_text(json_object_get_string(get(get(run, "daemon_restart"), "note")));
+			report_md_text(json_object_get_string(get(get(run, "daemon_restart"), "note")));
 		}
 	}
 	fputs(" | ", stdout);
 	if (file)
-		put_code(file);
+		report_md_code(file);
 	else if (id)
-		put_code(id);
+		report_md_code(id);
 	else
 		fputs("-", stdout);
 	fputs(" | ", stdout);
-	put_code(json_object_get_string(get(run, "repro")));
+	report_md_code(json_object_get_string(get(run, "repro")));
 	fputs(" |\n", stdout);
 }
 
@@ -336,6 +337,9 @@ int cmd_report(int argc, char **argv)
 			!markdown ? "say the format: --markdown" : "no report file given");
 		return EXIT_USAGE;
 	}
+	/* The reports of a hunt (hunt --report): the hunt's summary. */
+	if (hunt_is_report(argv[optind]))
+		return hunt_markdown(argc - optind, argv + optind);
 	for (int i = optind; i < argc; i++)
 		read_file(&r, argv[i]);
 	for (size_t i = 0; i < r.n; i++)

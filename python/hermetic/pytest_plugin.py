@@ -45,6 +45,10 @@ def pytest_addoption(parser):
                 help="keep a journal of every failing test in DIR (DIR/index.json names them)")
     g.addoption("--hermetic-replay", metavar="FILE", default=None,
                 help="run the test a journal recorded, on the values it recorded")
+    g.addoption("--hermetic-hunt", metavar="N", type=int, default=None,
+                help="hunt flaky tests: run each selected test N times in one process, each in a "
+                     "scope of its own seed (base seeds 1..N, or BASE..BASE+N-1 with "
+                     "--hermetic-seed), and print the reproduction of a failing one")
     g.addoption("--hermetic-yes", action="store_true", default=False,
                 help="with --hermetic-replay: replay a journal you did not record without asking "
                      "(hermetic replay --yes)")
@@ -53,7 +57,7 @@ def pytest_addoption(parser):
 def _used(config):
     o = config.option
     return bool(o.hermetic_all or o.hermetic_seed is not None or o.hermetic_record or
-                o.hermetic_replay or o.hermetic_now)
+                o.hermetic_replay or o.hermetic_now or o.hermetic_hunt is not None)
 
 
 def _hermetic_bin():
@@ -127,6 +131,9 @@ def _reexec(config):
     args = _joined(args)
     hbin = _hermetic_bin()
     py = [sys.executable, "-m", "pytest"]
+    if o.hermetic_hunt is not None and o.hermetic_hunt < 1:
+        raise pytest.UsageError("hermetic: --hermetic-hunt %d: a hunt needs at least one run"
+                                % o.hermetic_hunt)
     if o.hermetic_replay:
         scopes = _journal_scopes(hbin, o.hermetic_replay)
         if not scopes:
@@ -218,6 +225,7 @@ class _State:
         self.now = o.hermetic_now
         self.replay_node = os.environ.get("HERMETIC_REPLAY_SCOPE")
         self.failures = []  # (nodeid, seed)
+        self.hunted = []  # --hermetic-hunt: (nodeid, failed, runs, repro line)
 
     def spec(self, item):
         """(seed, now) for a test that runs in a scope, else None."""
@@ -226,7 +234,7 @@ class _State:
         if kw.get("off"):
             return None
         if not (m or self.config.option.hermetic_all or FIXTURE in getattr(item, "fixturenames", ())
-                or self.replay_node == item.nodeid):
+                or self.replay_node == item.nodeid or self.config.option.hermetic_hunt):
             return None
         unknown = set(kw) - {"seed", "now", "off"}
         if unknown:
@@ -242,12 +250,13 @@ class _State:
             seed = self.handle.scope_seed(item.nodeid, base=self.base)
         return int(seed), kw.get("now", self.now), "seed" in kw
 
-    def repro(self, item, seed, fixed):
+    def repro(self, item, seed, fixed, base=None):
         args = ["pytest"]
-        if self.config.option.hermetic_all:
+        if self.config.option.hermetic_all or base is not None:
             args.append("--hermetic-all")
-        if self.base is not None:
-            args.append("--hermetic-seed=%d" % self.base)
+        base = self.base if base is None else base
+        if base is not None:
+            args.append("--hermetic-seed=%d" % base)
         now = self.now or _iso(os.environ.get("HERMETIC_NOW", ""))
         if now:
             args.append("--hermetic-now=%s" % now)
@@ -263,6 +272,8 @@ def pytest_configure(config):
         "markers", "hermetic(seed=None, now=None, off=False): run this test in a hermetic scope "
         "(clock from --now, entropy from (seed, node id)); off=True exempts it from --hermetic-all")
     config._hermetic = _State(config)
+    if config.option.hermetic_hunt:
+        config.pluginmanager.register(_Hunt(), "hermetic-hunt")
 
 
 # ---- real durations ------------------------------------------------------------
@@ -329,6 +340,9 @@ def pytest_collection_modifyitems(session, config, items):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     st = item.config._hermetic
+    if _hunting(item):
+        yield  # pytest_runtest_protocol below runs each seed in its own scope
+        return
     spec = st.spec(item)
     if spec is NOT_ENROLLED:
         item._hermetic_unenrolled = True
@@ -375,7 +389,8 @@ def pytest_runtest_makereport(item, call):
         info["status"] = hermetic.SCOPE_FAILED
         if item.config._hermetic.replay_node:
             return  # replaying: hermetic replay says how to replay again
-        line, extra = item.config._hermetic.repro(item, info["seed"], info["fixed"])
+        line, extra = item.config._hermetic.repro(item, info["seed"], info["fixed"],
+                                                  info.get("base"))
         text = "reproduce%s:\n  %s\n" % (extra, line)
         if os.environ.get("HERMETIC_RECORD"):
             text += "its journal is kept with the run's (the journal directory's index.json)\n"
@@ -385,8 +400,82 @@ def pytest_runtest_makereport(item, call):
         info["status"] = hermetic.SCOPE_SKIPPED
 
 
+# ---- --hermetic-hunt N ---------------------------------------------------------
+# Each selected test runs N times in this process, the k-th time in a scope
+# whose seed derives from base seed k (1..N, or BASE+k-1 with
+# --hermetic-seed) and its node id: exactly the scope 'pytest
+# --hermetic-all --hermetic-seed=k NODEID' gives it, which is the
+# reproduction printed. The clock starts at --hermetic-now (or the run's)
+# each time: a test hunt varies the entropy axis. pytest sees one result per
+# test: the first failing run's, else the last run's.
+
+def _hunting(item):
+    st = item.config._hermetic
+    return bool(item.config.option.hermetic_hunt) and st.handle is not None and \
+        not st.replay_node and st.spec(item) not in (None, NOT_ENROLLED)
+
+
+class _Hunt:
+    """Registered as a plugin of its own (pytest_configure): the module's
+    pytest_runtest_protocol is the scope's hookwrapper."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        return _hunt_protocol(item, nextitem)
+
+
+def _hunt_protocol(item, nextitem):
+    if not _hunting(item):
+        return None
+    from _pytest.runner import runtestprotocol
+    st = item.config._hermetic
+    n = item.config.option.hermetic_hunt
+    first = st.base if item.config.option.hermetic_seed is not None else 1
+    kept, failed, failing_base = None, 0, None
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    for k in range(n):
+        base = first + k
+        seed = st.handle.scope_seed(item.nodeid, base=base)
+        info = item._hermetic = {"seed": seed, "now": st.now, "fixed": False, "base": base,
+                                 "status": hermetic.SCOPE_PASSED, "ran": False}
+        info["token"] = hermetic.enter_scope(item.nodeid, seed=seed, now=st.now)
+        try:
+            if k:
+                item._initrequest()  # fresh function-scoped fixtures
+            reports = runtestprotocol(item, nextitem=nextitem if k == n - 1 else item, log=False)
+        finally:
+            hermetic.leave_scope(info["token"], info["status"])
+        if any(r.failed for r in reports):
+            failed += 1
+            if failing_base is None:
+                failing_base, kept = base, reports
+        elif failing_base is None:
+            kept = reports
+    if failing_base is not None:
+        line, _ = st.repro(item, 0, False, failing_base)
+        st.hunted.append((item.nodeid, failed, n, line))
+        for r in kept:
+            if r.failed:
+                r.sections.append(("hermetic hunt", "failed with %d of %d seeds\n" % (failed, n)))
+    else:
+        st.hunted.append((item.nodeid, 0, n, None))
+    for r in kept:
+        item.ihook.pytest_runtest_logreport(report=r)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    st = getattr(config, "_hermetic", None)
+    if st is not None and st.hunted:
+        bad = [h for h in st.hunted if h[1]]
+        terminalreporter.write_sep("-", "hermetic hunt: %d of %d tests failed under some seed "
+                                   "(%d seeds each)" % (len(bad), len(st.hunted),
+                                                         config.option.hermetic_hunt))
+        for nodeid, k, n, line in bad:
+            terminalreporter.write_line("%s: failed with %d of %d seeds; reproduce: %s"
+                                        % (nodeid, k, n, line))
     lines = []
     for rep in terminalreporter.stats.get("failed", []) + terminalreporter.stats.get("error", []):
         for k, v in getattr(rep, "user_properties", ()):

@@ -30,7 +30,7 @@ agree() {
 }
 
 cmds=("" enroll replay status journals "journals list" "journals show" "journals fetch"
-	"journals rm" "journals gc")
+	"journals rm" "journals gc" hunt)
 for c in "${cmds[@]}"; do
 	# shellcheck disable=SC2086
 	if ! help=$("$HERMETIC" $c --help 2>&1); then

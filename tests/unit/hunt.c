@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+/* hermetic hunt's pure parts: the Wilson interval, the masking of a
+ * failure's last line, --vary parsing, and the settings each try draws
+ * (fixed by the hunt seed; the clock's draws land on month ends, Feb 29 and
+ * near DST changes as often as docs/hunting.md says). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <time.h>
+#include "../../cli/hunt_stats.c"
+#include "../../cli/hunt_axes.c"
+#include "test.h"
+
+void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
+static int near(double a, double b)
+{
+	return fabs(a - b) < 0.0005;
+}
+
+static int masked(const char *in, const char *want)
+{
+	char out[256];
+
+	hunt_mask(in, out, sizeof(out));
+	if (strcmp(out, want))
+		printf("# mask '%s': '%s', want '%s'\n", in, out, want);
+	return !strcmp(out, want);
+}
+
+int main(void)
+{
+	double lo, hi;
+	unsigned axes;
+	char why[256];
+	struct hunt h = { .hunt_seed = 7, .vary = HUNT_AX_DEFAULT };
+	struct hunt_settings a, b, v[8];
+	int month_end = 0, leap = 0, dst_near = 0, differ = 0, n = 1000;
+
+	hunt_wilson(0, 100, &lo, &hi);
+	CHECK("wilson: 0 of 100 is below 3.7%", lo == 0 && near(hi, 0.0370));
+	hunt_wilson(3, 100, &lo, &hi);
+	CHECK("wilson: 3 of 100 is 1.0%-8.5%", near(lo, 0.0103) && near(hi, 0.0845));
+	hunt_wilson(20, 20, &lo, &hi);
+	CHECK("wilson: 20 of 20 reaches 1", hi == 1 && near(lo, 0.8389));
+	hunt_wilson(0, 0, &lo, &hi);
+	CHECK("wilson: no runs says nothing (0-1)", lo == 0 && hi == 1);
+
+	CHECK("mask: digits", masked("random byte 0 < 8", "random byte # < #"));
+	CHECK("mask: hex, addresses and hex words",
+	      masked("at 0x7fff1234 id deadbeef01", "at 0x# id 0x#"));
+	CHECK("mask: temporary paths", masked("open /tmp/pytest-12/x.txt: no", "open /tmp/*: no"));
+	CHECK("mask: month and weekday names",
+	      masked("expected Sat Apr 01 2028 in March", "expected @ @ # # in @"));
+	CHECK("mask: words that merely start like a month stay",
+	      masked("Mayday Decimal Sunny", "Mayday Decimal Sunny"));
+
+	CHECK("--vary entropy,tick", !hunt_axes_parse("entropy,tick", &axes, why, sizeof(why)) &&
+					     axes == (HUNT_AX_ENTROPY | HUNT_AX_TICK));
+	CHECK("--vary sched: not in this build",
+	      hunt_axes_parse("clock,sched", &axes, why, sizeof(why)) == -EOPNOTSUPP &&
+		      strstr(why, "no sched axis"));
+	CHECK("--vary moon: unknown", hunt_axes_parse("moon", &axes, why, sizeof(why)) == -EINVAL);
+
+	setenv("TZ", "UTC", 1);
+	tzset();
+	h.base_now = 1796119200LL * 1000000000LL; /* 2026-12-01T10:00:00Z */
+	hunt_axes_init(&h);
+	CHECK("DST changes of New York and Berlin are in the window", n_dst >= 16);
+	hunt_draw(&h, 5, &a);
+	hunt_draw(&h, 5, &b);
+	CHECK("a try's settings are a function of the hunt seed and its index",
+	      !memcmp(&a, &b, sizeof(a)));
+	for (int i = 0; i < n; i++) {
+		char d[256];
+
+		hunt_draw(&h, (uint64_t)i, &a);
+		hunt_describe_time(a.now_ns, d, sizeof(d));
+		month_end += strstr(d, "last day of a month") != NULL;
+		leap += strstr(d, "Feb 29") != NULL;
+		dst_near += strstr(d, "DST change") != NULL;
+		hunt_draw(&h, (uint64_t)i + 1, &b);
+		differ += a.seed != b.seed;
+	}
+	printf("# of %d draws: %d month ends, %d Feb 29, %d near a DST change\n", n, month_end,
+	       leap, dst_near);
+	CHECK("draws visit month ends (about 20% + the uniform share)", month_end > n / 7);
+	CHECK("draws visit Feb 29 (about 12%)", leap > n / 12);
+	CHECK("draws visit DST changes (about 20%)", dst_near > n / 7);
+	CHECK("entropy varied: consecutive tries have other seeds", differ == n);
+	h.vary = HUNT_AX_ENTROPY;
+	hunt_draw(&h, 3, &a);
+	CHECK("clock not varied: the start is --now", a.now_ns == h.base_now);
+	CHECK("entropy variants keep the clock and change the seed",
+	      hunt_variants(&h, &a, 3, HUNT_AX_ENTROPY, v, 8) == 6 && v[0].now_ns == a.now_ns &&
+		      v[0].seed != a.seed);
+	CHECK("clock variants keep the seed and move the start by a day at most",
+	      hunt_variants(&h, &a, 3, HUNT_AX_CLOCK, v, 8) == 6 && v[0].seed == a.seed &&
+		      v[0].now_ns == a.now_ns - 86400LL * 1000000000LL);
+	T_EXIT();
+}
