@@ -78,6 +78,7 @@ struct json_object *journals_scopes_json(const struct hm_journal *j);
 int cmd_replay(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_hunt(int argc, char **argv); /* hunt.c */
+int cmd_check_determinism(int argc, char **argv); /* checkdet.c */
 /* report.c: a Markdown table cell's text (pipes escaped, HTML specials as
  * entities) and code span, on stdout. */
 void report_md_text(const char *s);

@@ -3,20 +3,16 @@
  * hermetic hunt's tries. hunt_run_one is the one place a try is run: today
  * a child 'hermetic enroll --seed S --now T [--tick K] [--record DIR]
  * --report FILE -- CMD' (this very binary, /proc/self/exe, even if the file
- * was replaced since the hunt started), whose output goes to
- * a file of its own, so that nothing one run does (hermetic's own die()
+ * was replaced since the hunt started, cli_spawn_self), whose output goes
+ * to a file of its own, so that nothing one run does (hermetic's own die()
  * included) can take the hunt down. hunt_run_batch runs many, J at once,
  * each worker thread waiting for its own child.
  */
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
-#include <spawn.h>
 #include <dirent.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <json-c/json.h>
@@ -25,10 +21,7 @@
 #include "cli.h"
 #include "hunt.h"
 #include "enroll.h"
-
-#define KILL_GRACE_MS 5000
-
-extern char **environ;
+#include "spawn_self.h"
 
 /* Lines of hermetic's own (the enroll around CMD): "hermetic: ..." and the
  * indented lines that continue it. */
@@ -106,33 +99,6 @@ static void classify(const struct hunt *h, const char *report, const char *out, 
 	hunt_key(r);
 }
 
-/* Wait for pid, at most timeout_ns of real time (0: for ever); then
- * SIGTERM (enroll forwards it to CMD and ends the run) and, after a grace,
- * SIGKILL. Returns the wait status; *ret_timed_out says whether it was cut. */
-static int wait_child(pid_t pid, uint64_t timeout_ns, bool *ret_timed_out)
-{
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0), st = 0;
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	*ret_timed_out = false;
-	if (fd >= 0 && timeout_ns) {
-		int ms = (int)(timeout_ns / 1000000 ? timeout_ns / 1000000 : 1);
-
-		if (poll(&p, 1, ms) == 0) {
-			*ret_timed_out = true;
-			(void)kill(pid, SIGTERM);
-			if (poll(&p, 1, KILL_GRACE_MS) == 0)
-				(void)kill(pid, SIGKILL);
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return st;
-}
-
 static void remove_dir(const char *path)
 {
 	DIR *d = opendir(path);
@@ -161,11 +127,9 @@ int hunt_run_one(const struct hunt *h, const struct hunt_settings *s, const char
 	char seed[32], now[64], tick[32], out[4352], report[4352], jdir[4352];
 	char *args[32 + HUNT_MAX_ARGS];
 	size_t n = 0;
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
 	bool timed_out;
 	uint64_t t0 = hm_now_ns();
-	int r, st;
+	int st;
 
 	memset(ret, 0, sizeof(*ret));
 	snprintf(seed, sizeof(seed), "%" PRIu64, s->seed);
@@ -197,21 +161,10 @@ int hunt_run_one(const struct hunt *h, const struct hunt_settings *s, const char
 		args[n++] = *a;
 	args[n] = NULL;
 	(void)unlink(report);
-	r = posix_spawn_file_actions_init(&fa);
-	if (!r)
-		r = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	if (!r)
-		r = posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC,
-						     0644);
-	if (!r)
-		r = posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	if (!r)
-		r = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, args, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (r)
-		return -r;
-	st = wait_child(pid, h->timeout_ns, &timed_out);
-	ret->status = st < 0 ? EXIT_INTERNAL : enroll_status_code(st);
+	st = cli_spawn_self(args, out, NULL, h->timeout_ns, &timed_out);
+	if (st < 0)
+		return st; /* not started, or not waited for */
+	ret->status = enroll_status_code(st);
 	ret->duration_ms = (hm_now_ns() - t0) / 1000000;
 	classify(h, report, out, timed_out, ret);
 	(void)unlink(report);

@@ -18,15 +18,22 @@ static const struct verb {
 	{ "status", cmd_status, "show the daemon, its BPF programs and active runs" },
 	{ "journals", cmd_journals, "show what a recorded run's journal holds" },
 	{ "hunt", cmd_hunt, "run a command under many seeds: find, verify and explain its flaky failures" },
+	{ "check-determinism", cmd_check_determinism,
+	  "run a command N times under one seed: the first value that differed" },
 	{ "report", cmd_report, "turn enroll --report lines into a Markdown summary" },
 	{ "help", cmd_help, "show this help, or a command's (help COMMAND)" },
 };
 
 static void usage(FILE *f)
 {
+	int w = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
+		if ((int)strlen(verbs[i].name) > w)
+			w = (int)strlen(verbs[i].name);
 	fprintf(f, "Usage: hermetic COMMAND [OPTIONS]\n\nCommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
-		fprintf(f, "  %-9s %s\n", verbs[i].name, verbs[i].summary);
+		fprintf(f, "  %-*s %s\n", w, verbs[i].name, verbs[i].summary);
 	fprintf(f, "\nOptions:\n"
 		   "  -h, --help     show this help\n"
 		   "  -V, --version  show the version\n"

@@ -30,7 +30,7 @@ agree() {
 }
 
 cmds=("" enroll replay status journals "journals list" "journals show" "journals fetch"
-	"journals rm" "journals gc" hunt)
+	"journals rm" "journals gc" hunt check-determinism)
 for c in "${cmds[@]}"; do
 	# shellcheck disable=SC2086
 	if ! help=$("$HERMETIC" $c --help 2>&1); then
@@ -50,7 +50,7 @@ expect() {
 	if [ "$got" = "$want" ]; then pass "$name"; else fail "$name" "got '$got', want '$want'"; fi
 }
 expect "completion offers the commands" \
-	"$("$HERMETIC" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z]*\).*/\1/p' | tr '\n' ' ')" hermetic ''
+	"$("$HERMETIC" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z-]*\).*/\1/p' | tr '\n' ' ')" hermetic ''
 expect "completion offers the journals commands" "list show fetch rm gc " hermetic journals ''
 expect "completion offers --network's values" "block audit off " hermetic enroll --network ''
 expect "completion offers --stragglers=VALUE" "kill keep " hermetic enroll --stragglers = k

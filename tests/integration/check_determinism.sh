@@ -1,0 +1,136 @@
+# hermetic check-determinism: a deterministic multi-process program (a
+# Python parent whose two children draw random numbers and sleep) is
+# reported identical; a program whose child reads something the run does
+# not control (a counter file the runs share, choosing how many random
+# values it draws) is reported as differing, naming that child, the call
+# and what each run saw; bad input gets clear errors and its exit status.
+source "$(dirname "$0")/../lib.sh"
+need_root check_determinism || exit 0
+start_daemon || { fail "daemon starts" "see above"; exit 1; }
+PY=/usr/bin/python3
+# kept directories of differing runs go to the test's own temp dir
+export TMPDIR=$T
+mkdir -p "$T/w"
+cd "$T/w"
+
+# Children run at once; the parent prints their output in order, so the
+# output is the program's, not the scheduler's.
+cat >"$T/det.py" <<'PY'
+import random, subprocess, sys, time
+if sys.argv[1] == "child":  # child KIND COUNTER
+    if sys.argv[2] == "count":  # read the counter, bump it, draw that many
+        n = int(open(sys.argv[3]).read())
+        open(sys.argv[3], "w").write(str(n + 1))
+        for _ in range(n):
+            random.SystemRandom().random()
+        print("drew", n, flush=True)
+    for i in range(3):
+        print(sys.argv[2], random.random(), time.monotonic(), flush=True)
+        time.sleep(0.05)
+    sys.exit(0)
+# parent MODE COUNTER: two children at once, "a" and "b" (or "count")
+kinds = ("a", "count" if sys.argv[1] == "count" else "b")
+ps = [subprocess.Popen([sys.executable, __file__, "child", k, sys.argv[2]], stdout=subprocess.PIPE)
+      for k in kinds]
+for p in ps:
+    sys.stdout.write(p.communicate()[0].decode())
+print("parent", random.random(), time.time())
+PY
+
+cd_run() { # NAME ARGS...: $T/NAME.out, $T/NAME.err, $T/NAME.rc
+	local name=$1
+	shift
+	timeout 300 "$HERMETIC" check-determinism "$@" >"$T/$name.out" 2>"$T/$name.err"
+	echo $? >"$T/$name.rc"
+}
+why() { tail -n 8 "$T/$1.out" "$T/$1.err" | tr '\n' '|'; }
+
+cd_run det -- $PY "$T/det.py" plain x
+if [ "$(cat "$T/det.rc")" = 0 ] &&
+	grep -Eq '^identical: 3 runs, [1-9][0-9]* values, virtual duration [0-9.]+(ms|s)$' "$T/det.out"; then
+	pass "a deterministic multi-process program is identical"
+else
+	fail "a deterministic multi-process program is identical" "rc $(cat "$T/det.rc"): $(why det)"
+fi
+if grep -Eq 'seed [0-9]+ \(drawn\), start ' "$T/det.err"; then
+	pass "a drawn seed and the start are printed"
+else
+	fail "a drawn seed and the start are printed" "$(why det)"
+fi
+if ! ls -d "$T"/hermetic-checkdet-* >/dev/null 2>&1; then
+	pass "identical runs leave no directory behind"
+else
+	fail "identical runs leave no directory behind" "$(ls -d "$T"/hermetic-checkdet-*)"
+fi
+
+cd_run json -n 2 --json --seed 7 -- $PY "$T/det.py" plain x
+if [ "$(cat "$T/json.rc")" = 0 ] && $PY -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["identical"] is True and d["runs"] == 2 and d["seed"] == 7, d
+assert d["values"] > 0 and d["virtual_ns"] > 0 and d["differed"] is None, d
+' "$T/json.out"; then
+	pass "--json, -n 2 and --seed"
+else
+	fail "--json, -n 2 and --seed" "rc $(cat "$T/json.rc"): $(why json)"
+fi
+
+echo 0 >"$T/count"
+cd_run nd --seed 5 -- $PY "$T/det.py" count "$T/count"
+# The second child (lineage 1.2) draws one more value in run 2: its first
+# getrandom there is where run 1 read the clock.
+if [ "$(cat "$T/nd.rc")" = 1 ] && grep -q '^differed: run 1 and run 2$' "$T/nd.out" &&
+	grep -Eq '^  first value that differed: process 1\.2 \(python3[0-9.]*\), thread 0, call #[0-9]+, ' "$T/nd.out" &&
+	grep -Eq '^    run 2: (getrandom|read of /dev/urandom|[a-z_]+), [0-9]+ bytes: [0-9a-f]+' "$T/nd.out" &&
+	grep -q '^  stdout line 4:' "$T/nd.out"; then
+	pass "a child reading an uncontrolled file: process, call and what each run saw"
+else
+	fail "a child reading an uncontrolled file: process, call and what each run saw" \
+		"rc $(cat "$T/nd.rc"): $(why nd)"
+fi
+kept=$(sed -n 's/^  journals and outputs kept in //p' "$T/nd.out")
+if [ -n "$kept" ] && [ -f "$kept/run-1.stdout" ] && ls "$kept"/run-2/*.hjournal >/dev/null 2>&1 &&
+	"$HERMETIC" journals show "$(ls "$kept"/run-2/*.hjournal | head -1)" >/dev/null; then
+	pass "differing runs keep their journals and outputs"
+else
+	fail "differing runs keep their journals and outputs" "kept '$kept': $(ls -R "$kept" 2>&1 | head -5 | tr '\n' '|')"
+fi
+
+# exit statuses that differ are named
+echo 0 >"$T/count"
+cd_run st --seed 5 -n 2 -- sh -c 'n=$(cat "$1"); echo $((n + 1)) >"$1"; exit $n' sh "$T/count"
+if [ "$(cat "$T/st.rc")" = 1 ] && grep -q '^  exit status: run 1 0, run 2 1$' "$T/st.out"; then
+	pass "differing exit statuses are named"
+else
+	fail "differing exit statuses are named" "rc $(cat "$T/st.rc"): $(why st)"
+fi
+
+# output that differs while every value agrees: a real pid
+cd_run pid --seed 5 -n 2 -- sh -c 'echo $$'
+if [ "$(cat "$T/pid.rc")" = 1 ] && grep -q '^  stdout line 1:$' "$T/pid.out" &&
+	grep -q 'every journaled value was identical' "$T/pid.out" &&
+	! grep -q 'first value that differed' "$T/pid.out"; then
+	pass "output that differs with identical values is named as such"
+else
+	fail "output that differs with identical values is named as such" "rc $(cat "$T/pid.rc"): $(why pid)"
+fi
+
+# bad input
+bad() { # NAME RC PATTERN ARGS...
+	local name=$1 rc=$2 pat=$3
+	shift 3
+	cd_run bad "$@"
+	if [ "$(cat "$T/bad.rc")" = "$rc" ] && grep -q -- "$pat" "$T/bad.err"; then
+		pass "$name"
+	else
+		fail "$name" "rc $(cat "$T/bad.rc"), want $rc and '$pat': $(why bad)"
+	fi
+}
+bad "-n 0 is refused" 2 "-n 0: expected a number of runs from 2" -n 0 -- true
+bad "-n 1 is refused" 2 "-n 1: expected a number of runs from 2" -n1 -- true
+bad "-n without a number" 2 "option needs a value" -n
+bad "no command" 2 "no command given" -n 3
+bad "nothing after --" 2 "no command given after" --
+bad "--record is this command's own" 2 "command's own" --record "$T/r" -- true
+bad "a bad enroll option" 2 "unknown option" --no-such-option -- true
+bad "command not found" 127 "nonexistent-cmd.*No such file" -- "$T/nonexistent-cmd"
