@@ -315,7 +315,7 @@ int hm_egress(struct __sk_buff *skb)
 	__u64 cgid = hm_run_level ? bpf_skb_ancestor_cgroup_id(skb, hm_run_level)
 				  : bpf_skb_cgroup_id(skb);
 	struct hm_net_policy *pol = bpf_map_lookup_elem(&hm_policy, &cgid);
-	__u8 addr[16], proto, family;
+	__u8 addr[16], src[16], proto, family;
 	__u32 l4off;
 	__u16 port = 0;
 
@@ -327,6 +327,7 @@ int hm_egress(struct __sk_buff *skb)
 		if (bpf_skb_load_bytes(skb, 0, &ip, sizeof(ip)))
 			return 1;
 		hm_map_v4(addr, ip.daddr);
+		hm_map_v4(src, ip.saddr);
 		proto = ip.protocol;
 		l4off = ip.ihl * 4;
 		family = AF_INET;
@@ -336,6 +337,7 @@ int hm_egress(struct __sk_buff *skb)
 		if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6)))
 			return 1;
 		__builtin_memcpy(addr, &ip6.daddr, 16);
+		__builtin_memcpy(src, &ip6.saddr, 16);
 		proto = ip6.nexthdr;
 		l4off = sizeof(ip6);
 		family = AF_INET6;
@@ -353,6 +355,13 @@ int hm_egress(struct __sk_buff *skb)
 		if (!bpf_skb_load_bytes(skb, l4off, ports, sizeof(ports)))
 			port = bpf_ntohs(ports[1]);
 	}
+	/* Local in the wide sense (what hm_allowed lets through) but not a
+	 * loopback packet both ways: 0.0.0.0 or :: as the destination, or a
+	 * source that is not loopback (a raw socket's own header, IP_PKTINFO
+	 * or IP_TRANSPARENT). The local host would answer that source, from
+	 * its own sockets, which no hook of a run sees: refused. */
+	if (hm_is_local(addr) && !(hm_is_loopback(addr) && hm_is_loopback(src)))
+		goto refuse;
 	if (hm_allowed(cgid, pol, addr, port))
 		return 1;
 	/* A learned destination past its TTL: a TCP or UDP socket connected
@@ -364,6 +373,101 @@ int hm_egress(struct __sk_buff *skb)
 		if (hm_dns_learned(&key, true))
 			return 1;
 	}
+refuse:
 	hm_report_ctx(cgid, pol, addr, port, family, HM_OP_PACKET, proto, hm_skb_task_helpers);
 	return (pol->flags & HM_NET_AUDIT) ? 1 : 0;
+}
+
+/* Multicast joins. A join makes the kernel itself send membership reports
+ * (IGMP, MLD) on the interface, from no socket: no hook above sees them,
+ * and they carry the group (and source) addresses the run chose, again on
+ * every query. A run whose network is enforced may join only on loopback,
+ * named explicitly (lo is ifindex 1 in every network namespace, or an
+ * address in 127/8): with neither, the kernel picks the interface by the
+ * route to the group, which is the host's. Refused with EPERM (the hook's
+ * answer) and reported; --network audit reports and lets it through.
+ * Every other option passes untouched. */
+#define SOL_IP 0
+#define SOL_IPV6 41
+#define IP_ADD_MEMBERSHIP 35
+#define IP_ADD_SOURCE_MEMBERSHIP 39
+#define MCAST_JOIN_GROUP 42
+#define MCAST_JOIN_SOURCE_GROUP 46
+#define IPV6_ADD_MEMBERSHIP 20 /* = IPV6_JOIN_GROUP */
+#define LOOPBACK_IFINDEX 1
+#define HM_PAGE_SIZE 4096
+
+/* 1 when the join names loopback; the group goes to group[16] (mapped). */
+static __always_inline int join_on_loopback(struct bpf_sockopt *ctx, int level, int name,
+					    __u8 group[16])
+{
+	__u8 *p = ctx->optval, *end = ctx->optval_end;
+	__u32 v, ifindex;
+
+	__builtin_memset(group, 0, 16);
+	if (name == MCAST_JOIN_GROUP || name == MCAST_JOIN_SOURCE_GROUP) {
+		/* struct group_req / group_source_req: __u32 gr_interface,
+		 * then a sockaddr_storage at 8 (its address at 8 + 4 or 8 + 8) */
+		if (p + 28 > end)
+			return 0;
+		__builtin_memcpy(&ifindex, p, 4);
+		if (p[8] == AF_INET) {
+			__builtin_memcpy(&v, p + 12, 4);
+			hm_map_v4(group, v);
+		} else {
+			__builtin_memcpy(group, p + 16, 12);
+		}
+		return ifindex == LOOPBACK_IFINDEX;
+	}
+	if (level == SOL_IPV6) {
+		/* struct ipv6_mreq: in6_addr, then int ipv6mr_interface */
+		if (p + 20 > end)
+			return 0;
+		__builtin_memcpy(group, p, 16);
+		__builtin_memcpy(&ifindex, p + 16, 4);
+		return ifindex == LOOPBACK_IFINDEX;
+	}
+	/* struct ip_mreq(n) / ip_mreq_source: group, interface address, then
+	 * (ip_mreqn, 12 bytes or more) an ifindex, which wins when set */
+	if (p + 8 > end)
+		return 0;
+	__builtin_memcpy(&v, p, 4);
+	hm_map_v4(group, v);
+	if (name == IP_ADD_MEMBERSHIP && ctx->optlen >= 12 && p + 12 <= end) {
+		__builtin_memcpy(&ifindex, p + 8, 4);
+		if (ifindex)
+			return ifindex == LOOPBACK_IFINDEX;
+	}
+	return p[4] == 127;
+}
+
+/* Autoload off: the daemon loads it where its probe says cgroup/setsockopt
+ * programs have the helpers it calls (daemon/bpf.c, have_sockopt). */
+SEC("?cgroup/setsockopt")
+int hm_setsockopt(struct bpf_sockopt *ctx)
+{
+	int level = ctx->level, name = ctx->optname;
+	__u64 cgid;
+	struct hm_net_policy *pol;
+	__u8 group[16];
+
+	if ((level == SOL_IP && (name == IP_ADD_MEMBERSHIP || name == IP_ADD_SOURCE_MEMBERSHIP)) ||
+	    ((level == SOL_IP || level == SOL_IPV6) &&
+	     (name == MCAST_JOIN_GROUP || name == MCAST_JOIN_SOURCE_GROUP)) ||
+	    (level == SOL_IPV6 && name == IPV6_ADD_MEMBERSHIP)) {
+		cgid = hm_run_cgid();
+		pol = bpf_map_lookup_elem(&hm_policy, &cgid);
+		if (pol && (pol->flags & HM_NET_ENFORCE) &&
+		    !join_on_loopback(ctx, level, name, group)) {
+			hm_report(cgid, pol, group, 0, level == SOL_IP ? AF_INET : AF_INET6,
+				  HM_OP_JOIN, 0);
+			if (!(pol->flags & HM_NET_AUDIT))
+				return 0; /* EPERM */
+		}
+	}
+	/* Past a page the program sees only the first one: 0 tells the
+	 * kernel to use the caller's own buffer, unchanged. */
+	if (ctx->optlen > HM_PAGE_SIZE)
+		ctx->optlen = 0;
+	return 1;
 }

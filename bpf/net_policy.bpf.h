@@ -105,7 +105,9 @@ static __always_inline int hm_is_v4_mapped(const __u8 a[16])
 }
 
 /* Loopback in the wide sense: 127/8, ::1, and the unspecified addresses,
- * which the kernel routes to the local host. */
+ * which the kernel routes to the local host. For the address a program
+ * names (connect, sendmsg): the kernel picks the real destination, and the
+ * packet hook judges what it picked (hm_is_loopback). */
 static __always_inline int hm_is_local(const __u8 a[16])
 {
 	int zero = 1;
@@ -116,6 +118,20 @@ static __always_inline int hm_is_local(const __u8 a[16])
 		if (a[i])
 			zero = 0;
 	return zero && (a[15] == 1 || a[15] == 0);
+}
+
+/* Loopback in the strict sense, for a packet's own addresses: 127/8 and
+ * ::1 only. 0.0.0.0 or :: as a packet's destination (a raw socket's own
+ * header) is delivered to the local host, which answers the packet's
+ * source: the source decides where the answer goes. */
+static __always_inline int hm_is_loopback(const __u8 a[16])
+{
+	if (hm_is_v4_mapped(a))
+		return a[12] == 127;
+	for (int i = 0; i < 15; i++)
+		if (a[i])
+			return 0;
+	return a[15] == 1;
 }
 
 /* A destination the run's resolver learned (key.port is tried as given and

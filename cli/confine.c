@@ -18,6 +18,15 @@
  *    RTC_SET_TIME and RTC_EPOCH_SET ioctls): EPERM. The shim moves the
  *    run's own clock without a syscall, so only what bypasses it reaches
  *    the filter;
+ *  - TIOCSTI and TIOCLINUX (EPERM): typed into the terminal enroll runs
+ *    on, a command runs in the user's shell after enroll exits, outside
+ *    every run;
+ *  - clone3 (ENOSYS, as Docker's profile answers it; libc falls back to
+ *    clone): CLONE_INTO_CGROUP starts a child in any cgroup whose
+ *    directory the caller can open and whose common ancestor's cgroup.procs
+ *    it may write (container root, its own cgroup namespace);
+ *  - perf_event_open of every process (pid -1) or of a cgroup (EPERM):
+ *    samples of processes outside the run;
  * and for runs whose network is blocked:
  *  - sockets of families the address hooks do not see are refused
  *    (EAFNOSUPPORT): all but AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK
@@ -59,11 +68,14 @@
  *    outside the run, the daemon and enroll among them: without it the
  *    kernel lets a process ptrace only same-uid, dumpable processes whose
  *    capabilities are a subset of its own), CAP_DAC_READ_SEARCH
- *    (open_by_handle_at reaches any cgroup directory by its handle). The
+ *    (open_by_handle_at reaches any cgroup directory by its handle),
+ *    CAP_PERFMON, CAP_SYSLOG and CAP_CHECKPOINT_RESTORE (they read or
+ *    steer other processes: perf, kernel addresses, their memory), and,
+ *    where the network is blocked and --raw-sockets was not given,
+ *    CAP_NET_RAW (raw packets choose their own source). The
  *    inheritable and ambient sets are cleared of them too, since exec
  *    gives root its inheritable set back. Root keeps the rest: owning
- *    files, CAP_NET_RAW (raw packets still meet the daemon's egress hook),
- *    CAP_KILL, and CAP_SYS_TIME: with it the shim lets root move the run's
+ *    files, CAP_KILL, and CAP_SYS_TIME: with it the shim lets root move the run's
  *    own clock, as the kernel would, and the filter above refuses every
  *    call that would move the host's.
  * What root inside a run still can do: change files that processes outside
@@ -287,8 +299,12 @@ void confine_prepare(struct confine *c, bool on, bool block_net)
 
 /* ---- in the child ---- */
 
-static const int drop_caps[] = { CAP_SYS_ADMIN,  CAP_BPF,	     CAP_NET_ADMIN, CAP_SYS_MODULE,
-				 CAP_SYS_RAWIO,  CAP_SYS_BOOT,  CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH };
+/* CAP_NET_RAW last: kept when the run asked for raw sockets (--raw-sockets)
+ * or its network is not blocked. */
+static const int drop_caps[] = { CAP_SYS_ADMIN,	 CAP_BPF,	  CAP_NET_ADMIN,
+				 CAP_SYS_MODULE, CAP_SYS_RAWIO,	  CAP_SYS_BOOT,
+				 CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_PERFMON,
+				 CAP_SYSLOG,	 CAP_CHECKPOINT_RESTORE, CAP_NET_RAW };
 
 #define FAIL(what)                                                                                \
 	do {                                                                                       \
@@ -414,19 +430,25 @@ static int root_namespaces(const struct confine *c, const char **ret_what)
 /* Drop what leaves the run from the bounding and inheritable sets. Without
  * CAP_SETPCAP (some containers) a capability already absent from the
  * bounding set needs no dropping; one present would stay: refuse. */
-static int root_caps(const char **ret_what)
+static int root_caps(const struct confine *c, const char **ret_what)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2];
+	/* CAP_NET_RAW goes where the network is blocked, unless asked for:
+	 * raw packets the egress hook would take for loopback's answered the
+	 * test host (issue 25); with --network off nothing is refused anyway. */
+	size_t n = ARRAY_SIZE(drop_caps) - (c->raw_sockets || !c->block_net ? 1 : 0);
 
-	for (size_t i = 0; i < ARRAY_SIZE(drop_caps); i++)
+	/* EINVAL: a capability newer than the kernel (CAP_PERFMON, CAP_BPF,
+	 * CAP_CHECKPOINT_RESTORE before 5.8/5.9), which nothing can hold. */
+	for (size_t i = 0; i < n; i++)
 		if (prctl(PR_CAPBSET_DROP, drop_caps[i], 0, 0, 0) < 0 &&
 		    !(errno == EPERM && prctl(PR_CAPBSET_READ, drop_caps[i], 0, 0, 0) == 0) &&
-		    !(errno == EINVAL && drop_caps[i] == CAP_BPF))
+		    !(errno == EINVAL && drop_caps[i] >= CAP_PERFMON))
 			FAIL("drop capabilities from the bounding set");
 	if (syscall(SYS_capget, &h, d) < 0)
 		FAIL("capget");
-	for (size_t i = 0; i < ARRAY_SIZE(drop_caps); i++)
+	for (size_t i = 0; i < n; i++)
 		d[drop_caps[i] / 32].inheritable &= ~(1u << (drop_caps[i] % 32));
 	if (syscall(SYS_capset, &h, d) < 0)
 		FAIL("capset");
@@ -445,7 +467,7 @@ int confine_child(const struct confine *c, const char **ret_what)
 	/* Exec must not hand back what the run may not have. */
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		FAIL("clear the ambient capabilities");
-	if (c->root && (r = root_caps(ret_what)) < 0)
+	if (c->root && (r = root_caps(c, ret_what)) < 0)
 		return r;
 	if (c->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		FAIL("set no_new_privs");

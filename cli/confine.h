@@ -36,6 +36,7 @@ struct confine {
 	bool block_net; /* the run's network is blocked */
 	bool root; /* the command starts as root: namespaces and capabilities too */
 	bool have_sys_admin; /* in effect in enroll */
+	bool raw_sockets; /* --raw-sockets: root keeps CAP_NET_RAW */
 	bool no_new_privs; /* set before Landlock and seccomp (all but root with CAP_SYS_ADMIN) */
 	enum confine_ns ns;
 	const char *ns_why; /* why none */

@@ -20,10 +20,16 @@
 #endif
 #define IPPROTO_SMC_ 256
 #define X32_BIT 0x40000000u
+/* The terminal injection ioctls (asm-generic/ioctls.h, the same numbers on
+ * both ABIs): TIOCSTI pushes bytes into a terminal's input queue, and
+ * TIOCLINUX's TIOCL_PASTESEL pastes the console's selection into it. */
+#define TIOCSTI_ 0x5412u
+#define TIOCLINUX_ 0x541cu
+#define PERF_FLAG_PID_CGROUP_ 0x4u
 
 /* ---- a tiny assembler for classic BPF, with forward labels ---- */
-enum label { L_X86_64, L_I386, L_IOCTL64, L_IOCTL32, L_SOCK, L_INET, L_PROTO, L_SOCKETCALL,
-	     L_ALLOW, L_EPERM, L_ENOSYS, L_EAFNOSUPPORT, L_EPROTONOSUPPORT, N_LABELS };
+enum label { L_X86_64, L_I386, L_IOCTL64, L_IOCTL32, L_PERF, L_SOCK, L_INET, L_PROTO,
+	     L_SOCKETCALL, L_ALLOW, L_EPERM, L_ENOSYS, L_EAFNOSUPPORT, L_EPROTONOSUPPORT, N_LABELS };
 
 struct bpfb {
 	struct sock_filter *ins;
@@ -105,6 +111,8 @@ void confine_build_filter(struct confine *c)
 		jeq(&b, clock64[i], L_EPERM);
 	jeq(&b, 16 /* ioctl */, L_IOCTL64);
 	jeq(&b, 321 /* bpf */, L_EPERM);
+	jeq(&b, 435 /* clone3 */, L_ENOSYS);
+	jeq(&b, 298 /* perf_event_open */, L_PERF);
 	if (c->block_net) {
 		jeq(&b, 41 /* socket */, L_SOCK);
 		jeq(&b, 53 /* socketpair */, L_SOCK);
@@ -119,6 +127,8 @@ void confine_build_filter(struct confine *c)
 		jeq(&b, clock32[i], L_EPERM);
 	jeq(&b, 54 /* ioctl */, L_IOCTL32);
 	jeq(&b, 357 /* bpf */, L_EPERM);
+	jeq(&b, 435 /* clone3 */, L_ENOSYS);
+	jeq(&b, 336 /* perf_event_open */, L_PERF);
 	if (c->block_net) {
 		jeq(&b, 102 /* socketcall */, L_SOCKETCALL);
 		jeq(&b, 359 /* socket */, L_SOCK);
@@ -128,15 +138,34 @@ void confine_build_filter(struct confine *c)
 	}
 	emit(&b, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 
+	/* The kernel reads the ioctl command as an unsigned int: the low 32
+	 * bits, on both ABIs. */
 	label(&b, L_IOCTL64);
 	load(&b, ARG(1));
 	for (size_t i = 0; i < ARRAY_SIZE(rtc64); i++)
 		jeq(&b, rtc64[i], L_EPERM);
+	jeq(&b, TIOCSTI_, L_EPERM);
+	jeq(&b, TIOCLINUX_, L_EPERM);
 	emit(&b, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	label(&b, L_IOCTL32);
 	load(&b, ARG(1));
 	for (size_t i = 0; i < ARRAY_SIZE(rtc32); i++)
 		jeq(&b, rtc32[i], L_EPERM);
+	jeq(&b, TIOCSTI_, L_EPERM);
+	jeq(&b, TIOCLINUX_, L_EPERM);
+	emit(&b, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+
+	/* perf_event_open(attr, pid, cpu, group_fd, flags): pid -1 (an int:
+	 * the low 32 bits) is every process on a CPU, and PERF_FLAG_PID_CGROUP
+	 * makes pid a cgroup's descriptor: both watch processes outside the
+	 * run. A pid of the run's own is the kernel's to check (ptrace access,
+	 * which Landlock scopes to the run). */
+	label(&b, L_PERF);
+	load(&b, ARG(1));
+	jeq(&b, 0xffffffffu, L_EPERM);
+	load(&b, ARG(4));
+	emit(&b, BPF_ALU | BPF_AND | BPF_K, PERF_FLAG_PID_CGROUP_);
+	jeq(&b, PERF_FLAG_PID_CGROUP_, L_EPERM);
 	emit(&b, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 
 	label(&b, L_SOCKETCALL);

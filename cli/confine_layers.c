@@ -102,7 +102,8 @@ void confine_layers_print(FILE *f, const struct confine *c, const char *indent)
 		else
 			fprintf(f, "%s  %-12s unavailable (%s)\n", indent, "landlock",
 				confine_landlock_why(c->landlock_abi));
-		fprintf(f, "%s  %-12s setting the host clock and bpf() refused%s\n", indent, "seccomp",
+		fprintf(f, "%s  %-12s setting the host clock, bpf(), TIOCSTI, clone3 and system-wide perf refused%s\n",
+			indent, "seccomp",
 			c->block_net ? "; packet, vsock and other unhooked sockets, io_uring too" : "");
 		if (c->ns != CONFINE_NS_NONE)
 			fprintf(f, "%s  %-12s %s: the run is the root of its cgroup view; bpffs hidden, /sys and /proc/sys read-only\n",
@@ -110,8 +111,9 @@ void confine_layers_print(FILE *f, const struct confine *c, const char *indent)
 		else
 			fprintf(f, "%s  %-12s none (%s)\n", indent, "namespaces", c->ns_why ? c->ns_why : "-");
 		if (c->root)
-			fprintf(f, "%s  %-12s CAP_SYS_ADMIN, CAP_BPF, CAP_NET_ADMIN, CAP_SYS_PTRACE and others dropped%s\n",
-				indent, "capabilities", c->no_new_privs ? "; no_new_privs" : "");
+			fprintf(f, "%s  %-12s CAP_SYS_ADMIN, CAP_BPF, CAP_NET_ADMIN, CAP_SYS_PTRACE, CAP_PERFMON and others dropped%s%s\n",
+				indent, "capabilities", c->raw_sockets || !c->block_net ? " (CAP_NET_RAW kept)" : "",
+				c->no_new_privs ? "; no_new_privs" : "");
 		else
 			fprintf(f, "%s  %-12s no_new_privs (setuid programs cannot raise a process)\n", indent,
 				"privileges");

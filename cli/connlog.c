@@ -28,6 +28,7 @@
 #define FAMILY_UNIX 1
 #define OP_SENDMSG 2
 #define OP_PACKET 3
+#define OP_JOIN 4
 
 void connlog_open(struct enroll *e)
 {
@@ -96,6 +97,7 @@ static json_object *rec_json(struct enroll *e, const struct hm_conn_rec *c, int6
 	json_object_object_add(j, "protocol", json_object_new_string(protocol_name(c)));
 	json_object_object_add(j, "op", json_object_new_string(c->op == OP_SENDMSG ? "sendto"
 							     : c->op == OP_PACKET  ? "packet"
+							     : c->op == OP_JOIN    ? "join"
 										      : "connect"));
 	if (c->family == FAMILY_UNIX) {
 		json_object_object_add(j, "family", json_object_new_string("unix"));

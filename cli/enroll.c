@@ -233,26 +233,29 @@ static int reap(struct enroll *e)
 
 /* Read cgroup.events through the descriptor poll watches: kernfs reports
  * POLLPRI from every change until that descriptor reads the file again, so
- * a change that is never read back would make each poll return at once. */
-static bool events_populated(struct enroll *e, char *buf, size_t size)
-{
-	ssize_t n = pread(e->events_fd, buf, size - 1, 0);
-
-	if (n < 0)
-		return false;
-	buf[n] = 0;
-	return strstr(buf, "populated 1") != NULL;
-}
-
-static bool run_populated(struct enroll *e)
+ * a change that is never read back would make each poll return at once.
+ * Its line "populated N", matched at a line's start: 1 or 0; -errno when
+ * the file cannot be read, -EBADMSG without such a line. An error is never
+ * "empty": only 0 lets the run (and its root) go. */
+static int events_populated(struct enroll *e)
 {
 	char buf[256];
+	ssize_t n = pread(e->events_fd, buf, sizeof(buf) - 1, 0);
 
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return hm_cgroup_events_populated(buf);
+}
+
+/* 1: the run has processes; 0: it has none; -errno: not known (not empty). */
+static int run_populated(struct enroll *e)
+{
 	/* No cgroup: our children (orphans come back to us) are the run;
 	 * reap those that exited until one is still running or none is left. */
 	if (e->no_daemon)
 		return reap(e) == 0;
-	return events_populated(e, buf, sizeof(buf));
+	return events_populated(e);
 }
 
 /* Wait for an event: a signal (forwarded), the cgroup emptying, or timeout. */
@@ -267,7 +270,6 @@ static void wait_events(struct enroll *e, int sfd, int timeout_ms)
 	/* the epoll sets of supervised processes' pending waits */
 	int npfd = 4 + supervise_wait_pollfds(&e->sv, pfd + 4, 16);
 	struct signalfd_siginfo si;
-	char buf[256];
 
 	if (poll(pfd, npfd,
 		 supervise_wait_timeout(&e->sv, enroll_daemon_timeout(e, connlog_timeout(e, timeout_ms)))) <
@@ -281,7 +283,7 @@ static void wait_events(struct enroll *e, int sfd, int timeout_ms)
 	else if (pfd[3].revents)
 		supervise_gone(&e->sv); /* no process has the filter any more */
 	if (pfd[1].revents)
-		events_populated(e, buf, sizeof(buf)); /* acknowledge the change */
+		(void)events_populated(e); /* acknowledge the change */
 	/* The daemon went away (or is back): the run goes on either way. */
 	if (pfd[2].revents)
 		enroll_daemon_event(e, pfd[2].revents);
@@ -364,6 +366,7 @@ int enroll_run(struct enroll *e)
 	bool keep, kept = false, empty;
 	struct eng_error err;
 	char list[1024];
+	int populated;
 
 	if (inside && *inside)
 		run_clock_mark_nested();
@@ -435,20 +438,21 @@ int enroll_run(struct enroll *e)
 	code = status_code(e->child_status);
 	keep = e->bnd.opt.stragglers == HM_STRAGGLERS_KEEP;
 
-	/* CMD is done; the run is done when its cgroup is empty. */
+	/* CMD is done; the run is done when its cgroup is empty (0: a run
+	 * whose state cannot be read is waited for, and kept, as a full one). */
 	uint64_t deadline = hm_now_ns() + e->grace_ns;
-	while (run_populated(e) && hm_now_ns() < deadline)
+	while (run_populated(e) != 0 && hm_now_ns() < deadline)
 		wait_events(e, sfd, (int)((deadline - hm_now_ns()) / 1000000 + 1));
-	if (run_populated(e) && keep) {
+	if (run_populated(e) != 0 && keep) {
 		/* --stragglers keep: they run on, and so does their root. */
 		int n = stragglers(e, false, list, sizeof(list));
 
-		kept = run_populated(e);
+		kept = run_populated(e) != 0;
 		if (kept)
 			warnx_("left %d process%s running that outlived the command by %.1fs "
 			       "(--stragglers keep): %s",
 			       n, n == 1 ? "" : "es", e->grace_ns / 1e9, list);
-	} else if (run_populated(e)) {
+	} else if (run_populated(e) != 0) {
 		int n = stragglers(e, true, list, sizeof(list));
 
 		if (n)
@@ -456,9 +460,9 @@ int enroll_run(struct enroll *e)
 			       n == 1 ? "" : "s", e->grace_ns / 1e9, list);
 		e->killed = n;
 		deadline = hm_now_ns() + KILL_WAIT_MS * 1000000ULL;
-		while (run_populated(e) && hm_now_ns() < deadline)
+		while (run_populated(e) != 0 && hm_now_ns() < deadline)
 			wait_events(e, sfd, 50);
-		if (run_populated(e))
+		if (run_populated(e) > 0)
 			warnx_("processes of run %" PRIu64 " survived SIGKILL; hermeticd removes the "
 			       "run when they are gone",
 			       e->run.run_id);
@@ -466,7 +470,12 @@ int enroll_run(struct enroll *e)
 	cli_phase("settle");
 	reap(e);
 	/* Only a provably empty run lets its root go. */
-	empty = !kept && !run_populated(e);
+	populated = kept ? 1 : run_populated(e);
+	if (populated < 0)
+		warnx_("cannot tell whether run %" PRIu64 " is empty (its cgroup.events: %s): "
+		       "taken as not empty",
+		       e->run.run_id, strerror(-populated));
+	empty = populated == 0;
 	if (empty)
 		reap_dying(e, sfd);
 	supervise_finish(&e->sv);

@@ -52,6 +52,12 @@ struct enroll {
 	enum now_source now_src; /* where cfg.now_ns came from */
 	bool no_daemon;
 	bool unconfined; /* --confine off */
+	bool raw_sockets; /* --raw-sockets: root keeps CAP_NET_RAW */
+	/* inherited.c: network sockets from enroll's parent. --pass-fd N
+	 * names those CMD keeps; the others are /dev/null in the run. */
+	int pass_fds[16], n_pass_fds;
+	int foreign[32], n_foreign;
+	int null_fd;
 	struct confine conf; /* the kernel backstop (confine.c) */
 	bool no_supervise; /* --supervise off */
 	bool supervise_nowaits; /* --supervise clock: real monotonic clock and waits */
@@ -169,6 +175,12 @@ void connlog_open(struct enroll *e);
 int connlog_timeout(struct enroll *e, int timeout_ms);
 void connlog_tick(struct enroll *e);
 void connlog_finish(struct enroll *e, bool daemon);
+
+/* inherited.c: find the inet, inet6 and packet sockets CMD would inherit
+ * (before the fork; each is named on stderr), and, in the child, put
+ * /dev/null in their place. */
+void enroll_find_foreign_sockets(struct enroll *e);
+int enroll_drop_foreign_sockets(const struct enroll *e);
 
 /* launch.c: start CMD inside the run (clone3 into its cgroup, or a child
  * that asks the daemon to adopt it), confined (confine.c), before its

@@ -50,6 +50,7 @@ static json_object *refusals(const struct enroll *e)
 		json_object_object_add(j, "destination", json_object_new_string(a));
 		json_object_object_add(j, "op", json_object_new_string(r->op == 2   ? "sendto"
 									: r->op == 3 ? "packet"
+									: r->op == 4 ? "join"
 										     : "connect"));
 		json_object_object_add(j, "process", str_or_null(comm));
 		json_object_object_add(j, "count", json_object_new_uint64(r->count));
@@ -254,6 +255,12 @@ void enroll_json_write(struct enroll *e, int code)
 	json_object_object_add(o, "network", json_object_new_string(
 						     e->no_daemon ? "unenforced" : hm_network_name(e->cfg.network)));
 	json_object_object_add(o, "refusals", e->no_daemon ? NULL : refusals(e));
+	/* inherited.c: network sockets from enroll's parent, /dev/null in the run */
+	json_object *inh = json_object_new_array();
+
+	for (int i = 0; i < e->n_foreign; i++)
+		json_object_array_add(inh, json_object_new_int(e->foreign[i]));
+	json_object_object_add(o, "inherited_sockets_closed", inh);
 	json_object_object_add(o, "coverage", coverage(e));
 	json_object_object_add(o, "containment", e->no_daemon ? NULL : confine_layers_json(&e->conf));
 	if (e->clock.have_dns) {

@@ -67,7 +67,22 @@ static void usage(FILE *f)
 		"                          CAP_DAC_READ_SEARCH, so even root cannot leave\n"
 		"                          its cgroup; a non-root run gets no_new_privs\n"
 		"                          (setuid programs such as sudo do not elevate).\n"
+		"                          Root also loses CAP_PERFMON, CAP_SYSLOG,\n"
+		"                          CAP_CHECKPOINT_RESTORE and, where the network is\n"
+		"                          blocked, CAP_NET_RAW; every run\n"
+		"                          is refused TIOCSTI/TIOCLINUX (typing into the\n"
+		"                          terminal), clone3 (ENOSYS: libc falls back to\n"
+		"                          clone) and system-wide perf_event_open.\n"
 		"                          off: none of it, for suites that manage the machine\n"
+		"  --pass-fd N             descriptor N, a network socket made outside the\n"
+		"                          run, stays open in it (its traffic is judged as\n"
+		"                          the outside's); every other inherited inet, inet6\n"
+		"                          or packet socket is /dev/null in the run, named\n"
+		"                          on stderr, when the network is enforced\n"
+		"  --raw-sockets           a root run keeps CAP_NET_RAW under --network block\n"
+		"                          (raw sockets, ping where net.ipv4.ping_group_range\n"
+		"                          excludes root); its packets still meet the egress\n"
+		"                          hook\n"
 		"  --supervise on|clock|off  on (default): processes that do not load the\n"
 		"                          shim (static binaries, Go) get the run's clocks\n"
 		"                          (a synthetic vDSO mapped at their exec), its timed\n"
@@ -353,7 +368,7 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 	enum {
 		O_RECORD = 239, O_KEEP_PASSING, O_REPORT, O_JOURNAL_PER_SCOPE, O_CONFINE, O_SUPERVISE,
 		O_CONNECTIONS,
-		O_AUDIT_SYSCALLS,
+		O_AUDIT_SYSCALLS, O_RAW_SOCKETS, O_PASS_FD,
 		O_NETWORK = 256, O_NO_LOOPBACK, O_NO_UNIX, O_ALLOW, O_NO_DAEMON, O_GRACE, O_SEED,
 		O_NOW, O_TICK, O_CLOCK, O_RNG, O_SPIN, O_LAG, O_ASLR,
 		/* boundary options (hm_boundary_set) from here on */
@@ -367,6 +382,8 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 		{ "allow", required_argument, NULL, O_ALLOW },
 		{ "no-daemon", no_argument, NULL, O_NO_DAEMON },
 		{ "confine", required_argument, NULL, O_CONFINE },
+		{ "raw-sockets", no_argument, NULL, O_RAW_SOCKETS },
+		{ "pass-fd", required_argument, NULL, O_PASS_FD },
 		{ "supervise", required_argument, NULL, O_SUPERVISE },
 		{ "grace", required_argument, NULL, O_GRACE },
 		{ "seed", required_argument, NULL, O_SEED },
@@ -469,6 +486,22 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 			e->unconfined = !strcmp(optarg, "off");
 			add_opt(e, opts[idx].name, optarg);
 			break;
+		case O_RAW_SOCKETS:
+			e->raw_sockets = true;
+			add_opt(e, opts[idx].name, NULL);
+			break;
+		case O_PASS_FD: {
+			char *end;
+			long fd = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || fd < 0 || fd > 1 << 20)
+				bad_usage("--pass-fd %s: expected a descriptor number", optarg);
+			if (e->n_pass_fds == (int)ARRAY_SIZE(e->pass_fds))
+				bad_usage("at most %zu --pass-fd options", ARRAY_SIZE(e->pass_fds));
+			e->pass_fds[e->n_pass_fds++] = (int)fd;
+			add_opt(e, opts[idx].name, optarg);
+			break;
+		}
 		case O_SUPERVISE:
 			if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "waits") &&
 			    strcmp(optarg, "clock"))

@@ -48,7 +48,7 @@ void enroll_print_refusals(struct enroll *e)
 		if (r->count > 1)
 			snprintf(times, sizeof(times), " x%u", r->count);
 		snprintf(line + used, sizeof(line) - used, "%s%s%s (%s)%s", i ? ", " : "",
-			 r->op == 2 ? "sendto " : r->op == 3 ? "packet to " : "", a, comm, times);
+			 r->op == 2 ? "sendto " : r->op == 3 ? "packet to " : r->op == 4 ? "join of " : "", a, comm, times);
 	}
 	/* --network audit: the same list, of what block would have refused. */
 	warnx_("%s %" PRIu64 " connection%s: %s%s",

@@ -130,6 +130,11 @@ static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_
 		report(err_fd, LAUNCH_ADOPT, -err, msg);
 		_exit(EXIT_INTERNAL);
 	}
+	/* No network socket made outside the run crosses into it unasked. */
+	if ((err = enroll_drop_foreign_sockets(e)) < 0) {
+		report(err_fd, LAUNCH_CONFINE, -err, "put /dev/null over an inherited socket");
+		_exit(EXIT_INTERNAL);
+	}
 	/* In the run now: its kernel backstop before the first instruction. */
 	if ((err = confine_child(&e->conf, &msg)) < 0) {
 		report(err_fd, LAUNCH_CONFINE, -err, msg);
@@ -252,6 +257,8 @@ void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 	/* Everything the child needs is computed here, before the fork. */
 	confine_prepare(&e->conf, !e->no_daemon && !e->unconfined,
 			e->cfg.network == HM_NETWORK_BLOCK);
+	enroll_find_foreign_sockets(e);
+	e->conf.raw_sockets = e->raw_sockets;
 	if (e->conf.refuse[0])
 		die(EXIT_INTERNAL, "cannot confine the run: %s", e->conf.refuse);
 	if (e->conf.on && e->conf.root && !e->no_daemon && e->cfg.clock_virtual)
@@ -301,6 +308,8 @@ void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 			child_exec(e, oldmask, !e->no_daemon, errp[1]);
 	}
 	close(errp[1]);
+	if (e->null_fd >= 0)
+		close(e->null_fd);
 	cli_phase("fork");
 	supervise_parent(&e->sv);
 	n = wait_exec(e, errp[0], &le);

@@ -442,7 +442,11 @@ int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool l
 {
 	struct hmd_bpf *b = calloc(1, sizeof(*b));
 	struct stat st;
-	bool have_unix;
+	static const enum bpf_func_id sockopt_helpers[] = {
+		BPF_FUNC_get_current_ancestor_cgroup_id, BPF_FUNC_get_current_cgroup_id,
+		BPF_FUNC_get_current_pid_tgid, BPF_FUNC_get_current_comm, BPF_FUNC_ringbuf_reserve,
+	};
+	bool have_unix, have_sockopt;
 	int n = 0, r;
 
 	if (!b)
@@ -481,6 +485,15 @@ int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool l
 		free(b);
 		return r;
 	}
+	/* The multicast join hook asks about the current task (its run, and
+	 * who for the report) and writes the ring: helpers a cgroup/setsockopt
+	 * program may not have on every kernel. Where one is missing it is not
+	 * loaded (the object must load whole) and status says why. */
+	have_sockopt = true;
+	for (size_t i = 0; i < ARRAY_SIZE(sockopt_helpers); i++)
+		if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SOCKOPT, sockopt_helpers[i], NULL) != 1)
+			have_sockopt = false;
+	bpf_program__set_autoload(b->net->progs.hm_setsockopt, have_sockopt);
 	have_unix = probe_sock_addr_attach(HM_BPF_CGROUP_UNIX_CONNECT) &&
 		    probe_sock_addr_attach(HM_BPF_CGROUP_UNIX_SENDMSG);
 	if (have_unix) {
@@ -533,6 +546,14 @@ int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool l
 	 * nameserver's address (without them glibc ignores the answers). */
 	attach(b, b->net->progs.hm_recvmsg4, cgroup_fd, &att[n++], "cgroup/recvmsg4", false);
 	attach(b, b->net->progs.hm_recvmsg6, cgroup_fd, &att[n++], "cgroup/recvmsg6", false);
+	/* Multicast joins off loopback (the reports they make come from no
+	 * socket of the run). */
+	if (have_sockopt)
+		attach(b, b->net->progs.hm_setsockopt, cgroup_fd, &att[n++], "cgroup/setsockopt",
+		       false);
+	else
+		note(&att[n++], "cgroup/setsockopt", false, EOPNOTSUPP,
+		     "kernel lacks helpers for it: multicast joins off loopback not refused");
 	if (have_unix) {
 		attach(b, b->net->progs.hm_connect_unix, cgroup_fd, &att[n++],
 		       "cgroup/connect_unix", false);

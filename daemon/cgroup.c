@@ -189,15 +189,12 @@ int hmd_cgroup_create_run(struct hmd_cgroup *cg, uint64_t run_id, int *ret_fd, u
 
 int hmd_cgroup_populated(int run_fd)
 {
-	char buf[256], *p;
+	char buf[256];
 	ssize_t n = hm_read_file_at(run_fd, "cgroup.events", buf, sizeof(buf));
 
 	if (n < 0)
 		return n;
-	p = strstr(buf, "populated ");
-	if (!p)
-		return -EBADMSG;
-	return p[10] == '1';
+	return hm_cgroup_events_populated(buf);
 }
 
 int hmd_cgroup_kill(int run_fd)

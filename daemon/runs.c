@@ -557,7 +557,7 @@ int hmd_runs_shutdown(struct hmd *d, bool keep_running)
 	while (d->runs) {
 		struct hmd_run *r = d->runs;
 
-		if (r->ending && hmd_cgroup_populated(r->fd) != 1) {
+		if (r->ending && hmd_cgroup_populated(r->fd) == 0) {
 			run_free(d, r);
 		} else {
 			/* (an ending run that would not empty is left too: the

@@ -58,6 +58,39 @@ static int peer_outside(struct hmd *d, struct hmd_conn *c, uint32_t seq, struct 
 	return 0;
 }
 
+/*
+ * The run's controls (kill, end, report, audit, kernel stream, connection
+ * log) answer only the connection that owns the run (the one that created
+ * or reclaimed it: enroll's), and only while the process that connected it
+ * is outside every run. A run's process may hold a connection of its own to
+ * this socket (its user is in the socket's group), and, with the uid check
+ * alone, could kill another run of its user, or end its own with keep and
+ * so erase its record; nor does it ever get the owner's connection (enroll
+ * is not dumpable, and Landlock keeps a run from pidfd_getfd). Checked on
+ * every request, not once: a process outside may be moved into a run
+ * later. Only RUN_CLOCK and RUN_ADOPT come from inside (serve_clock,
+ * serve_adopt).
+ */
+static struct hmd_run *controlled_run(struct hmd *d, int id, uint32_t seq, uint64_t run_id)
+{
+	struct hmd_conn *c = &d->conns[id];
+	struct hmd_run *r = owned_run(d, c, seq, run_id);
+	struct hmd_proc peer;
+
+	if (!r)
+		return NULL;
+	if (peer_outside(d, c, seq, &peer) < 0)
+		return NULL;
+	if (r->conn_id != id) {
+		hmd_reply_error(c, seq, EPERM,
+				"run %" PRIu64 " is %s: only the connection that created it (or "
+				"reclaimed it) controls it",
+				r->id, r->ending ? "ending" : "another connection's");
+		return NULL;
+	}
+	return r;
+}
+
 static void serve_create(struct hmd *d, int id, const struct hmd_req *req)
 {
 	struct hmd_conn *c = &d->conns[id];
@@ -216,9 +249,10 @@ static void serve_adopt(struct hmd *d, int id, const struct hmd_req *req)
 	hmd_reply(c, HM_REP_OK, req->seq, NULL, 0, -1);
 }
 
-static void serve_report(struct hmd *d, struct hmd_conn *c, const struct hmd_req *req)
+static void serve_report(struct hmd *d, int id, const struct hmd_req *req)
 {
-	struct hmd_run *r = owned_run(d, c, req->seq, req->ref.run_id);
+	struct hmd_conn *c = &d->conns[id];
+	struct hmd_run *r = controlled_run(d, id, req->seq, req->ref.run_id);
 	struct hm_report rep = {};
 
 	if (!r)
@@ -232,9 +266,10 @@ static void serve_report(struct hmd *d, struct hmd_conn *c, const struct hmd_req
 }
 
 /* The kernel stream of the peer's own recorded run, as a sealed memfd. */
-static void serve_kstream(struct hmd *d, struct hmd_conn *c, const struct hmd_req *req)
+static void serve_kstream(struct hmd *d, int id, const struct hmd_req *req)
 {
-	struct hmd_run *r = owned_run(d, c, req->seq, req->ref.run_id);
+	struct hmd_conn *c = &d->conns[id];
+	struct hmd_run *r = controlled_run(d, id, req->seq, req->ref.run_id);
 	struct hm_kstream_hdr h;
 	int fd;
 
@@ -259,13 +294,14 @@ static void serve_kstream(struct hmd *d, struct hmd_conn *c, const struct hmd_re
 
 /* enroll --connections: the peer's own run's queued connection attempts,
  * taken from the queue (what the peer does not take, nobody else can). */
-static void serve_conns(struct hmd *d, struct hmd_conn *c, const struct hmd_req *req)
+static void serve_conns(struct hmd *d, int id, const struct hmd_req *req)
 {
+	struct hmd_conn *c = &d->conns[id];
 	static struct {
 		struct hm_conns h;
 		struct hm_conn_rec rec[HM_CONNS_MAX];
 	} rep;
-	struct hmd_run *r = owned_run(d, c, req->seq, req->ref.run_id);
+	struct hmd_run *r = controlled_run(d, id, req->seq, req->ref.run_id);
 	bool more;
 
 	if (!r)
@@ -339,8 +375,9 @@ void hmd_serve_run(struct hmd *d, int id, const struct hmd_req *req)
 		serve_adopt(d, id, req);
 		break;
 	case HM_REQ_RUN_KILL:
-		/* Kills only the processes of the peer's own run. */
-		if (!(r = owned_run(d, c, req->seq, req->ref.run_id)))
+		/* Kills only the processes of the peer's own run, asked from
+		 * outside it (controlled_run). */
+		if (!(r = controlled_run(d, id, req->seq, req->ref.run_id)))
 			break;
 		if ((err = hmd_cgroup_kill(r->fd)) < 0)
 			hmd_reply_error(c, req->seq, -err, "cannot kill run: %s", strerror(-err));
@@ -349,11 +386,11 @@ void hmd_serve_run(struct hmd *d, int id, const struct hmd_req *req)
 		break;
 	case HM_REQ_RUN_REPORT:
 		/* Counters of the peer's own run. */
-		serve_report(d, c, req);
+		serve_report(d, id, req);
 		break;
 	case HM_REQ_RUN_AUDIT:
-		/* The peer's own run only. */
-		if ((r = owned_run(d, c, req->seq, req->ref.run_id))) {
+		/* The peer's own run only (controlled_run). */
+		if ((r = controlled_run(d, id, req->seq, req->ref.run_id))) {
 			struct hm_audit a;
 
 			hmd_bpf_drain(d->bpf);
@@ -362,10 +399,11 @@ void hmd_serve_run(struct hmd *d, int id, const struct hmd_req *req)
 		}
 		break;
 	case HM_REQ_RUN_END:
-		/* Ends only the peer's own run. */
-		if ((r = owned_run(d, c, req->seq, req->end.run_id))) {
-			if (r->conn_id == id)
-				c->n_runs--;
+		/* Ends only the peer's own run, asked by its connection from
+		 * outside every run (controlled_run): a run cannot end itself
+		 * with keep, and so erase its own record. */
+		if ((r = controlled_run(d, id, req->seq, req->end.run_id))) {
+			c->n_runs--;
 			hmd_runs_end(d, r, req->end.flags & HM_END_KEEP);
 			hmd_reply(c, HM_REP_OK, req->seq, NULL, 0, -1);
 		}
@@ -373,7 +411,7 @@ void hmd_serve_run(struct hmd *d, int id, const struct hmd_req *req)
 	case HM_REQ_RUN_KSTREAM:
 		/* The peer's own run only; the memfd is sealed and read-only to
 		 * the peer, and its size is bounded by --kstream-max. */
-		serve_kstream(d, c, req);
+		serve_kstream(d, id, req);
 		break;
 	case HM_REQ_RUN_RECLAIM:
 		/* Checked in serve_reclaim(). */
@@ -384,8 +422,8 @@ void hmd_serve_run(struct hmd *d, int id, const struct hmd_req *req)
 		serve_clock(d, c, req);
 		break;
 	case HM_REQ_RUN_CONNS:
-		/* The peer's own run only (owned_run). */
-		serve_conns(d, c, req);
+		/* The peer's own run only (controlled_run). */
+		serve_conns(d, id, req);
 		break;
 	}
 }

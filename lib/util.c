@@ -149,3 +149,20 @@ uint64_t hm_now_ns(void)
 	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
+
+int hm_cgroup_events_populated(const char *buf)
+{
+	for (const char *line = buf; *line;) {
+		const char *end = strchrnul(line, '\n');
+
+		if (!strncmp(line, "populated ", 10) && end - line == 11) {
+			if (line[10] == '1')
+				return 1;
+			if (line[10] == '0')
+				return 0;
+			return -EBADMSG;
+		}
+		line = *end ? end + 1 : end;
+	}
+	return -EBADMSG;
+}

@@ -72,6 +72,11 @@ int hm_write_file_at(int dirfd, const char *path, const char *s);
  * fit in size bytes. */
 int hm_cgroup_v2_path(const char *buf, char *ret, size_t size);
 
+/* The "populated" key of a cgroup.events text (buf, NUL-terminated), matched
+ * at a line's start: 1 or 0; -EBADMSG when the line is missing or its value
+ * is neither (never "empty" for what cannot be read). */
+int hm_cgroup_events_populated(const char *buf);
+
 /* write(2) all n bytes, retrying short writes and EINTR. Returns 0 or -errno
  * (-EIO if the fd takes nothing). */
 int hm_write_all(int fd, const void *p, size_t n);

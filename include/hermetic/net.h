@@ -86,6 +86,7 @@ struct hm_net_dns_orig {
 #define HM_OP_CONNECT 1
 #define HM_OP_SENDMSG 2
 #define HM_OP_PACKET 3 /* dropped at cgroup egress: raw sockets, ICMP, ... */
+#define HM_OP_JOIN 4 /* a multicast join off loopback (cgroup/setsockopt): the group */
 
 #define HM_FAMILY_INET 2
 #define HM_FAMILY_INET6 10

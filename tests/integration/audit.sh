@@ -48,23 +48,33 @@ ren = [l for l in ls if l.get("tp_name") == "task_rename" and names.get(l["prog_
 print(len(sysc), len(ren))' "$(sed -n 's/^link_id:[[:space:]]*//p' /proc/"$HMD_PID"/fdinfo/* 2>/dev/null)"; }
 PY=${PY:-python3}
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
-"$HERMETIC" enroll --seed 1 -- sleep 3 >/dev/null 2>&1 &
+# Each count is taken while its run holds its links; a run that failed
+# fails its case (no link is no news then).
+"$HERMETIC" enroll --seed 1 -- sleep 3 >"$T/l1.out" 2>&1 &
 runp=$!
 sleep 1.5
 l_default=$(links)
 wait $runp
-"$HERMETIC" enroll --seed 1 --audit-syscalls -- sleep 3 >/dev/null 2>&1 &
+rc_default=$?
+"$HERMETIC" enroll --seed 1 --audit-syscalls -- sleep 3 >"$T/l2.out" 2>&1 &
 runp=$!
 sleep 1.5
 l_audit=$(links)
 wait $runp
-if [ "$l_default" = "0 1" ]; then
+rc_audit=$?
+if [ "$rc_default" != 0 ]; then
+	fail "a run without --audit-syscalls: no syscall tracepoint attached, the announcement's rename one is" \
+		"the run failed: enroll exited $rc_default: $(tr '\n' '|' <"$T/l1.out")"
+elif [ "$l_default" = "0 1" ]; then
 	pass "a run without --audit-syscalls: no syscall tracepoint attached, the announcement's rename one is"
 else
 	fail "a run without --audit-syscalls: no syscall tracepoint attached, the announcement's rename one is" \
 		"syscall links, rename links: [$l_default]"
 fi
-if [[ $l_audit == 1[0-9]" 1" ]]; then
+if [ "$rc_audit" != 0 ]; then
+	fail "a run with --audit-syscalls: the syscall tracepoints are attached" \
+		"the run failed: enroll exited $rc_audit: $(tr '\n' '|' <"$T/l2.out")"
+elif [[ $l_audit == 1[0-9]" 1" ]]; then
 	pass "a run with --audit-syscalls: the syscall tracepoints are attached"
 else
 	fail "a run with --audit-syscalls: the syscall tracepoints are attached" "syscall links, rename links: [$l_audit]"
@@ -92,9 +102,13 @@ else
 	fail "only the static grandchild escapes in a shell tree" "$(tr '\n' '|' <"$T/err")"
 fi
 
-# Dynamic programs under the shim: no coverage line at all.
-"$HERMETIC" enroll --seed 1 -- python3 -c 'import os, uuid; os.urandom(8); uuid.uuid4()' >"$T/out" 2>"$T/err"
-if grep -q coverage "$T/err"; then
+# Dynamic programs under the shim: no coverage line at all. An absence is
+# only news when the run happened: enroll succeeded and python said so.
+"$HERMETIC" enroll --seed 1 -- python3 -c 'import os, uuid; os.urandom(8); uuid.uuid4(); print("ran")' >"$T/out" 2>"$T/err"
+rc=$?
+if [ "$rc" != 0 ] || [ "$(cat "$T/out")" != ran ]; then
+	fail "python under the shim escapes nothing" "the run did not happen: enroll exited $rc, out [$(tr '\n' '|' <"$T/out")] err [$(tr '\n' '|' <"$T/err")]"
+elif grep -q coverage "$T/err"; then
 	fail "python under the shim escapes nothing" "$(tr '\n' '|' <"$T/err")"
 else
 	pass "python under the shim escapes nothing"

@@ -141,6 +141,55 @@ expect "--stragglers keep: hermeticd removes the run once it empties" \
 	'"$HERMETIC" status 2>&1 | grep -q "active runs: 0"'
 rm_root "$keep_root"
 
+# --- a cgroup.events that cannot be read is not "empty" -------------------------
+# hermetic itself with a pread that fails on any cgroup.events (EIO): whether
+# the run is empty is unknown, so its root is kept and named, never removed.
+cat >"$T/evfail.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int is_events(int fd)
+{
+	char p[64], t[4096];
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	n = readlink(p, t, sizeof(t) - 1);
+	if (n < 14)
+		return 0;
+	t[n] = 0;
+	return !strcmp(t + n - 14, "/cgroup.events");
+}
+
+#define FAIL_EVENTS(name)                                                       \
+	ssize_t name(int fd, void *b, size_t n, off64_t o)                      \
+	{                                                                       \
+		static ssize_t (*real)(int, void *, size_t, off64_t);           \
+		if (is_events(fd)) {                                            \
+			errno = EIO;                                            \
+			return -1;                                              \
+		}                                                               \
+		if (!real)                                                      \
+			real = (ssize_t(*)(int, void *, size_t, off64_t))dlsym(RTLD_NEXT, #name); \
+		return real(fd, b, n, o);                                       \
+	}
+FAIL_EVENTS(pread)
+FAIL_EVENTS(pread64)
+C
+if cc -shared -fPIC -O1 -o "$T/evfail.so" "$T/evfail.c" -ldl >"$T/evfail.log" 2>&1; then
+	LD_PRELOAD=$T/evfail.so en --clock off --fs isolate --temp-parent "$TP" --grace 200ms -- true
+	expect "a cgroup.events that cannot be read is not \"empty\": the root is kept and named, not removed" \
+		'((RC == 0)) && [ -n "$ROOT" ] && [ -d "$ROOT" ] && grep -qx "hermetic: kept root: $ROOT" "$T/err" &&
+		grep -q "cannot tell whether run [0-9]* is empty (its cgroup.events: Input/output error)" "$T/err"'
+	rm_root "$ROOT"
+else
+	fail "a cgroup.events that cannot be read: build the failing pread" "$(tail -n 3 "$T/evfail.log" | tr '\n' '|')"
+fi
+
 # --- --temp-parent inside a git working tree is refused -----------------------
 mkdir -p "$T/repo/a/b/c/d" "$T/wt/x/y"
 git -C "$T/repo" init -q

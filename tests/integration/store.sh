@@ -622,19 +622,27 @@ base=$(($(field records "$out") - 1000))
 if [ "$(field kernel_dropped "$out")" != 0 ] || [ "$(field daemon_dropped "$out")" != 0 ] || [ "$base" -lt 2 ]; then
 	fail "calibration run of 1000 getrandom calls" "$out"
 fi
+# The daemon's growth over the run is bounded, not its total: a sanitized
+# daemon starts 14 MB heavier (48 MB against 34) for the same work. The
+# peak is this run's: writing 5 to clear_refs resets VmHWM to the current
+# RSS (where it cannot, the peak since start is only larger: stricter).
+(echo 5 >/proc/$HMD_PID/clear_refs) 2>/dev/null
 rss0=$(awk '/VmRSS/ {print $2}' /proc/$HMD_PID/status)
 N=1000000
 out=$("$HMC" record "$T/dump" "$T/gr" $N)
 rec=$(field records "$out") kd=$(field kernel_dropped "$out") dd=$(field daemon_dropped "$out")
 secs=$(field seconds "$out")
 hwm=$(awk '/VmHWM/ {print $2}' /proc/$HMD_PID/status)
-bound=$(((64 + 8 + 48) * 1024))
-echo "# $N getrandom calls in ${secs}s (ring 8 MiB, --kstream-max 64M): $rec records, $kd dropped by the kernel, $dd by the daemon; daemon RSS ${rss0} kB before, peak ${hwm} kB (bound $bound kB)"
+# The stream's 64 MiB, the 8 MiB ring, 14 MiB of working memory: for the
+# plain daemon (34 MB before) the 120 MiB total this bound used to be.
+bound=$(((64 + 8 + 14) * 1024))
+echo "# $N getrandom calls in ${secs}s (ring 8 MiB, --kstream-max 64M): $rec records, $kd dropped by the kernel, $dd by the daemon; daemon RSS ${rss0} kB before, peak ${hwm} kB: growth $((hwm - rss0)) kB (bound $bound kB)"
 check "1M getrandom: records + kernel_dropped + daemon_dropped = calls + $base, exactly" \
 	test "$((rec + kd + dd))" = "$((N + base))"
 check "1M getrandom: the daemon kept at most --kstream-max (64 MiB) of records" \
 	test "$((rec * 336))" -le $((64 << 20))
-check "1M getrandom: daemon peak RSS ${hwm} kB under $bound kB" test "$hwm" -lt "$bound"
+check "1M getrandom: daemon peak RSS grew $((hwm - rss0)) kB (${rss0} to ${hwm}), under $bound kB" \
+	test "$((hwm - rss0))" -lt "$bound"
 sleep 0.5
 rss1=$(awk '/VmRSS/ {print $2}' /proc/$HMD_PID/status)
 check "the run's stream is freed when the run ends (RSS ${rss1} kB)" test "$rss1" -lt $((rss0 + 16384))

@@ -207,6 +207,21 @@ elif case in ("kill-unknown", "report-unknown", "end-unknown", "adopt-unknown"):
     typ = {"kill-unknown": REQ_RUN_KILL, "report-unknown": REQ_RUN_REPORT, "end-unknown": REQ_RUN_END, "adopt-unknown": REQ_RUN_ADOPT}[case]
     payload = struct.pack("<QII", 0xFFFF123456, 0, 0) if typ == REQ_RUN_END else struct.pack("<Q", 0xFFFF123456)
     one(msg(typ, payload, seq=9), lambda r: expect_error(r, None, 9), "%s for a run that does not exist" % case)
+elif case in ("deputy-kill", "deputy-end-keep", "deputy-report"):
+    # Issue 25: a run's process asks the daemon to act on a run (another
+    # of its user's, or its own) on a connection of its own. Prints the
+    # daemon's answer; the caller judges it.
+    run_id = int(sys.argv[3])
+    s = connect()
+    if case == "deputy-kill":
+        s.send(msg(REQ_RUN_KILL, struct.pack("<Q", run_id), seq=21))
+    elif case == "deputy-report":
+        s.send(msg(REQ_RUN_REPORT, struct.pack("<Q", run_id), seq=21))
+    else:
+        s.send(msg(REQ_RUN_END, struct.pack("<QII", run_id, 1, 0), seq=21))
+    rep = recv(s)
+    print("REPLY " + describe(rep))
+    sys.exit(0)
 elif case in ("kill-short", "report-short", "end-short"):
     typ = {"kill-short": REQ_RUN_KILL, "report-short": REQ_RUN_REPORT, "end-short": REQ_RUN_END}[case]
     one(msg(typ, b"\1\2\3"), lambda r: expect_error(r, [EBADMSG, errno.EINVAL]), "%s: 3-byte payload" % case)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* hm_cgroup_v2_path(): the cgroup v2 path from /proc/PID/cgroup, exactly:
+/* hm_cgroup_v2_path(): the cgroup v2 path from /proc/PID/cgroup, exactly
+ * (and hm_cgroup_events_populated(), the key of cgroup.events):
  * only a whole line that starts with "0::" counts (issue 15, attack 6: a
  * cgroup-v1 directory named "x0::y" on a hybrid host). */
 #include <errno.h>
@@ -40,5 +41,18 @@ int main(void)
 	CHECK("a path that does not fit: -ENAMETOOLONG",
 	      parse("0::/hermetic/run-5\n", p, 8) == -ENAMETOOLONG);
 	CHECK("the root cgroup", parse("0::/\n", p, sizeof(p)) == 0 && !strcmp(p, "/"));
+	/* cgroup.events: "populated" matched at a line's start only. */
+	CHECK("cgroup.events populated 1",
+	      hm_cgroup_events_populated("populated 1\nfrozen 0\n") == 1);
+	CHECK("cgroup.events populated 0, not first",
+	      hm_cgroup_events_populated("frozen 0\npopulated 0\n") == 0);
+	CHECK("cgroup.events without the key: -EBADMSG, not empty",
+	      hm_cgroup_events_populated("frozen 0\n") == -EBADMSG &&
+		      hm_cgroup_events_populated("") == -EBADMSG);
+	CHECK("cgroup.events: a key inside a line does not count",
+	      hm_cgroup_events_populated("xpopulated 0\n") == -EBADMSG);
+	CHECK("cgroup.events: a value that is neither 0 nor 1: -EBADMSG",
+	      hm_cgroup_events_populated("populated 10\n") == -EBADMSG &&
+		      hm_cgroup_events_populated("populated \n") == -EBADMSG);
 	T_EXIT();
 }

@@ -18,12 +18,27 @@
  *   kbackstop uring                      io_uring_setup
  *   kbackstop socket32                   socket(AF_PACKET) and socketcall
  *                                        through int 0x80, closed at once
+ *   kbackstop gate32                     is the i386 gate open here? A child
+ *                                        does int 0x80 getpid: "i386 gate
+ *                                        open (probe: ...)", "i386 gate
+ *                                        closed (probe: ...)" (killed by
+ *                                        SIGSEGV: no gate, the kernel's
+ *                                        general protection fault; SIGSYS
+ *                                        or ENOSYS: a filter refuses the
+ *                                        architecture) or "i386 gate unknown
+ *                                        (probe: ...)"
+ *   kbackstop noi386 kill|enosys CMD...  CMD under a seccomp filter that
+ *                                        refuses the i386 architecture (kills
+ *                                        the process, or answers ENOSYS):
+ *                                        a closed gate, simulated
  *
  * Each prints "NAME ok" (the call succeeded) or "NAME ERRNO" (its errno
  * name), one per line.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +47,16 @@
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <sys/socket.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/timex.h>
+#include <sys/wait.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
 #include <linux/if_packet.h>
+#include <linux/seccomp.h>
 #include <linux/if_ether.h>
 #include <linux/io_uring.h>
 
@@ -63,6 +84,80 @@ static long sys32(long nr, long a, long b, long c)
 		return -1;
 	}
 	return r;
+}
+
+/*
+ * The i386 gate, probed in a child: where the kernel has no int 0x80 entry
+ * (a 64-bit kernel without IA32 emulation, or ia32_emulation=0, or a
+ * hypervisor that does not pass it) the instruction raises a general
+ * protection fault and the child dies of SIGSEGV before any system call.
+ */
+static int gate32(void)
+{
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		printf("i386 gate unknown (probe: fork %s)\n", strerrorname_np(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		struct rlimit nocore = { 0, 0 };
+		long r;
+
+		(void)setrlimit(RLIMIT_CORE, &nocore); /* the expected fault leaves no core */
+		r = sys32(20 /* i386 getpid */, 0, 0, 0);
+		if (r == getpid())
+			printf("i386 gate open (probe: int 0x80 getpid answered the child's pid %ld)\n", r);
+		else if (r < 0 && errno == ENOSYS)
+			printf("i386 gate closed (probe: int 0x80 getpid answered ENOSYS)\n");
+		else
+			printf("i386 gate unknown (probe: int 0x80 getpid answered %ld, errno %s; the child is %d)\n",
+			       r, r < 0 ? strerrorname_np(errno) : "none", (int)getpid());
+		fflush(stdout);
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid) {
+		printf("i386 gate unknown (probe: waitpid %s)\n", strerrorname_np(errno));
+		return 1;
+	}
+	if (WIFSIGNALED(st) && (WTERMSIG(st) == SIGSEGV || WTERMSIG(st) == SIGSYS))
+		printf("i386 gate closed (probe: SIG%s: a child doing int 0x80 getpid was killed by it%s)\n",
+		       sigabbrev_np(WTERMSIG(st)),
+		       WTERMSIG(st) == SIGSEGV ? ", the kernel's general protection fault" :
+						 ", a seccomp filter refuses the architecture");
+	else if (WIFSIGNALED(st))
+		printf("i386 gate unknown (probe: the child was killed by SIG%s)\n", sigabbrev_np(WTERMSIG(st)));
+	else if (WEXITSTATUS(st) != 0)
+		printf("i386 gate unknown (probe: the child exited %d)\n", WEXITSTATUS(st));
+	return 0;
+}
+
+/* CMD under a filter refusing every i386 system call: the closed gate of a
+ * machine without one, simulated where the gate is open. */
+static int noi386(const char *how, char **cmd)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, !strcmp(how, "kill") ? SECCOMP_RET_KILL_PROCESS :
+								  SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	if (strcmp(how, "kill") && strcmp(how, "enosys"))
+		return 2;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0) {
+		printf("noi386: %s\n", strerrorname_np(errno));
+		return 1;
+	}
+	execvp(cmd[0], cmd);
+	printf("noi386: exec %s: %s\n", cmd[0], strerrorname_np(errno));
+	return 1;
 }
 
 static int mac(const char *s, unsigned char out[6])
@@ -157,6 +252,10 @@ int main(int argc, char **argv)
 		say("i386 socketcall(SOCKET, AF_PACKET)", s);
 		if (s >= 0)
 			close(s);
+	} else if (!strcmp(argv[1], "gate32")) {
+		return gate32();
+	} else if (!strcmp(argv[1], "noi386") && argc >= 4) {
+		return noi386(argv[2], argv + 3);
 	} else if (!strcmp(argv[1], "uring")) {
 		struct io_uring_params p = { 0 };
 		long fd = syscall(425 /* io_uring_setup */, 1, &p);
