@@ -62,6 +62,13 @@ ssize_t cli_call_fds(int sock, uint16_t type, const void *req, uint32_t len, int
 		     uint16_t expect, void *rep, size_t rep_size, bool exact,
 		     int ret_fds[HM_MSG_MAX_FDS], const char **ret_msg);
 
+/* cli_call_fds in its two halves, for a caller that waits for the reply
+ * itself (enroll, watching its signals meanwhile): cli_send_req returns
+ * what cli_recv_rep is to be given as sent. */
+int cli_send_req(int sock, uint16_t type, const void *req, uint32_t len, int send_fd);
+ssize_t cli_recv_rep(int sock, int sent, uint16_t expect, void *rep, size_t rep_size, bool exact,
+		     int ret_fds[HM_MSG_MAX_FDS], const char **ret_msg);
+
 /* Store a journal (read from fd, whole) for req's run: JOURNAL_UPLOAD,
  * copy, JOURNAL_STORE. 0, or -errno with *ret_msg set when the daemon
  * refused (NULL when the copy itself failed). */

@@ -225,27 +225,36 @@ static void close_fds(int *fds)
 		}
 }
 
-ssize_t cli_call_fds(int sock, uint16_t type, const void *req, uint32_t len, int send_fd,
-		     uint16_t expect, void *rep, size_t rep_size, bool exact,
-		     int ret_fds[HM_MSG_MAX_FDS], const char **ret_msg)
-{
-	static char buf[HM_MSG_MAX];
-	static struct hm_error e;
-	static uint32_t seq;
-	struct hm_hdr *h;
-	int fds[HM_MSG_MAX_FDS], r;
-	ssize_t n;
+static uint32_t seq; /* of the request sent last */
 
-	if (sock < 0 && cli_soft_errors) {
-		if (ret_msg)
-			*ret_msg = "not connected to hermeticd";
+int cli_send_req(int sock, uint16_t type, const void *req, uint32_t len, int send_fd)
+{
+	int r;
+
+	if (sock < 0 && cli_soft_errors)
 		return -ENOTCONN;
-	}
 	r = hm_send(sock, type, ++seq, req, len, send_fd);
 	/* A daemon that refused the connection (a limit) said why before it
 	 * closed it: that answer counts, not the failed send. */
 	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
 		die(EXIT_INTERNAL, "Failed to send request to hermeticd: %s", strerror(-r));
+	return r;
+}
+
+ssize_t cli_recv_rep(int sock, int sent, uint16_t expect, void *rep, size_t rep_size, bool exact,
+		     int ret_fds[HM_MSG_MAX_FDS], const char **ret_msg)
+{
+	static char buf[HM_MSG_MAX];
+	static struct hm_error e;
+	struct hm_hdr *h;
+	int fds[HM_MSG_MAX_FDS], r = sent;
+	ssize_t n;
+
+	if (sock < 0 && r == -ENOTCONN) {
+		if (ret_msg)
+			*ret_msg = "not connected to hermeticd";
+		return -ENOTCONN;
+	}
 	n = hm_recv_fds(sock, buf, sizeof(buf), &h, fds, HM_MSG_MAX_FDS);
 	if (cli_soft_errors && r < 0 && !(n >= 0 && h->type == HM_REP_ERROR))
 		n = -ECONNRESET;
@@ -280,6 +289,15 @@ ssize_t cli_call_fds(int sock, uint16_t type, const void *req, uint32_t len, int
 		else if (fds[i] >= 0)
 			close(fds[i]);
 	return n;
+}
+
+ssize_t cli_call_fds(int sock, uint16_t type, const void *req, uint32_t len, int send_fd,
+		     uint16_t expect, void *rep, size_t rep_size, bool exact,
+		     int ret_fds[HM_MSG_MAX_FDS], const char **ret_msg)
+{
+	int sent = cli_send_req(sock, type, req, len, send_fd);
+
+	return cli_recv_rep(sock, sent, expect, rep, rep_size, exact, ret_fds, ret_msg);
 }
 
 int cli_store_journal(int sock, const struct hm_journal_store *req, int fd, const char **ret_msg)

@@ -27,6 +27,7 @@
 
 #define KILL_WAIT_MS 5000
 #define REAP_WAIT_MS 1000
+#define CANCEL_WAIT_MS 100 /* for the daemon, once the run is cancelled */
 
 /* The shim next to this binary (build tree), in ../lib/hermetic (installed
  * anywhere), or in the directory it was built for (HERMETIC_SHIMDIR, the
@@ -134,7 +135,10 @@ static void export_env(struct enroll *e)
 	}
 }
 
-static void create_run(struct enroll *e)
+/* Ask for the run. -ECANCELED: a signal came before the daemon answered
+ * (enroll_signals.c); the connection closes unanswered and the daemon ends
+ * what it made for it, as it ends every closed connection's runs. */
+static int create_run(struct enroll *e)
 {
 	struct {
 		struct hm_run_create c;
@@ -145,6 +149,7 @@ static void create_run(struct enroll *e)
 	const char *msg = NULL;
 	int fds[HM_MSG_MAX_FDS];
 	ssize_t n;
+	int sent;
 
 	req.c.flags = 0;
 	if (e->cfg.network == HM_NETWORK_BLOCK || e->cfg.network == HM_NETWORK_AUDIT)
@@ -174,8 +179,13 @@ static void create_run(struct enroll *e)
 	len += e->n_names * sizeof(struct hm_allow_name);
 	snprintf(req.c.label, sizeof(req.c.label), "%s", e->argv[0]);
 	e->sock = cli_connect();
-	n = cli_call_fds(e->sock, HM_REQ_RUN_CREATE, &req, len, -1, HM_REP_RUN, &e->run,
-			 sizeof(e->run), true, fds, &msg);
+	sent = cli_send_req(e->sock, HM_REQ_RUN_CREATE, &req, len, -1);
+	if (enroll_signals_wait(e, e->sock, POLLIN, -1) == -ECANCELED) {
+		close(e->sock);
+		e->sock = -1;
+		return -ECANCELED;
+	}
+	n = cli_recv_rep(e->sock, sent, HM_REP_RUN, &e->run, sizeof(e->run), true, fds, &msg);
 	if (n == -EPERM)
 		die(EXIT_NESTED, "cannot enroll: %s", msg);
 	e->fail_reason = "refused";
@@ -191,15 +201,28 @@ static void create_run(struct enroll *e)
 	if (e->events_fd < 0)
 		die(EXIT_INTERNAL, "Failed to open '%s/cgroup.events': %s", e->run.cgroup_path,
 		    strerror(errno));
+	return 0;
 }
 
-static void run_ref_call(struct enroll *e, uint16_t type)
+/* A request about the run (RUN_KILL, RUN_END), answered HM_REP_OK; what
+ * names it in a warning. Once the run is cancelled the daemon has
+ * CANCEL_WAIT_MS to answer: one that does not (stopped, swamped) ends the
+ * run when it sees the connection close, with the same hmd_runs_end as
+ * RUN_END (daemon/server.c), and enroll hangs up rather than wait. */
+static void run_request(struct enroll *e, uint16_t type, const void *req, uint32_t len,
+			const char *what)
 {
-	struct hm_run_ref ref = { .run_id = e->run.run_id };
+	struct pollfd p = { .fd = e->sock, .events = POLLIN };
 	const char *msg = NULL;
+	int sent = cli_send_req(e->sock, type, req, len, -1);
 
-	if (cli_call(e->sock, type, &ref, sizeof(ref), -1, HM_REP_OK, NULL, 0, false, NULL, &msg) < 0)
-		warnx_("hermeticd: %s", msg);
+	if (e->sig.cancel && e->sock >= 0 && poll(&p, 1, CANCEL_WAIT_MS) == 0) {
+		close(e->sock);
+		e->sock = -1;
+		return;
+	}
+	if (cli_recv_rep(e->sock, sent, HM_REP_OK, NULL, 0, false, NULL, &msg) < 0)
+		warnx_("%s: %s", what, msg);
 }
 
 static int status_code(int st)
@@ -258,18 +281,18 @@ static int run_populated(struct enroll *e)
 	return events_populated(e);
 }
 
-/* Wait for an event: a signal (forwarded), the cgroup emptying, or timeout. */
-static void wait_events(struct enroll *e, int sfd, int timeout_ms)
+/* Wait for an event: a signal (forwarded to CMD, or cancelling the run:
+ * enroll_signals.c), the cgroup emptying, or timeout. */
+static void wait_events(struct enroll *e, int timeout_ms)
 {
 	struct pollfd pfd[4 + 16] = {
-		{ .fd = sfd, .events = POLLIN },
+		{ .fd = e->sig.fd, .events = POLLIN },
 		{ .fd = e->no_daemon ? -1 : e->events_fd, .events = POLLPRI },
 		{ .fd = enroll_daemon_pollfd(e), .events = POLLIN },
 		{ .fd = supervise_listener_fd(&e->sv), .events = POLLIN },
 	};
 	/* the epoll sets of supervised processes' pending waits */
 	int npfd = 4 + supervise_wait_pollfds(&e->sv, pfd + 4, 16);
-	struct signalfd_siginfo si;
 
 	if (poll(pfd, npfd,
 		 supervise_wait_timeout(&e->sv, enroll_daemon_timeout(e, connlog_timeout(e, timeout_ms)))) <
@@ -288,14 +311,7 @@ static void wait_events(struct enroll *e, int sfd, int timeout_ms)
 	if (pfd[2].revents)
 		enroll_daemon_event(e, pfd[2].revents);
 	enroll_daemon_retry(e);
-	while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo == SIGCHLD)
-			continue;
-		/* A terminal's ^C already reached the whole foreground process
-		 * group (si_code SI_KERNEL); forward only signals sent to us. */
-		if (si.ssi_code != SI_KERNEL && !e->child_done)
-			kill(e->child, si.ssi_signo);
-	}
+	(void)enroll_signals_take(e);
 	reap(e);
 }
 
@@ -330,8 +346,11 @@ static int stragglers(struct enroll *e, bool kill_them, char *list, size_t size)
 			kill(atoi(tok), SIGKILL);
 		n++;
 	}
-	if (kill_them && !e->no_daemon)
-		run_ref_call(e, HM_REQ_RUN_KILL);
+	if (kill_them && !e->no_daemon) {
+		struct hm_run_ref ref = { .run_id = e->run.run_id };
+
+		run_request(e, HM_REQ_RUN_KILL, &ref, sizeof(ref), "hermeticd");
+	}
 	return n;
 }
 
@@ -341,16 +360,14 @@ static int stragglers(struct enroll *e, bool kill_them, char *list, size_t size)
  * yet. Reap them all (nothing else of ours is left once the run is
  * empty), so that none of the run's pids outlives enroll, within a bound:
  * a process in do_exit is gone in microseconds. */
-static void reap_dying(struct enroll *e, int sfd)
+static void reap_dying(struct enroll *e)
 {
 	uint64_t deadline = hm_now_ns() + REAP_WAIT_MS * 1000000ULL;
-	struct signalfd_siginfo si;
-	struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+	struct pollfd pfd = { .fd = e->sig.fd, .events = POLLIN };
 
 	while (reap(e) == 0 && hm_now_ns() < deadline) /* -1: none left */
 		if (poll(&pfd, 1, 10) > 0)
-			while (read(sfd, &si, sizeof(si)) == sizeof(si))
-				;
+			(void)enroll_signals_take(e);
 }
 
 int enroll_status_code(int st)
@@ -358,34 +375,21 @@ int enroll_status_code(int st)
 	return status_code(st);
 }
 
-int enroll_run(struct enroll *e)
+/* Set-up, step by step until CMD runs. A signal that cancels the run
+ * (enroll_signals.c) is seen in the waits inside the steps and read after
+ * them; what is left of set-up is then skipped, and the run ends as any
+ * other does. */
+static void run_start(struct enroll *e)
 {
-	sigset_t mask, oldmask;
-	int sfd, code;
-	const char *inside = getenv(HM_ENV_RUN);
-	bool keep, kept = false, empty;
 	struct eng_error err;
-	char list[1024];
-	int populated;
 
-	if (inside && *inside)
-		run_clock_mark_nested();
-	if (inside && *inside)
-		die(EXIT_NESTED,
-		    "cannot enroll: this process is already inside hermetic run %s (one run's\n"
-		    "  processes belong to one policy; run the command directly)",
-		    inside);
-	e->sock = e->cgroup_fd = e->events_fd = -1;
-	run_clock_init(&e->clock);
-	enroll_json_open(e);
-	connlog_open(e);
-	if (e->record)
-		record_setup(e);
+	if (enroll_signals_take(e))
+		return;
 	if (e->no_daemon)
 		warnx_("--no-daemon: running shim-only; the kernel does NOT refuse this run's\n"
 		       "  network traffic, and static binaries and raw syscalls are not seen");
-	else
-		create_run(e);
+	else if (create_run(e) < 0)
+		return;
 	cli_phase("create");
 	/* From here on the run exists: a daemon that goes away must not take
 	 * this process (and the command's exit status) with it. */
@@ -404,23 +408,8 @@ int enroll_run(struct enroll *e)
 		warnx_("seed %" PRIu64 ", now %s from %s (pass --seed %" PRIu64 " to repeat)",
 		       e->cfg.seed, now, now_source_name(e->now_src), e->cfg.seed);
 	}
-
-	/* Signals arrive through a signalfd; CMD gets our original mask. */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &mask, &oldmask);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0)
-		die(EXIT_INTERNAL, "signalfd: %s", strerror(errno));
-	/* Orphans of the run (daemonized grandchildren) are reparented to us,
-	 * so we reap them and can name them. */
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	signal(SIGPIPE, SIG_IGN);
-
+	if (enroll_signals_take(e))
+		return;
 	if (boundary_enter(&e->bnd, &err) < 0)
 		die(EXIT_INTERNAL, "%s", err.msg);
 	if (e->rec)
@@ -428,21 +417,31 @@ int enroll_run(struct enroll *e)
 	if (e->before_spawn)
 		e->before_spawn(e, e->userdata);
 	e->started_mono = hm_now_ns();
-	enroll_launch(e, &oldmask);
-	e->bnd.started = true;
+	enroll_launch(e);
+	e->bnd.started = e->child > 0;
 	boundary_leave(&e->bnd);
 	cli_phase("launch");
-	while (!e->child_done)
-		wait_events(e, sfd, -1);
-	cli_phase("command");
-	code = status_code(e->child_status);
-	keep = e->bnd.opt.stragglers == HM_STRAGGLERS_KEEP;
+}
 
-	/* CMD is done; the run is done when its cgroup is empty (0: a run
-	 * whose state cannot be read is waited for, and kept, as a full one). */
-	uint64_t deadline = hm_now_ns() + e->grace_ns;
-	while (run_populated(e) != 0 && hm_now_ns() < deadline)
-		wait_events(e, sfd, (int)((deadline - hm_now_ns()) / 1000000 + 1));
+/* Until CMD ends, then until the run's cgroup is empty: its stragglers get
+ * the grace period (a cancelling signal cuts it short), then are killed
+ * or, with --stragglers keep, left running. Returns whether they were. */
+static bool run_wait(struct enroll *e)
+{
+	bool keep, kept = false;
+	uint64_t deadline;
+	char list[1024];
+
+	while (e->child > 0 && !e->child_done)
+		wait_events(e, -1);
+	cli_phase("command");
+	deadline = hm_now_ns() + e->grace_ns;
+	/* (a run whose state cannot be read is waited for, and killed, as a
+	 * full one: only 0 is empty) */
+	while (!e->sig.cancel && run_populated(e) != 0 && hm_now_ns() < deadline)
+		wait_events(e, (int)((deadline - hm_now_ns()) / 1000000 + 1));
+	/* A cancelled run keeps nothing running. */
+	keep = e->bnd.opt.stragglers == HM_STRAGGLERS_KEEP && !e->sig.cancel;
 	if (run_populated(e) != 0 && keep) {
 		/* --stragglers keep: they run on, and so does their root. */
 		int n = stragglers(e, false, list, sizeof(list));
@@ -455,35 +454,33 @@ int enroll_run(struct enroll *e)
 	} else if (run_populated(e) != 0) {
 		int n = stragglers(e, true, list, sizeof(list));
 
-		if (n)
+		if (n && e->sig.cancel)
+			warnx_("killed %d process%s of the cancelled run: %s", n, n == 1 ? "" : "es",
+			       list);
+		else if (n)
 			warnx_("killed %d straggler%s that outlived the command by %.1fs: %s", n,
 			       n == 1 ? "" : "s", e->grace_ns / 1e9, list);
 		e->killed = n;
-		deadline = hm_now_ns() + KILL_WAIT_MS * 1000000ULL;
+		deadline = hm_now_ns() +
+			   (e->sig.cancel ? CANCEL_WAIT_MS : KILL_WAIT_MS) * 1000000ULL;
 		while (run_populated(e) != 0 && hm_now_ns() < deadline)
-			wait_events(e, sfd, 50);
+			wait_events(e, 50);
 		if (run_populated(e) > 0)
 			warnx_("processes of run %" PRIu64 " survived SIGKILL; hermeticd removes the "
 			       "run when they are gone",
 			       e->run.run_id);
 	}
 	cli_phase("settle");
-	reap(e);
-	/* Only a provably empty run lets its root go. */
-	populated = kept ? 1 : run_populated(e);
-	if (populated < 0)
-		warnx_("cannot tell whether run %" PRIu64 " is empty (its cgroup.events: %s): "
-		       "taken as not empty",
-		       e->run.run_id, strerror(-populated));
-	empty = populated == 0;
-	if (empty)
-		reap_dying(e, sfd);
-	supervise_finish(&e->sv);
-	cli_phase("reap");
-	e->wall_ns = hm_now_ns() - e->started_mono;
+	return kept;
+}
 
+/* The run is over: the daemon's report of it, its journal, its clock page,
+ * its end in the daemon. A cancelled run reports nothing and keeps no
+ * journal: it only ends. */
+static void run_report(struct enroll *e, int code, bool have_run, bool kept)
+{
 	/* A daemon that went away during the run: wait for the next one. */
-	bool daemon = enroll_daemon_wait(e);
+	bool daemon = have_run && !e->sig.cancel && enroll_daemon_wait(e);
 	struct enroll_opt note = { 0 };
 
 	if (daemon) {
@@ -497,7 +494,7 @@ int enroll_run(struct enroll *e)
 	enroll_daemon_note(e, &note);
 	/* The journal goes to the store before the run ends; it carries the
 	 * restart as a note among its options. */
-	if (e->rec) {
+	if (e->rec && !e->sig.cancel) {
 		bool noted = note.name && e->n_opts < ENROLL_MAX_OPTS;
 
 		if (noted)
@@ -518,30 +515,89 @@ int enroll_run(struct enroll *e)
 	 * pages) is not ours to wait for. */
 	run_clock_finish(&e->clock, &e->cfg);
 	cli_phase("journal+clock");
-	if (daemon) {
+	if (daemon || (have_run && e->sig.cancel && e->sock >= 0)) {
 		struct hm_run_end end = { .run_id = e->run.run_id,
 					  .flags = kept ? HM_END_KEEP : 0 };
-		const char *msg = NULL;
 
-		if (cli_call(e->sock, HM_REQ_RUN_END, &end, sizeof(end), -1, HM_REP_OK, NULL, 0, false,
-			     NULL, &msg) < 0)
-			warnx_("hermeticd could not end the run: %s", msg);
+		run_request(e, HM_REQ_RUN_END, &end, sizeof(end), "hermeticd could not end the run");
 	}
 	cli_phase("end");
+}
+
+/* What enroll says last about a run that failed or was cancelled. */
+static void run_verdict(struct enroll *e, int code)
+{
+	if (e->sig.cancel)
+		warnx_("run cancelled by SIG%s %s; exit status %d", sigabbrev_np(e->sig.cancel),
+		       e->cmd_started ? "after the command ended" : "before the command started",
+		       code);
+	else if (e->quiet_repro)
+		return;
+	else if (code == EXIT_NESTED && e->clock.nested_refused)
+		warnx_("command exited with status %d: a hermetic enroll inside the run refused to\n"
+		       "  start (a run holds no other run; run its command directly)",
+		       code);
+	else if (code != 0)
+		warnx_("command exited with status %d; reproduce with:\n  %s", code,
+		       e->repro ? e->repro : "(out of memory)");
+}
+
+int enroll_run(struct enroll *e)
+{
+	const char *inside = getenv(HM_ENV_RUN);
+	bool kept = false, empty = true, have_run;
+	int code, populated;
+
+	if (inside && *inside)
+		run_clock_mark_nested();
+	if (inside && *inside)
+		die(EXIT_NESTED,
+		    "cannot enroll: this process is already inside hermetic run %s (one run's\n"
+		    "  processes belong to one policy; run the command directly)",
+		    inside);
+	e->sock = e->cgroup_fd = e->events_fd = -1;
+	e->child = -1;
+	enroll_signals_arm(e);
+	run_clock_init(&e->clock);
+	enroll_json_open(e);
+	connlog_open(e);
+	if (e->record)
+		record_setup(e);
+	/* Orphans of the run (daemonized grandchildren) are reparented to us,
+	 * so we reap them and can name them. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		die(EXIT_INTERNAL, "prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
+	(void)signal(SIGPIPE, SIG_IGN);
+
+	run_start(e);
+	/* A run cancelled before the daemon answered has nothing to end. */
+	have_run = e->no_daemon || e->cgroup_fd >= 0;
+	if (have_run)
+		kept = run_wait(e);
+	code = e->sig.cancel ? 128 + e->sig.cancel : status_code(e->child_status);
+	reap(e);
+	/* Only a provably empty run lets its root go. */
+	if (have_run) {
+		populated = kept ? 1 : run_populated(e);
+		if (populated < 0)
+			warnx_("cannot tell whether run %" PRIu64 " is empty (its cgroup.events: %s): "
+			       "taken as not empty",
+			       e->run.run_id, strerror(-populated));
+		empty = populated == 0;
+	}
+	if (empty)
+		reap_dying(e);
+	if (e->sv.prepared)
+		supervise_finish(&e->sv);
+	cli_phase("reap");
+	e->wall_ns = e->started_mono ? hm_now_ns() - e->started_mono : 0;
+	run_report(e, code, have_run, kept);
 	boundary_finish(&e->bnd, empty);
 	if (e->rec)
 		record_cleanup(e);
 	cli_phase("teardown");
-	close(sfd);
-	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	enroll_build_repro(e);
-	if (code == EXIT_NESTED && e->clock.nested_refused && !e->quiet_repro)
-		warnx_("command exited with status %d: a hermetic enroll inside the run refused to\n"
-		       "  start (a run holds no other run; run its command directly)",
-		       code);
-	else if (code != 0 && !e->quiet_repro)
-		warnx_("command exited with status %d; reproduce with:\n  %s", code,
-		       e->repro ? e->repro : "(out of memory)");
+	run_verdict(e, code);
 	enroll_json_write(e, code);
 	cli_phases_print();
 	return code;

@@ -175,6 +175,7 @@ static void fail_line(int code, const char *msg)
 	json_object_object_add(o, "run_id", e->run.run_id ? json_object_new_uint64(e->run.run_id) : NULL);
 	json_object_object_add(o, "exit_status", json_object_new_int(code));
 	json_object_object_add(o, "signal", NULL);
+	json_object_object_add(o, "cancelled", NULL);
 	json_object_object_add(o, "passed", json_object_new_boolean(false));
 	if (e->parsed) {
 		hm_format_time(e->cfg.now_ns, now, sizeof(now));
@@ -249,6 +250,9 @@ void enroll_json_write(struct enroll *e, int code)
 	json_object_object_add(o, "signal", WIFSIGNALED(e->child_status)
 						    ? json_object_new_int(WTERMSIG(e->child_status))
 						    : NULL);
+	/* the signal that cancelled the run outside CMD's life (enroll_signals.c) */
+	json_object_object_add(o, "cancelled", e->sig.cancel ? json_object_new_int(e->sig.cancel)
+							     : NULL);
 	json_object_object_add(o, "passed", json_object_new_boolean(code == 0));
 	json_object_object_add(o, "seed", json_object_new_uint64(e->cfg.seed));
 	json_object_object_add(o, "now", json_object_new_string(now));

@@ -213,17 +213,22 @@ static bool supervise_wanted(struct enroll *e)
 
 /* Until CMD runs (the error pipe closes at its exec) or reports a failure:
  * meanwhile the supervisor's listener arrives and its first exec is
- * answered (it waits for us). Returns what read() of the pipe returned. */
+ * answered (it waits for us). Returns what read() of the pipe returned, or
+ * -ECANCELED when a signal cancelled the run first (the child is killed:
+ * enroll_signals.c). */
 static ssize_t wait_exec(struct enroll *e, int fd, struct launch_err *le)
 {
 	for (;;) {
-		struct pollfd p[3] = {
+		struct pollfd p[4] = {
 			{ .fd = fd, .events = POLLIN },
 			{ .fd = supervise_sock_fd(&e->sv), .events = POLLIN },
 			{ .fd = supervise_listener_fd(&e->sv), .events = POLLIN },
+			{ .fd = e->sig.fd, .events = POLLIN },
 		};
 
-		if (poll(p, 3, -1) < 0) {
+		if (enroll_signals_take(e))
+			return -ECANCELED;
+		if (poll(p, 4, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			die(EXIT_INTERNAL, "poll: %s", strerror(errno));
@@ -244,16 +249,15 @@ static ssize_t wait_exec(struct enroll *e, int fd, struct launch_err *le)
 	}
 }
 
-void enroll_launch(struct enroll *e, const sigset_t *oldmask)
+void enroll_launch(struct enroll *e)
 {
+	const sigset_t *oldmask = &e->sig.oldmask;
 	struct launch_err le;
 	struct eng_error err;
 	char vdso[4096];
 	int errp[2];
 	ssize_t n;
 
-	if (pipe2(errp, O_CLOEXEC) < 0)
-		die(EXIT_INTERNAL, "pipe: %s", strerror(errno));
 	/* Everything the child needs is computed here, before the fork. */
 	confine_prepare(&e->conf, !e->no_daemon && !e->unconfined,
 			e->cfg.network == HM_NETWORK_BLOCK);
@@ -274,6 +278,10 @@ void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 		die(EXIT_INTERNAL, "%s", err.msg);
 	cli_phase("supervise-prep");
 	e->child = -1;
+	if (enroll_signals_take(e))
+		return; /* cancelled: no child */
+	if (pipe2(errp, O_CLOEXEC) < 0)
+		die(EXIT_INTERNAL, "pipe: %s", strerror(errno));
 	if (!e->no_daemon) {
 		/* Preferred: the child is born inside the run's cgroup. This needs
 		 * write access to cgroup.procs of the common ancestor (root), and
@@ -314,11 +322,15 @@ void enroll_launch(struct enroll *e, const sigset_t *oldmask)
 	supervise_parent(&e->sv);
 	n = wait_exec(e, errp[0], &le);
 	close(errp[0]);
+	if (n == -ECANCELED)
+		return; /* the child is killed; enroll_run reaps it */
 	if (e->sv.want && e->sv.off_why[0])
 		warnx_("processes without the shim (static binaries, Go) are not covered in full:\n"
 		       "  %s", e->sv.off_why);
-	if (n != sizeof(le))
-		return; /* CMD runs: the pipe closed at its exec */
+	if (n != sizeof(le)) {
+		e->cmd_started = true; /* CMD runs: the pipe closed at its exec */
+		return;
+	}
 	waitpid(e->child, NULL, 0);
 	if (le.kind == LAUNCH_ADOPT)
 		die(EXIT_INTERNAL, "hermeticd could not move the command into the run: %s",

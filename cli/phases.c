@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* HERMETIC_DEBUG=phases: marks taken at the steps of enroll, printed as the
  * milliseconds each step took. Off (one getenv) unless asked for; a mark is
- * a clock read and a store, so the figures are the run's own. */
+ * a clock read and a store, so the figures are the run's own.
+ *
+ * HERMETIC_TEST_PAUSE_AT=NAME, for tests (tests/integration/cancel.sh):
+ * enroll stops itself (SIGSTOP) the first time the phase NAME ends, so
+ * that a test can send it a signal at that very point and then let it go
+ * on (SIGCONT). Unset, it does nothing; it gives the process no power it
+ * lacks (anyone who can set its environment can stop it). */
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +27,7 @@ static struct {
 } marks[MAX_PHASES];
 static int n_marks;
 static int enabled = -1; /* -1: not asked yet */
+static const char *pause_at;
 static uint64_t t0;
 
 void cli_phase(const char *name)
@@ -28,10 +36,15 @@ void cli_phase(const char *name)
 		const char *d = getenv("HERMETIC_DEBUG");
 
 		enabled = d && strstr(d, "phases");
+		pause_at = getenv("HERMETIC_TEST_PAUSE_AT");
 		t0 = hm_now_ns();
 	}
 	if (enabled && name && n_marks < MAX_PHASES)
 		marks[n_marks++] = (typeof(marks[0])){ name, hm_now_ns() };
+	if (pause_at && name && !strcmp(name, pause_at)) {
+		pause_at = NULL; /* once: a phase may end more than once */
+		(void)raise(SIGSTOP);
+	}
 }
 
 void cli_phases_print(void)

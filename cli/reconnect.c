@@ -156,17 +156,24 @@ bool enroll_daemon_wait(struct enroll *e)
 		wait_s = WAIT_DEFAULT_S;
 	}
 	deadline = hm_now_ns() + wait_s * 1000000000ULL;
+	/* A signal that cancels the run (enroll_signals.c) ends the wait. */
 	while (e->daemon_lost && !e->daemon_given_up && hm_now_ns() < deadline) {
 		e->daemon_last_try = 0;
 		enroll_daemon_retry(e);
-		if (e->daemon_lost)
-			usleep(RETRY_MS * 1000);
+		if (e->daemon_lost && enroll_signals_wait(e, -1, 0, RETRY_MS) == -ECANCELED)
+			break;
 	}
 	if (e->daemon_lost && !e->daemon_given_up) {
-		warnx_("hermeticd did not come back within %" PRIu64 " s (HERMETIC_RECONNECT_WAIT): "
-		       "no refusal report, audit or kernel stream for this run; its cgroup stays "
-		       "refused until a hermeticd ends it",
-		       wait_s);
+		if (e->sig.cancel)
+			warnx_("run cancelled while hermeticd was away: no refusal report, audit or "
+			       "kernel stream for this run; its cgroup stays refused until a hermeticd "
+			       "ends it");
+		else
+			warnx_("hermeticd did not come back within %" PRIu64
+			       " s (HERMETIC_RECONNECT_WAIT): no refusal report, audit or kernel "
+			       "stream for this run; its cgroup stays refused until a hermeticd ends "
+			       "it",
+			       wait_s);
 		e->daemon_given_up = true;
 	}
 	return !e->daemon_lost;

@@ -379,6 +379,9 @@ int cmd_replay(int argc, char **argv)
 	e.fs_start_ns = c->started_ns; /* file times as the recorded run saw them */
 	e.quiet_seed = true;
 
+	/* From here a signal cancels the run (enroll_signals.c): the streams'
+	 * directory is removed on the way out, as after any run. */
+	enroll_signals_arm(&e);
 	extract(&rp);
 	e.extra_env[e.n_extra_env][0] = HM_ENV_REPLAY;
 	e.extra_env[e.n_extra_env++][1] = rp.streams;
@@ -401,7 +404,8 @@ int cmd_replay(int argc, char **argv)
 		warnx_("replay: the recorded run exited with status %" PRId32, rp.j->exit.status);
 
 	code = enroll_run(&e);
-	code = replay_read_report(&rp, code);
+	if (!e.sig.cancel)
+		code = replay_read_report(&rp, code);
 	run_tmpdir_remove(&rp.dir);
 	hm_journal_free(rp.j);
 	return code;
