@@ -57,6 +57,10 @@ DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(B)/%.o)
 CLI_SRCS := $(wildcard cli/*.c)
 CLI_OBJS := $(CLI_SRCS:%.c=$(B)/%.o)
+# The run engine (engine/README.md): a library the verbs link; it sees lib/,
+# never cli/ (its headers are found only by the verbs).
+ENGINE_SRCS := $(wildcard engine/*.c)
+ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(B)/%.o)
 PRELOAD_SRCS := $(wildcard preload/*.c)
 PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(B)/pic/%.o)
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -100,7 +104,13 @@ $(B)/hermeticd: $(DAEMON_OBJS) $(B)/libhermetic.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -lbpf -lelf -lz -ljson-c -lsystemd -lzstd
 
-$(B)/hermetic: $(CLI_OBJS) $(B)/libhermetic.a
+$(CLI_OBJS): CFLAGS += -Iengine
+
+$(B)/libhermetic-engine.a: $(ENGINE_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(B)/hermetic: $(CLI_OBJS) $(B)/libhermetic-engine.a $(B)/libhermetic.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd -lz -lm -pthread
 
@@ -137,10 +147,10 @@ $(B)/libhermetic.so.0: $(HANDLE_OBJS) lib/handle.map
 $(B)/libhermetic.so: $(B)/libhermetic.so.0
 	$(Q)ln -sf libhermetic.so.0 $@
 
-$(B)/tests/%: tests/unit/%.c $(B)/libhermetic.a
+$(B)/tests/%: tests/unit/%.c $(B)/libhermetic-engine.a $(B)/libhermetic.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd -lm
+	$(Q)$(CC) $(CFLAGS) -Iengine $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd -lz -lm
 
 $(B):
 	$(Q)mkdir -p $(B)

@@ -187,7 +187,7 @@ static __always_inline void shim_key(struct hm_trace_event *e, __u64 buf)
 }
 
 /* The shim's announcement (preload/init.c), and the supervisor's for an
- * image it set up (cli/supervise_exec.c): prctl(PR_SET_NAME, its own
+ * image it set up (engine/supervise_exec.c): prctl(PR_SET_NAME, its own
  * name, HM_SHIM_HELLO_FLAGS, lineage key or 0), which renames the thread
  * to the name it has. A rename is no syscall tracepoint: while only this
  * group is attached, the syscalls of the machine take their fast path

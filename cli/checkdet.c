@@ -50,7 +50,7 @@ struct checkdet {
 	uint64_t seed;
 	bool seed_drawn;
 	int64_t now_ns;
-	struct cli_tmpdir dir;
+	struct run_tmpdir dir;
 	struct cd_run *r;
 };
 
@@ -352,6 +352,7 @@ static void print_json(const struct checkdet *c, int found, const struct cd_diff
 int cmd_check_determinism(int argc, char **argv)
 {
 	struct checkdet c = { 0 };
+	struct eng_error err;
 	struct cd_diff d;
 	char now[64];
 	int code, found;
@@ -364,7 +365,8 @@ int cmd_check_determinism(int argc, char **argv)
 	c.r = calloc(c.runs, sizeof(*c.r));
 	if (!c.r)
 		die(EXIT_INTERNAL, "out of memory");
-	cli_tmpdir_make(&c.dir, "hermetic-checkdet", "a directory for the runs");
+	if (run_tmpdir_make(&c.dir, "hermetic-checkdet", "a directory for the runs", &err) < 0)
+		die(EXIT_INTERNAL, "%s", err.msg);
 	fprintf(stderr, PREFIX ": %u runs, seed %" PRIu64 "%s, start %s\n", c.runs, c.seed,
 		c.seed_drawn ? " (drawn)" : "", hm_format_time(c.now_ns, now, sizeof(now)));
 	for (unsigned i = 0; i < c.runs && !code; i++)
@@ -389,6 +391,6 @@ cleanup:
 			hm_journal_free(c.r[i].j);
 	free(c.r);
 	free(c.pass);
-	cli_tmpdir_remove(&c.dir);
+	run_tmpdir_remove(&c.dir);
 	return code;
 }

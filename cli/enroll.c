@@ -70,7 +70,7 @@ static void export_env(struct enroll *e)
 
 	/* The seed is in the clock page (vclock.c), which /proc/PID/environ
 	 * does not show to other processes of the user. */
-	r = hm_config_export(&e->cfg, !e->vc);
+	r = hm_config_export(&e->cfg, !e->clock.vc);
 	if (r < 0)
 		die(EXIT_INTERNAL, "Failed to set the environment: %s", strerror(-r));
 	/* The run's real start, and the file-time shift that follows from it
@@ -96,8 +96,8 @@ static void export_env(struct enroll *e)
 		setenv(HM_ENV_HOME, old, 1);
 	else
 		unsetenv(HM_ENV_HOME);
-	if (e->vc)
-		setenv(HM_ENV_CLOCK_FD, e->page_env, 1);
+	if (e->clock.vc)
+		setenv(HM_ENV_CLOCK_FD, e->clock.page_env, 1);
 	else
 		unsetenv(HM_ENV_CLOCK_FD);
 	if (e->dns_allow[0])
@@ -193,7 +193,7 @@ static int create_run(struct enroll *e)
 		die(EXIT_INTERNAL, "hermeticd refused the run: %s", msg);
 	e->fail_reason = NULL;
 	e->cgroup_fd = fds[0];
-	e->page_fd = fds[1]; /* HM_RUN_CLOCK: the clock page (vclock.c) */
+	e->clock.page_fd = fds[1]; /* HM_RUN_CLOCK: the clock page (engine/vclock.c) */
 	if (e->cgroup_fd < 0)
 		die(EXIT_INTERNAL, "hermeticd sent no cgroup descriptor");
 	e->run.cgroup_path[sizeof(e->run.cgroup_path) - 1] = 0;
@@ -381,6 +381,8 @@ int enroll_status_code(int st)
  * other does. */
 static void run_start(struct enroll *e)
 {
+	struct eng_error err;
+
 	if (enroll_signals_take(e))
 		return;
 	if (e->no_daemon)
@@ -392,10 +394,12 @@ static void run_start(struct enroll *e)
 	/* From here on the run exists: a daemon that goes away must not take
 	 * this process (and the command's exit status) with it. */
 	cli_soft_errors = true;
-	cli_vclock_setup(e);
-	boundary_setup(&e->bnd, e->argv);
+	if (run_clock_setup(&e->clock, e->no_daemon || !e->cfg.clock_virtual, &e->cfg, &err) < 0)
+		die(EXIT_INTERNAL, "%s", err.msg);
+	if (boundary_setup(&e->bnd, e->argv, &err) < 0)
+		die(err.code == EINVAL ? EXIT_USAGE : EXIT_INTERNAL, "%s", err.msg);
 	export_env(e);
-	boundary_print(&e->bnd);
+	enroll_print_boundary(e);
 	cli_phase("setup");
 	if (!e->cfg.seed_set && !e->quiet_seed) {
 		char now[64];
@@ -406,7 +410,8 @@ static void run_start(struct enroll *e)
 	}
 	if (enroll_signals_take(e))
 		return;
-	boundary_enter(&e->bnd);
+	if (boundary_enter(&e->bnd, &err) < 0)
+		die(EXIT_INTERNAL, "%s", err.msg);
 	if (e->rec)
 		record_before_spawn(e);
 	if (e->before_spawn)
@@ -485,7 +490,7 @@ static void run_report(struct enroll *e, int code, bool have_run, bool kept)
 	}
 	cli_phase("audit");
 	connlog_finish(e, daemon);
-	cli_vclock_dns(e);
+	run_clock_read_dns(&e->clock);
 	enroll_daemon_note(e, &note);
 	/* The journal goes to the store before the run ends; it carries the
 	 * restart as a note among its options. */
@@ -504,11 +509,11 @@ static void run_report(struct enroll *e, int code, bool have_run, bool kept)
 		       e->restart_note, e->daemon_away_ns / 1e9);
 	else if (note.name)
 		warnx_("note: %s", e->restart_note);
-	cli_vclock_lag(e);
+	run_clock_read_lag(&e->clock, &e->cfg);
 	/* Done with the page: let it go before the run ends, so that the
 	 * last reference to its file (and the kernel's truncation of its
 	 * pages) is not ours to wait for. */
-	cli_vclock_finish(e);
+	run_clock_finish(&e->clock, &e->cfg);
 	cli_phase("journal+clock");
 	if (daemon || (have_run && e->sig.cancel && e->sock >= 0)) {
 		struct hm_run_end end = { .run_id = e->run.run_id,
@@ -528,7 +533,7 @@ static void run_verdict(struct enroll *e, int code)
 		       code);
 	else if (e->quiet_repro)
 		return;
-	else if (code == EXIT_NESTED && e->nested_refused)
+	else if (code == EXIT_NESTED && e->clock.nested_refused)
 		warnx_("command exited with status %d: a hermetic enroll inside the run refused to\n"
 		       "  start (a run holds no other run; run its command directly)",
 		       code);
@@ -544,16 +549,16 @@ int enroll_run(struct enroll *e)
 	int code, populated;
 
 	if (inside && *inside)
-		cli_vclock_mark_nested();
+		run_clock_mark_nested();
 	if (inside && *inside)
 		die(EXIT_NESTED,
 		    "cannot enroll: this process is already inside hermetic run %s (one run's\n"
 		    "  processes belong to one policy; run the command directly)",
 		    inside);
-	e->sock = e->cgroup_fd = e->events_fd = e->page_fd = -1;
+	e->sock = e->cgroup_fd = e->events_fd = -1;
 	e->child = -1;
 	enroll_signals_arm(e);
-	cli_vclock_files_since(e);
+	run_clock_init(&e->clock);
 	enroll_json_open(e);
 	connlog_open(e);
 	if (e->record)
@@ -603,7 +608,7 @@ int cmd_enroll(int argc, char **argv)
 	static struct enroll e;
 
 	program_name = "hermetic";
-	cli_vclock_mark_start(); /* the file-time line B, first (cli/vclock.c) */
+	run_clock_mark_start(); /* the file-time line B, first (engine/vclock.c) */
 	cli_phase(NULL);
 	enroll_parse(&e, argc, argv, "hermetic enroll");
 	cli_phase("parse");

@@ -18,6 +18,7 @@
 #include "confine.h"
 #include "supervise.h"
 #include "now.h"
+#include "vclock.h"
 
 #define DEFAULT_GRACE_NS 2000000000ULL
 
@@ -107,19 +108,10 @@ struct enroll {
 	int64_t started_ns; /* real wall clock at start */
 	int64_t fs_start_ns; /* the real start file times follow (replay: the recorded run's), or 0 */
 	uint64_t started_mono;
-	/* The line between file times from before the run and those it causes
-	 * (cli/vclock.c), read when enroll starts; the child waits for the
-	 * kernel's coarse clock to pass it just before its exec. 0: none. */
-	int64_t files_since;
-	int64_t coarse_tick_ns; /* resolution of CLOCK_REALTIME_COARSE */
 	uint64_t wall_ns;
 	uint32_t killed; /* stragglers killed after CMD exited */
 	bool have_audit;
 	struct hm_audit audit;
-	bool have_dns; /* the clock page's count of refused lookups was read */
-	uint64_t dns_refused;
-	char dns_first[4][64];
-	bool nested_refused; /* an enroll inside the run refused to start */
 	bool have_report;
 	struct hm_report report; /* refusals, as hermeticd counted them */
 	char *repro; /* the command line that repeats the run */
@@ -133,21 +125,9 @@ struct enroll {
 	/* the journal kept, if any (record.c) */
 	char journal_id[32];
 	char journal_file[4352];
-	/* the run's clock page (vclock.c): hermeticd's, or (--no-daemon,
-	 * --clock off) a memfd of ours; CMD inherits page_fd */
-	int page_fd;
-	char page_env[64]; /* HERMETIC_CLOCK_FD's value */
-	struct hm_vclock *vc;
-	int64_t mono0; /* the run's monotonic clock at start */
-	/* waits the lag bound ended (vclock.c), for stderr and --report */
-	uint64_t lag_fires;
-	int n_lag;
-	struct enroll_lag {
-		char process[64]; /* lineage key */
-		uint32_t thread;
-		char what[16];
-		double virt_s, real_s, clock_s;
-	} lag[16];
+	/* the run's clock (engine/vclock.c): its page, B, and what the run
+	 * wrote there (refused lookups, waits the lag bound ended) */
+	struct run_clock clock;
 	/* the daemon connection across a restart of hermeticd (reconnect.c) */
 	bool daemon_lost; /* the connection closed; not reclaimed yet */
 	bool daemon_restarted; /* reclaimed from a restarted daemon */
@@ -173,19 +153,6 @@ void enroll_daemon_note(struct enroll *e, struct enroll_opt *ret_opt);
  * HERMETIC_SHIMDIR): its real path into buf, or -ENOENT. */
 int enroll_find_lib(const char *name, char *buf, size_t size);
 
-/* vclock.c: the run's clock page; setup before CMD starts, finish after. */
-void cli_vclock_setup(struct enroll *e);
-void cli_vclock_mark_start(void); /* B, as enroll or replay starts */
-void cli_vclock_files_since(struct enroll *e); /* B: that moment */
-void cli_vclock_wait_files(const struct enroll *e); /* the child, before its exec */
-void cli_vclock_finish(struct enroll *e);
-/* The name lookups the shim refused (counted in the clock page): into
- * e->dns_*, and one line when there were any. */
-void cli_vclock_dns(struct enroll *e);
-/* An enroll inside a run that refuses to start marks the run's page. */
-void cli_vclock_mark_nested(void);
-/* After CMD ended, before the run does: say which waits the lag bound ended. */
-void cli_vclock_lag(struct enroll *e);
 
 /* Parse enroll's options and CMD from argv (argv[0] is the verb). Dies with
  * EXIT_USAGE on bad usage; prefix names the verb in messages. */
@@ -202,6 +169,8 @@ void enroll_json_open(struct enroll *e);
  * line with hermetic_error to the report (opened then if need be). */
 void enroll_json_arm(struct enroll *e);
 void enroll_json_write(struct enroll *e, int code);
+/* --print-boundary: the boundary's JSON line on stderr (dies on ENOMEM). */
+void enroll_print_boundary(struct enroll *e);
 
 /* Time and entropy syscalls of a process with the shim that reached the
  * kernel although the run meant to control them. */

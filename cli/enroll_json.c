@@ -213,16 +213,16 @@ static json_object *lag_bound(const struct enroll *e)
 
 	json_object_object_add(o, "k", e->cfg.lag_milli ? json_object_new_double(e->cfg.lag_milli / 1000.0)
 							: NULL);
-	json_object_object_add(o, "fired", json_object_new_uint64(e->lag_fires));
-	for (int i = 0; i < e->n_lag; i++) {
+	json_object_object_add(o, "fired", json_object_new_uint64(e->clock.lag_fires));
+	for (int i = 0; i < e->clock.n_lag; i++) {
 		json_object *l = json_object_new_object();
 
-		json_object_object_add(l, "process", json_object_new_string(e->lag[i].process));
-		json_object_object_add(l, "thread", json_object_new_uint64(e->lag[i].thread));
-		json_object_object_add(l, "wait", json_object_new_string(e->lag[i].what));
-		json_object_object_add(l, "virtual_s", json_object_new_double(e->lag[i].virt_s));
-		json_object_object_add(l, "real_s", json_object_new_double(e->lag[i].real_s));
-		json_object_object_add(l, "clock_s", json_object_new_double(e->lag[i].clock_s));
+		json_object_object_add(l, "process", json_object_new_string(e->clock.lag[i].process));
+		json_object_object_add(l, "thread", json_object_new_uint64(e->clock.lag[i].thread));
+		json_object_object_add(l, "wait", json_object_new_string(e->clock.lag[i].what));
+		json_object_object_add(l, "virtual_s", json_object_new_double(e->clock.lag[i].virt_s));
+		json_object_object_add(l, "real_s", json_object_new_double(e->clock.lag[i].real_s));
+		json_object_object_add(l, "clock_s", json_object_new_double(e->clock.lag[i].clock_s));
 		json_object_array_add(w, l);
 	}
 	json_object_object_add(o, "waits", w);
@@ -267,12 +267,12 @@ void enroll_json_write(struct enroll *e, int code)
 	json_object_object_add(o, "inherited_sockets_closed", inh);
 	json_object_object_add(o, "coverage", coverage(e));
 	json_object_object_add(o, "containment", e->no_daemon ? NULL : confine_layers_json(&e->conf));
-	if (e->have_dns) {
+	if (e->clock.have_dns) {
 		json_object *d = json_object_new_object(), *names = json_object_new_array();
 
-		json_object_object_add(d, "count", json_object_new_uint64(e->dns_refused));
-		for (int i = 0; i < 4 && e->dns_first[i][0]; i++)
-			json_object_array_add(names, json_object_new_string(e->dns_first[i]));
+		json_object_object_add(d, "count", json_object_new_uint64(e->clock.dns_refused));
+		for (int i = 0; i < 4 && e->clock.dns_first[i][0]; i++)
+			json_object_array_add(names, json_object_new_string(e->clock.dns_first[i]));
 		json_object_object_add(d, "names", names);
 		json_object_object_add(o, "dns_refusals", d);
 	} else {
@@ -302,4 +302,17 @@ void enroll_json_write(struct enroll *e, int code)
 	json_object_object_add(o, "hermetic_error", NULL);
 	write_line(e, o);
 	json_object_put(o);
+}
+
+void enroll_print_boundary(struct enroll *e)
+{
+	_cleanup_free_ char *line = NULL;
+	struct eng_error err;
+
+	if (!e->bnd.opt.print_boundary)
+		return;
+	if (boundary_json(&e->bnd, &line, &err) < 0)
+		die(EXIT_INTERNAL, "%s", err.msg);
+	fprintf(stderr, "%s\n", line);
+	fflush(stderr);
 }

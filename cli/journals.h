@@ -49,5 +49,11 @@ void jl_hex(const uint8_t *p, size_t n, char *out);
 const char *jl_end_reason_name(uint64_t reason);
 json_object *jl_show_records(const struct hm_journal_stream *st, bool json);
 int jl_journals_show(int argc, char **argv); /* journals_show.c */
+int jl_journals_list(int argc, char **argv); /* journals_list.c */
+/* journals_json.c: show --json, the journal and its processes p[0..np) */
+void jl_show_json(const char *path, size_t fsize, const struct hm_journal *j, struct proc *p,
+		  size_t np, bool records);
+/* An error reply of a store request: dies, the exit code saying what kind. */
+void jl_store_die(int err, const char *msg, const char *what) __attribute__((noreturn));
 
 #endif

@@ -141,7 +141,7 @@ static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_
 		_exit(EXIT_INTERNAL);
 	}
 	/* The clock page is CMD's to inherit (HERMETIC_CLOCK_FD). */
-	if (e->page_fd >= 0 && fcntl(e->page_fd, F_SETFD, 0) < 0) {
+	if (e->clock.page_fd >= 0 && fcntl(e->clock.page_fd, F_SETFD, 0) < 0) {
 		report(err_fd, LAUNCH_EXEC, errno, NULL);
 		_exit(EXIT_INTERNAL);
 	}
@@ -161,8 +161,8 @@ static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_
 		       "state may differ between runs",
 		       strerror(errno));
 	/* The last step: no file stamp of the command may fall on the
-	 * before-the-run side of the line (cli/vclock.c). */
-	cli_vclock_wait_files(e);
+	 * before-the-run side of the line (engine/vclock.c). */
+	run_clock_wait_files(&e->clock);
 	exec_searched(e->bnd.exec_file, e->argv);
 	err = errno;
 	report(err_fd, LAUNCH_EXEC, err, NULL);
@@ -177,7 +177,7 @@ static void hide_clock_dir(struct enroll *e)
 	ssize_t n;
 	char *slash;
 
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", e->page_fd);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", e->clock.page_fd);
 	n = readlink(link, path, sizeof(path) - 1);
 	if (n <= 0 || (size_t)n >= sizeof(path) - 1)
 		die(EXIT_INTERNAL, "cannot confine the run: where is its clock page? (%s)",
@@ -253,6 +253,7 @@ void enroll_launch(struct enroll *e)
 {
 	const sigset_t *oldmask = &e->sig.oldmask;
 	struct launch_err le;
+	struct eng_error err;
 	char vdso[4096];
 	int errp[2];
 	ssize_t n;
@@ -269,10 +270,12 @@ void enroll_launch(struct enroll *e)
 	cli_phase("confine-prep");
 	/* Waits are virtual where hermeticd's keeper moves the clock, unless
 	 * --supervise clock keeps them real (docs/static.md). */
-	supervise_prepare(&e->sv, supervise_wanted(e), e->cfg.seed, e->cfg.clock_virtual,
-			  e->cfg.rng, e->page_fd,
-			  enroll_find_lib("libhermetic-vdso.so", vdso, sizeof(vdso)) == 0 ? vdso : NULL,
-			  e->vc, !e->supervise_nowaits && !e->no_daemon, e->cfg.tick_ns);
+	if (supervise_prepare(&e->sv, supervise_wanted(e), e->cfg.seed, e->cfg.clock_virtual,
+			      e->cfg.rng, e->clock.page_fd,
+			      enroll_find_lib("libhermetic-vdso.so", vdso, sizeof(vdso)) == 0 ? vdso
+											     : NULL,
+			      e->clock.vc, !e->supervise_nowaits && !e->no_daemon, e->cfg.tick_ns, &err) < 0)
+		die(EXIT_INTERNAL, "%s", err.msg);
 	cli_phase("supervise-prep");
 	e->child = -1;
 	if (enroll_signals_take(e))

@@ -2,6 +2,7 @@
 /* hermetic: the CLI. One file per verb; this table dispatches. */
 #include "util.h"
 #include "cli.h"
+#include "engine.h"
 
 const char *program_name = "hermetic";
 
@@ -80,8 +81,15 @@ static int cmd_help(int argc, char **argv)
 	return v->fn(2, args);
 }
 
+/* The engine's warnings, as hermetic's own (engine.h). */
+static void warn_line(const char *line)
+{
+	warnx_("%s", line);
+}
+
 int main(int argc, char **argv)
 {
+	eng_set_warn(warn_line);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -27,32 +27,16 @@
 #include "cli.h"
 #include "enroll.h"
 #include "record.h"
+#include "record_int.h"
 #include "trust.h"
 #include "tmpdir.h"
 #include "hermetic/trace.h"
 
-#define INDEX_NAME "index.json"
 /* A kernel chunk stays well below a section's 4 GiB length limit. */
 #define KCHUNK_BYTES (8u << 20)
 
 extern char **environ;
 
-struct record {
-	struct cli_tmpdir spool; /* spool.keep: no journal could be kept anywhere */
-	char dir[PATH_MAX]; /* DIR, absolute; "" without one */
-	char cwd[PATH_MAX]; /* enroll's working directory: the git commit */
-	struct hm_journal_fingerprint fp;
-	bool have_fp;
-	/* the kernel's stream */
-	int kfd;
-	struct hm_kstream_hdr khdr;
-	const uint8_t *krec;
-	size_t kmap_len;
-	void *kmap;
-	/* assembly */
-	int code;
-	uint64_t streams, cut_bytes, cut_streams, bad_streams;
-};
 
 static int mkdir_p(const char *path, mode_t mode)
 {
@@ -78,6 +62,7 @@ void record_setup(struct enroll *e)
 {
 	struct record *r = calloc(1, sizeof(*r));
 	char ledger[PATH_MAX];
+	struct eng_error err;
 	struct stat st;
 
 	/* Where the ledger is, while HOME and XDG_STATE_HOME are still ours. */
@@ -102,7 +87,8 @@ void record_setup(struct enroll *e)
 			die(EXIT_INTERNAL, "Failed to use journal directory '%s': %s", r->dir,
 			    strerror(errno));
 	}
-	cli_tmpdir_make(&r->spool, "hermetic-rec", "a recording spool");
+	if (run_tmpdir_make(&r->spool, "hermetic-rec", "a recording spool", &err) < 0)
+		die(EXIT_INTERNAL, "%s", err.msg);
 	e->rec = r;
 }
 
@@ -124,7 +110,7 @@ void record_cleanup(struct enroll *e)
 {
 	struct record *r = e->rec;
 
-	cli_tmpdir_remove(&r->spool);
+	run_tmpdir_remove(&r->spool);
 	if (r->kmap)
 		munmap(r->kmap, r->kmap_len);
 	r->kmap = NULL;
@@ -134,102 +120,6 @@ void record_cleanup(struct enroll *e)
 	if (r->have_fp)
 		hm_journal_fingerprint_done(&r->fp);
 	r->have_fp = false;
-}
-
-/* The kernel's stream of the run, mapped. Failures are warnings: the
- * shim's values are worth keeping without it. */
-static void fetch_kstream(struct enroll *e)
-{
-	struct record *r = e->rec;
-	struct hm_run_ref ref = { .run_id = e->run.run_id };
-	const char *msg = NULL;
-	struct hm_kstream_hdr h;
-	struct stat st;
-	uint64_t need;
-	ssize_t n;
-
-	n = cli_call(e->sock, HM_REQ_RUN_KSTREAM, &ref, sizeof(ref), -1, HM_REP_KSTREAM, &r->khdr,
-		     sizeof(r->khdr), true, &r->kfd, &msg);
-	if (n < 0) {
-		warnx_("cannot read the run's kernel stream: %s", msg);
-		return;
-	}
-	if (r->kfd < 0) {
-		warnx_("hermeticd sent no kernel stream");
-		return;
-	}
-	/* The memfd is sealed; still, believe only what it holds. */
-	if (pread(r->kfd, &h, sizeof(h), 0) != sizeof(h) || fstat(r->kfd, &st) < 0 ||
-	    h.record_size == 0 || h.record_size > HM_JOURNAL_KREC_MAX ||
-	    h.records > (UINT64_MAX - sizeof(h)) / h.record_size ||
-	    (need = sizeof(h) + h.records * h.record_size) > (uint64_t)st.st_size) {
-		warnx_("the run's kernel stream from hermeticd is malformed; not recorded");
-		close(r->kfd);
-		r->kfd = -1;
-		return;
-	}
-	r->khdr = h;
-	if (!h.records)
-		return;
-	r->kmap_len = need;
-	r->kmap = mmap(NULL, need, PROT_READ, MAP_PRIVATE, r->kfd, 0);
-	if (r->kmap == MAP_FAILED) {
-		r->kmap = NULL;
-		warnx_("cannot map the run's kernel stream: %s", strerror(errno));
-		return;
-	}
-	r->krec = (const uint8_t *)r->kmap + sizeof(h);
-}
-
-/* Every stream file of one spool directory (dfd, which is taken):
- * "<lineage>.<thread>.<image>.hjs". */
-int record_write_dir(struct enroll *e, struct hm_journal_writer *w, int dfd)
-{
-	struct record *r = e->rec;
-	DIR *d;
-	struct dirent *de;
-	int ret = 0;
-
-	if (dfd < 0)
-		return -errno;
-	d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return -errno;
-	}
-	while ((de = readdir(d))) {
-		size_t len = strlen(de->d_name), cut = 0;
-		struct stat st;
-		int fd, k;
-
-		if (de->d_name[0] == '.' || len < 5 || strcmp(de->d_name + len - 4, ".hjs"))
-			continue;
-		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-			r->bad_streams++;
-			if (fd >= 0)
-				close(fd);
-			continue;
-		}
-		k = hm_journal_write_stream_fd(w, fd, &cut);
-		close(fd);
-		if (k == -EINVAL || k == -EFBIG) {
-			/* No whole header (killed at once), or too big for a section. */
-			r->bad_streams++;
-			continue;
-		}
-		if (k < 0) {
-			ret = k;
-			break;
-		}
-		r->streams++;
-		if (cut) {
-			r->cut_streams++;
-			r->cut_bytes += cut;
-		}
-	}
-	closedir(d);
-	return ret;
 }
 
 const char *record_spool(const struct enroll *e)
@@ -324,135 +214,6 @@ static int fill(struct hm_journal_writer *w, void *userdata)
 	return hm_journal_write_exit(w, &x);
 }
 
-/* "ls -l"-style quoting is not needed: the command for lists and indexes. */
-static void command_line(struct enroll *e, char *buf, size_t size)
-{
-	size_t used = 0;
-
-	buf[0] = 0;
-	for (char **a = e->argv; *a && used < size; a++)
-		used += snprintf(buf + used, size - used, "%s%s", a == e->argv ? "" : " ", *a);
-}
-
-static json_object *index_entry(const char *file, uint64_t run_id, const char *command,
-				int status, uint64_t seed, int64_t started_ns, const char *scope)
-{
-	json_object *o = json_object_new_object();
-	char t[64];
-
-	if (scope)
-		json_object_object_add(o, "scope", json_object_new_string(scope));
-
-	json_object_object_add(o, "file", json_object_new_string(file));
-	json_object_object_add(o, "run_id", json_object_new_uint64(run_id));
-	json_object_object_add(o, "command", json_object_new_string(command));
-	json_object_object_add(o, "exit_status", json_object_new_int(status));
-	json_object_object_add(o, "seed", json_object_new_uint64(seed));
-	json_object_object_add(o, "time", json_object_new_string(hm_format_time(started_ns, t,
-										 sizeof(t))));
-	return o;
-}
-
-/* A missing or unreadable index is rebuilt from the journals in DIR. */
-static json_object *index_rebuild(int dfd, const char *dir)
-{
-	json_object *arr = json_object_new_array();
-	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
-
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return arr;
-	}
-	while ((de = readdir(d))) {
-		size_t len = strlen(de->d_name), sl = strlen(HM_JOURNAL_SUFFIX);
-		struct hm_journal *j = NULL;
-		char path[PATH_MAX * 2], cmd[HM_JOURNAL_COMMAND_MAX * 4] = "", err[256];
-		size_t used = 0;
-
-		if (de->d_name[0] == '.' || len <= sl ||
-		    strcmp(de->d_name + len - sl, HM_JOURNAL_SUFFIX))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (hm_journal_read_file(path, 0, &j, err, sizeof(err)) < 0)
-			continue;
-		for (size_t i = 0; i < j->config.argc && used < sizeof(cmd); i++)
-			used += snprintf(cmd + used, sizeof(cmd) - used, "%s%s", i ? " " : "",
-					 j->config.argv[i]);
-		json_object_array_add(arr, index_entry(de->d_name, j->config.run_id, cmd,
-						       j->has_exit ? j->exit.status : -1,
-						       j->config.cfg.seed, j->config.started_ns,
-						       j->n_scopes == 1 ? j->scopes[0].name : NULL));
-		hm_journal_free(j);
-	}
-	closedir(d);
-	return arr;
-}
-
-/* DIR/index.json: add the journal, rewrite atomically. Concurrent
- * recordings into one DIR serialise on a lock of the directory. */
-int record_index_update(struct enroll *e, const char *name, const char *scope)
-{
-	struct record *r = e->rec;
-	_cleanup_close_ int dfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	json_object *arr = NULL, *kept;
-	char path[PATH_MAX + 64], tmp[PATH_MAX + 64], cmd[4096];
-	const char *text;
-	int fd, k = 0;
-	size_t len;
-
-	if (dfd < 0)
-		return -errno;
-	if (flock(dfd, LOCK_EX) < 0)
-		return -errno;
-	snprintf(path, sizeof(path), "%s/" INDEX_NAME, r->dir);
-	arr = json_object_from_file(path);
-	if (!arr || !json_object_is_type(arr, json_type_array)) {
-		struct stat st;
-
-		if (arr || fstatat(dfd, INDEX_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			warnx_("%s was unreadable; rebuilt it from the journals in %s", path, r->dir);
-		json_object_put(arr);
-		arr = index_rebuild(dfd, r->dir);
-	}
-	/* Drop an older entry for the same file, and entries that are no object. */
-	kept = json_object_new_array();
-	for (size_t i = 0; i < json_object_array_length(arr); i++) {
-		json_object *o = json_object_array_get_idx(arr, i), *f;
-
-		if (!json_object_is_type(o, json_type_object) ||
-		    (json_object_object_get_ex(o, "file", &f) &&
-		     !strcmp(json_object_get_string(f) ?: "", name)))
-			continue;
-		json_object_array_add(kept, json_object_get(o));
-	}
-	json_object_put(arr);
-	command_line(e, cmd, sizeof(cmd));
-	json_object_array_add(kept, index_entry(name, e->no_daemon ? 0 : e->run.run_id, cmd, r->code,
-						e->cfg.seed, e->started_ns, scope));
-	text = json_object_to_json_string_ext(kept, JSON_C_TO_STRING_PRETTY |
-							    JSON_C_TO_STRING_NOSLASHESCAPE);
-	len = strlen(text);
-	snprintf(tmp, sizeof(tmp), "%s/.index.json.XXXXXX", r->dir);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		k = -errno;
-		goto out;
-	}
-	if (fchmod(fd, 0600) < 0 || write(fd, text, len) != (ssize_t)len ||
-	    write(fd, "\n", 1) != 1 || fsync(fd) < 0 || rename(tmp, path) < 0) {
-		k = -errno ?: -EIO;
-		unlink(tmp);
-	}
-	close(fd);
-	fsync(dfd);
-out:
-	json_object_put(kept);
-	return k;
-}
-
 /* Hand the journal to hermeticd's store (its id is the run id). */
 static int store(struct enroll *e, int fd, const char **ret_msg)
 {
@@ -463,7 +224,7 @@ static int store(struct enroll *e, int fd, const char **ret_msg)
 		.started_ns = e->started_ns,
 	};
 
-	command_line(e, s.command, sizeof(s.command));
+	record_command_line(e, s.command, sizeof(s.command));
 	return cli_store_journal(e->sock, &s, fd, ret_msg);
 }
 
@@ -493,7 +254,7 @@ void record_finish(struct enroll *e, int code)
 	if (code == 0 && !e->keep_passing)
 		return; /* a passing run's journal is dropped (--keep-passing keeps it) */
 	if (!e->no_daemon)
-		fetch_kstream(e);
+		record_fetch_kstream(e);
 	gmtime_r(&secs, &tm);
 	strftime(t, sizeof(t), "%Y%m%dT%H%M%SZ", &tm);
 	if (e->no_daemon)
@@ -578,35 +339,4 @@ void record_finish(struct enroll *e, int code)
 	else if (path[0])
 		warnx_("journal: %s (%" PRIu64 " stream%s; replay with 'hermetic replay %s')", path,
 		       r->streams, r->streams == 1 ? "" : "s", path);
-}
-
-/* --- the kernel's view of a journal ------------------------------------------------- */
-
-int journal_audit(const struct hm_journal *j, struct hm_audit_acc *a)
-{
-	size_t records = 0;
-	uint32_t cap;
-	struct hm_audit_proc *procs;
-
-	for (size_t k = 0; k < j->n_kernel; k++)
-		records += j->kernel[k].n_records;
-	/* A process needs at least one record; a fork names two. */
-	cap = records * 2 + 1 < 65536 ? records * 2 + 1 : 65536;
-	procs = calloc(cap, sizeof(*procs));
-	if (!procs)
-		return -ENOMEM;
-	hm_audit_init(a, procs, cap);
-	for (size_t k = 0; k < j->n_kernel; k++) {
-		const struct hm_journal_kernel *ch = &j->kernel[k];
-
-		if (ch->record_size < sizeof(struct hm_trace_event))
-			continue; /* not the records this hermetic writes */
-		for (size_t i = 0; i < ch->n_records; i++) {
-			struct hm_trace_event ev;
-
-			memcpy(&ev, ch->records + i * ch->record_size, sizeof(ev));
-			hm_audit_add(a, &ev);
-		}
-	}
-	return 0;
 }

@@ -25,25 +25,7 @@
 #include "replay.h"
 #include "scope.h"
 
-extern char **environ;
-
 #define MAX_ARGS 4096
-#define REPORT_SHOW 8
-
-struct replay {
-	const char *source; /* the file or store id as given */
-	struct hm_journal *j;
-	unsigned char *bytes; /* the journal's file as parsed (its digest says whose it is) */
-	size_t len;
-	struct replay_policy pol;
-	bool strict;
-	const char *scope; /* --scope NAME */
-	int32_t chosen; /* its occurrence in the journal (j->scopes), -1 none */
-	struct cli_tmpdir dir; /* private: streams/ and report */
-	char streams[PATH_MAX + 16];
-	char report[PATH_MAX + 16];
-};
-
 
 static void usage(FILE *f)
 {
@@ -221,9 +203,11 @@ static void choose_scope(struct replay *rp)
 static void extract(struct replay *rp)
 {
 	_cleanup_close_ int sfd = -1;
+	struct eng_error err;
 	int fd;
 
-	cli_tmpdir_make(&rp->dir, "hermetic-replay", "a replay directory");
+	if (run_tmpdir_make(&rp->dir, "hermetic-replay", "a replay directory", &err) < 0)
+		die(EXIT_INTERNAL, "%s", err.msg);
 	snprintf(rp->streams, sizeof(rp->streams), "%s/streams", rp->dir.path);
 	snprintf(rp->report, sizeof(rp->report), "%s/report", rp->dir.path);
 	if (mkdir(rp->streams, 0700) < 0)
@@ -275,262 +259,11 @@ static void extract(struct replay *rp)
 	close(fd);
 }
 
-/* --- what makes the replay less than faithful ------------------------------------------ */
-
-static const char *env_get(char *const *env, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (; env && *env; env++)
-		if (!strncmp(*env, name, n) && (*env)[n] == '=')
-			return *env + n + 1;
-	return NULL;
-}
-
-static void warn_differs(const char *what, const char *then, const char *now)
-{
-	if (!then && !now)
-		return;
-	if (then && now && !strcmp(then, now))
-		return;
-	warnx_("replay: %s differs: recorded %s%s%s, now %s%s%s", what, then ? "'" : "",
-	       then ? then : "(unset)", then ? "'" : "", now ? "'" : "", now ? now : "(unset)",
-	       now ? "'" : "");
-}
-
-static void warn_fingerprint(const struct hm_journal *j)
-{
-	static const struct {
-		const char *key, *what;
-	} fields[] = {
-		{ HM_FP_KERNEL, "kernel" }, { HM_FP_LIBC, "libc" }, { HM_FP_ARCH, "architecture" },
-		{ HM_FP_TZ, "time zone" },  { HM_FP_GIT_COMMIT, "git commit" },
-	};
-	const struct hm_journal_fingerprint *rec = &j->fingerprint;
-	struct hm_journal_fingerprint now = {};
-	char cwd[PATH_MAX];
-
-	if (!j->has_fingerprint) {
-		warnx_("replay: the journal has no fingerprint of the machine it was recorded on");
-		return;
-	}
-	/* The git commit of where replay was started, as record took it. */
-	if (hm_journal_fingerprint_collect(&now, environ, getcwd(cwd, sizeof(cwd)) ? cwd : NULL) <
-	    0)
-		die(EXIT_INTERNAL, "out of memory");
-	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
-		const char *a = hm_journal_fp_get(rec, fields[i].key);
-		const char *b = hm_journal_fp_get(&now, fields[i].key);
-
-		/* A recording outside a working tree says nothing about commits. */
-		if (!strcmp(fields[i].key, HM_FP_GIT_COMMIT) && !a)
-			continue;
-		warn_differs(fields[i].what, a, b);
-	}
-	/* The variables whose values change what programs do. */
-	for (size_t i = 0; i < rec->n_env; i++) {
-		const char *k = rec->env[i].key;
-
-		if (hm_journal_env_keeps_value(k))
-			warn_differs(k, rec->env[i].value, env_get(environ, k));
-	}
-	for (char **e = environ; *e; e++) {
-		char name[256];
-		size_t n = strcspn(*e, "=");
-		bool recorded = false;
-
-		if (n >= sizeof(name))
-			continue;
-		snprintf(name, sizeof(name), "%.*s", (int)n, *e);
-		if (!hm_journal_env_keeps_value(name))
-			continue;
-		for (size_t k = 0; k < rec->n_env; k++)
-			recorded |= !strcmp(rec->env[k].key, name);
-		if (!recorded)
-			warn_differs(name, NULL, *e + n + 1);
-	}
-	hm_journal_fingerprint_done(&now);
-}
-
-static void warn_streams(const struct hm_journal *j)
-{
-	uint64_t threads = 0, threaded_procs = 0, cut = 0, last = 0;
-	const char *first_cut = NULL;
-	bool counted = false;
-
-	for (size_t i = 0; i < j->n_streams; i++) {
-		const struct hm_jstream_summary *s = &j->streams[i].sum;
-
-		if (last != s->hdr.image)
-			counted = false;
-		last = s->hdr.image;
-		if (s->hdr.thread > 0) {
-			threads++;
-			if (!counted)
-				threaded_procs++;
-			counted = true;
-		}
-		if (!s->ended) {
-			if (!cut)
-				first_cut = s->hdr.lineage;
-			cut++;
-		}
-	}
-	if (threads)
-		warnx_("replay: the recording ran %" PRIu64 " thread%s besides main threads in %" PRIu64
-		       " process%s: each thread gets its own values back in the order it asked, but "
-		       "threads that share state may interleave differently",
-		       threads, threads == 1 ? "" : "s", threaded_procs,
-		       threaded_procs == 1 ? "" : "es");
-	if (cut)
-		warnx_("replay: %" PRIu64 " stream%s ended without an end record (process %s first: "
-		       "killed, or cut at a torn write); past its end a process runs on live values",
-		       cut, cut == 1 ? "" : "s", first_cut);
-	if (!j->has_kernel_summary && j->n_scopes)
-		warnx_("replay: the journal holds scopes (tests) only, not the run's kernel view: "
-		       "processes that ran without the shim cannot be named");
-	else if (!j->has_kernel_summary)
-		warnx_("replay: the journal has no kernel view (recorded without hermeticd): "
-		       "processes that ran without the shim cannot be named");
-	else if (j->kernel_dropped)
-		warnx_("replay: the kernel's view of the recording is incomplete: %" PRIu64
-		       " of %" PRIu64 " events were lost",
-		       j->kernel_dropped, j->kernel_events + j->kernel_dropped);
-}
-
-/* Processes the kernel saw without the shim: their values were never the
- * shim's to record, so they are live in the replay too. */
-static void warn_unshimmed(const struct hm_journal *j)
-{
-	struct hm_audit_acc a;
-	char line[1024] = "";
-	size_t used = 0, count = 0;
-
-	if (journal_audit(j, &a) < 0)
-		die(EXIT_INTERNAL, "out of memory");
-	_cleanup_free_ struct hm_audit_proc *p = a.procs;
-	for (uint32_t i = 0; i < a.n_procs; i++) {
-		if (!hm_audit_escaped(&p[i]))
-			continue;
-		if (count++ < 4 && used < sizeof(line))
-			used += snprintf(line + used, sizeof(line) - used,
-					 "%s%s (pid %u, %" PRIu64 " getrandom, %" PRIu64
-					 " bytes, %u clock syscalls)",
-					 used ? "; " : "", p[i].path[0] ? p[i].path : p[i].comm,
-					 p[i].pid, (uint64_t)p[i].getrandom + p[i].random_reads,
-					 p[i].getrandom_bytes,
-					 p[i].clock);
-	}
-	if (count)
-		warnx_("replay: %zu process%s ran without the shim in the recording; %s values "
-		       "are not replayable (the kernel's records keep what %s received): %s%s",
-		       count, count == 1 ? "" : "es", count == 1 ? "its" : "their",
-		       count == 1 ? "it" : "they", line, count > 4 ? "; ..." : "");
-}
-
 static void before_spawn(struct enroll *e, void *userdata)
 {
 	struct replay *rp = userdata;
 
-	warn_fingerprint(rp->j);
-	warn_streams(rp->j);
-	warn_unshimmed(rp->j);
-}
-
-/* --- the report ------------------------------------------------------------------------ */
-
-/* What the recording's image ran: the binary the kernel saw its recorded
- * pid exec, else the executable's name the stream holds, else nothing. */
-static void proc_name(const struct hm_journal *j, const struct hm_audit_proc *kp, uint32_t nkp,
-		      uint64_t image, unsigned thread, char *buf, size_t size)
-{
-	const struct hm_journal_stream *s = hm_journal_find_stream(j, image, thread);
-
-	buf[0] = 0;
-	if (!s)
-		s = hm_journal_find_stream(j, image, 0);
-	if (!s)
-		return;
-	snprintf(buf, size, " (%s)", s->sum.hdr.exe);
-	for (uint32_t i = 0; i < nkp; i++) {
-		if (kp[i].pid != s->sum.hdr.pid)
-			continue;
-		if (kp[i].path[0] || kp[i].comm[0])
-			snprintf(buf, size, " (%s)", kp[i].path[0] ? kp[i].path : kp[i].comm);
-		return;
-	}
-}
-
-/* Read what the shim appended: mismatches (strict) and live values. */
-static int read_report(struct replay *rp, int code)
-{
-	struct hm_audit_acc a = {};
-	_cleanup_free_ struct hm_audit_proc *kp = journal_audit(rp->j, &a) < 0 ? NULL : a.procs;
-	uint32_t nkp = kp ? a.n_procs : 0;
-	_cleanup_fclose_ FILE *f = fopen(rp->report, "re");
-	_cleanup_free_ char *line = NULL;
-	size_t cap = 0;
-	uint64_t live = 0, live_threads = 0, mismatches = 0;
-
-	while (f && getline(&line, &cap, f) > 0) {
-		char lineage[HM_LINEAGE_MAX + 1], asked[64], recorded[64];
-		unsigned thread;
-		uint64_t call, count, image;
-
-		line[strcspn(line, "\n")] = 0;
-		if (sscanf(line, "mismatch %255s %u %16" SCNx64 " %" SCNu64 " %63s %63s", lineage,
-			   &thread, &image, &call, asked, recorded) == 6) {
-			char what[160];
-
-			proc_name(rp->j, kp, nkp, image, thread, what, sizeof(what));
-			if (mismatches++ < REPORT_SHOW)
-				warnx_("replay mismatch: process %s%s thread %u, call #%" PRIu64
-				       ": asked %s, recorded %s",
-				       lineage, what, thread, call, asked, recorded);
-		} else if (sscanf(line, "live %255s %u %16" SCNx64 " %" SCNu64, lineage, &thread,
-				  &image, &count) == 4) {
-			live += count;
-			live_threads++;
-		}
-	}
-	if (mismatches > REPORT_SHOW)
-		warnx_("replay: %" PRIu64 " more mismatches", mismatches - REPORT_SHOW);
-	if (mismatches) {
-		warnx_("replay failed: the program asked for values the journal does not hold "
-		       "(--no-strict continues on live values)");
-		return EXIT_REPLAY;
-	}
-	if (rp->strict && code == EXIT_REPLAY) {
-		warnx_("replay failed: a process stopped at a replay mismatch (see above)");
-		return EXIT_REPLAY;
-	}
-	if (code) {
-		char net[2048] = "";
-		size_t used = 0;
-
-		/* The network as this replay had it (the journal's is not taken). */
-		if (rp->pol.network)
-			used += snprintf(net + used, sizeof(net) - used, " --network=%s", rp->pol.network);
-		for (size_t i = 0; i < rp->pol.n_allow && used < sizeof(net); i++)
-			used += snprintf(net + used, sizeof(net) - used, " --allow=%s", rp->pol.allow[i]);
-		if (rp->pol.no_daemon && used < sizeof(net))
-			used += snprintf(net + used, sizeof(net) - used, " --no-daemon");
-		if (rp->pol.journal_policy && used < sizeof(net))
-			snprintf(net + used, sizeof(net) - used, " --journal-policy");
-		warnx_("command exited with status %d; replay again with:\n  hermetic replay %s%s%s%s%s%s",
-		       code, rp->strict ? "" : "--no-strict ", rp->source, rp->scope ? " --scope '" : "",
-		       rp->scope ? rp->scope : "", rp->scope ? "'" : "", net);
-	}
-	if (!rp->strict) {
-		if (live)
-			warnx_("replay: %" PRIu64 " value%s %s live (not in the journal), in %" PRIu64
-			       " thread%s",
-			       live, live == 1 ? "" : "s", live == 1 ? "was" : "were", live_threads,
-			       live_threads == 1 ? "" : "s");
-		else
-			warnx_("replay: every value came from the journal");
-	}
-	return code;
+	replay_warn_unfaithful(rp->j);
 }
 
 /* --- the run ---------------------------------------------------------------------------- */
@@ -563,7 +296,7 @@ int cmd_replay(int argc, char **argv)
 	uint64_t lag;
 	int code;
 
-	cli_vclock_mark_start(); /* the file-time line B, first (cli/vclock.c) */
+	run_clock_mark_start(); /* the file-time line B, first (engine/vclock.c) */
 	program_name = "hermetic";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
@@ -672,8 +405,8 @@ int cmd_replay(int argc, char **argv)
 
 	code = enroll_run(&e);
 	if (!e.sig.cancel)
-		code = read_report(&rp, code);
-	cli_tmpdir_remove(&rp.dir);
+		code = replay_read_report(&rp, code);
+	run_tmpdir_remove(&rp.dir);
 	hm_journal_free(rp.j);
 	return code;
 }

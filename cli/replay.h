@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include "journal.h"
 #include "proto.h"
+#include "tmpdir.h"
 
 #define EXIT_FOREIGN 79 /* a journal not yours, not confirmed (no terminal, no --yes, or "n") */
 
@@ -49,5 +50,28 @@ void replay_policy_push(struct replay_policy *p, const struct hm_journal_config 
  * which of the journal's options were not taken. */
 void replay_policy_confirm(struct replay_policy *p, const char *source, const struct hm_journal *j,
 			   const void *bytes, size_t len, const struct enroll *e);
+
+/* One replay: the journal, the options, the private directory. */
+struct replay {
+	const char *source; /* the file or store id as given */
+	struct hm_journal *j;
+	unsigned char *bytes; /* the journal's file as parsed (its digest says whose it is) */
+	size_t len;
+	struct replay_policy pol;
+	bool strict;
+	const char *scope; /* --scope NAME */
+	int32_t chosen; /* its occurrence in the journal (j->scopes), -1 none */
+	struct run_tmpdir dir; /* private: streams/ and report */
+	char streams[PATH_MAX + 16];
+	char report[PATH_MAX + 16];
+};
+
+/* replay_report.c: after CMD ended, what the shim reported (mismatches,
+ * live values) on stderr; the exit status the replay ends with. */
+int replay_read_report(struct replay *rp, int code);
+
+/* replay_warn.c: before CMD starts, one line on stderr for each thing
+ * that makes the replay less than faithful (dies only out of memory). */
+void replay_warn_unfaithful(const struct hm_journal *j);
 
 #endif

@@ -11,6 +11,7 @@
  * daemon's. */
 static struct confine here;
 #include "supervise.h"
+#include "enroll.h"
 
 static void usage(FILE *f)
 {
@@ -90,7 +91,8 @@ int cmd_status(int argc, char **argv)
 	 * allows it, next to what the daemon says. */
 	{
 		char vdso[4096], why[256];
-		bool ok = supervise_probe(vdso, sizeof(vdso), why, sizeof(why));
+		bool found = enroll_find_lib("libhermetic-vdso.so", vdso, sizeof(vdso)) == 0;
+		bool ok = supervise_probe(found, why, sizeof(why));
 		json_object *sv = json_object_new_object();
 
 		json_object_object_add(sv, "available", json_object_new_boolean(ok));

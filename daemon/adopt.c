@@ -24,6 +24,7 @@
 #include <time.h>
 #include "util.h"
 #include "daemon.h"
+#include "procfs.h"
 
 #define RECORD_MAGIC 0x52444d48u /* "HMDR" */
 #define RECORD_VERSION 1
@@ -42,24 +43,6 @@ struct run_record {
 	uint32_t n_allow, pad;
 	struct hm_allow allow[HM_RUN_MAX_ALLOW];
 };
-
-/* The start time of pid (field 22 of /proc/<pid>/stat), 0 when gone. */
-uint64_t hmd_proc_start(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	uint64_t v = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	n = hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf));
-	if (n <= 0 || !(p = strrchr(buf, ')')))
-		return 0;
-	/* after ") ": state is field 3; starttime is field 22 */
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %" SCNu64,
-		   &v) != 1)
-		return 0;
-	return v;
-}
 
 int hmd_record_init(struct hmd *d, const char *runtime_dir, const char *subtree)
 {
@@ -219,9 +202,9 @@ static int adopt_one(struct hmd *d, int rfd, const struct run_record *rec)
 	r->n_allow = rec->n_allow;
 	/* The client: the same process (pid and start time), or gone. */
 	r->client_pidfd = -1;
-	if (rec->client_start && hmd_proc_start(rec->client_pid) == rec->client_start) {
+	if (rec->client_start && hm_proc_start(rec->client_pid) == rec->client_start) {
 		r->client_pidfd = syscall(SYS_pidfd_open, rec->client_pid, 0);
-		if (r->client_pidfd >= 0 && hmd_proc_start(rec->client_pid) != rec->client_start) {
+		if (r->client_pidfd >= 0 && hm_proc_start(rec->client_pid) != rec->client_start) {
 			close(r->client_pidfd);
 			r->client_pidfd = -1;
 		}

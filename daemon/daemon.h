@@ -386,7 +386,6 @@ void hmd_runs_audit(struct hmd *d, struct hmd_run *r, struct hm_audit *out);
 int hmd_runs_shutdown(struct hmd *d, bool keep_running);
 /* Before connections close at a stop: their runs are not theirs to end. */
 void hmd_runs_detach_all(struct hmd *d);
-uint64_t hmd_proc_start(pid_t pid);
 /* Events of an adopted run the kernel made that this daemon never got
  * (they went with the daemon before it, or the kernel dropped them). */
 uint64_t hmd_runs_lost(struct hmd *d, struct hmd_run *r);

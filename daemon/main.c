@@ -351,7 +351,7 @@ static int prepare_process(struct hmd *d, const struct opts *o)
 			 o->socket_group, o->socket_group, o->socket_group);
 	}
 	/* Not dumpable: a process of a run running as root (with reduced
-	 * capabilities, see cli/confine.c) must not ptrace the daemon or take
+	 * capabilities, see engine/confine.c) must not ptrace the daemon or take
 	 * its descriptors with pidfd_getfd; without CAP_SYS_PTRACE the kernel
 	 * refuses both for a non-dumpable process. A daemon that cannot make
 	 * sure of that does not start. */

@@ -20,7 +20,7 @@
  *      in our context), so the next idle moment is a new record.
  * A write(2) to a run's page file (not a store through the mapping: those
  * raise no inotify event) asks for step 1 for that run now: the supervisor
- * in enroll (cli/supervise_wait.c) publishes a wait on a thread's behalf
+ * in enroll (engine/supervise_wait.c) publishes a wait on a thread's behalf
  * after that thread blocked, when the run may already be idle with no new
  * record to come. Any process of the run may ask; a check is always safe,
  * and inotify merges a flood of identical events.
@@ -88,17 +88,6 @@ struct hmd_keeper {
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 #define INC(x) __atomic_fetch_add(&(x), 1, __ATOMIC_RELAXED)
-
-static bool cas_max(__s64 *p, __s64 v)
-{
-	__s64 cur = LOAD(*p);
-
-	while (cur < v)
-		if (__atomic_compare_exchange_n(p, &cur, v, false, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE))
-			return true;
-	return false;
-}
 
 static int wake_signal(const struct hm_sched_tid *t)
 {
@@ -237,7 +226,7 @@ static void process(struct hmd_keeper *k, uint32_t dom)
 		}
 		if (flags & HM_VSF_SHORT)
 			STORE(slots[best].woken, seq); /* a back-off: ends, the clock stays */
-		else if (cas_max(&vc->mono, bdl))
+		else if (hm_vclock_raise(&vc->mono, bdl))
 			INC(vc->advances);
 		c->woken[best] = seq + 1;
 		if (wake == HM_VW_FUTEX) {

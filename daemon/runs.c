@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include "util.h"
 #include "daemon.h"
+#include "procfs.h"
 
 struct hmd_run *hmd_runs_find(struct hmd *d, uint64_t id)
 {
@@ -120,7 +121,7 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 	r->uid = uid;
 	r->gid = gid;
 	r->client_pid = pid;
-	r->client_start = hmd_proc_start(pid);
+	r->client_start = hm_proc_start(pid);
 	r->created_ns = hmd_wall_ns();
 	r->conn_id = conn_id;
 	r->flags = req->flags;

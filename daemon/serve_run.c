@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include "util.h"
 #include "daemon.h"
+#include "procfs.h"
 #include "request.h"
 
 /* Find a run the peer owns; replies with the error itself when it can't. */
@@ -341,7 +342,7 @@ static void serve_reclaim(struct hmd *d, int id, const struct hmd_req *req)
 					     r->ending ? "ending" : "another connection's");
 	if (peer_outside(d, c, req->seq, &peer) < 0)
 		return;
-	if (peer.pid != r->client_pid || hmd_proc_start(peer.pid) != r->client_start)
+	if (peer.pid != r->client_pid || hm_proc_start(peer.pid) != r->client_start)
 		return (void)hmd_reply_error(c, req->seq, EPERM,
 					     "run %" PRIu64 " was created by another process (pid %d)",
 					     r->id, (int)r->client_pid);

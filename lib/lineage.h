@@ -57,7 +57,7 @@ uint64_t hm_image_id(uint64_t proc, const char *exe, uint32_t count);
 
 /* The ChaCha20 key of one thread's stream: (seed, image, thread index).
  * HM_STREAM_AT_RANDOM: no thread's, the 16 bytes of a supervised image's
- * AT_RANDOM (cli/supervise_exec.c). */
+ * AT_RANDOM (engine/supervise_exec.c). */
 #define HM_STREAM_AT_RANDOM 0xffffffffu
 void hm_stream_key(uint64_t seed, uint64_t image, uint32_t thread,
 		   uint8_t out[HM_CHACHA_KEY_SIZE]);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * SHA-256 (FIPS 180-4): what names a journal in the ledger of journals a
- * user recorded (cli/trust.c). Pure code: no allocation, no syscalls.
+ * user recorded (engine/trust.c). Pure code: no allocation, no syscalls.
  */
 #ifndef HERMETIC_SHA256_H
 #define HERMETIC_SHA256_H

@@ -3,7 +3,7 @@
  * File times (docs/file-times.md). The kernel stamps files with real time,
  * years after a virtual "now"; make would see files from the future. A stamp
  * is one of two kinds, told apart by the run's real start B (fs_since, set
- * by the CLI in the clock page, cli/vclock.c):
+ * by the CLI in the clock page, engine/vclock.c):
  *
  *  - At most B: from before the run. Moved back by one constant,
  *        virtual = real - shift,  shift = E - now  (whole seconds; lib/config.c)
@@ -61,7 +61,7 @@ void hm_fs_init_shift(void)
 	hm.fs_shift = s * NSEC_PER_SEC;
 	hm.pyc = hm.clock && hm.fs_shift != 0;
 	/* The run's line between stamps from before it and stamps it caused
-	 * (cli/vclock.c); without one, every time is shifted. */
+	 * (engine/vclock.c); without one, every time is shifted. */
 	if (hm.clock && hm.vc)
 		hm.fs_since = __atomic_load_n(&hm.vc->files_since, __ATOMIC_ACQUIRE);
 }

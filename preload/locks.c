@@ -186,118 +186,47 @@ HM_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
 	return r;
 }
 
-HM_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
-{
-	int r;
-
-	hm_ready();
-	if (!hm.clock_hook || !valid_abstime(abstime))
-		return hm.real.pthread_mutex_timedlock(m, abstime);
-	ABS_WAIT_JR(HM_JW_MUTEX_TIMEDLOCK, r, ABS_LOCK, CLOCK_REALTIME, abstime,
-		    hm.real.pthread_mutex_timedlock(m, &hm_t.dl),
-		    hm.real.pthread_mutex_timedlock(m, abstime), ERRNUM_TIMEDOUT,
-		    ERRNUM_SET_TIMEDOUT);
+/*
+ * The eight waits that differ only in their object, their journal code and
+ * how they say "timed out": each of the two macros below makes one exported
+ * wrapper, with a deadline on CLOCK_REALTIME (fn(obj, abstime)) or on the
+ * clock the caller names (fn(obj, id, abstime)). Every one passes through
+ * unchanged when the clock is not hooked or the deadline is invalid.
+ */
+#define TIMED_WAIT_BODY(fn, jw, kind, id, clock_ok, REAL_ARGS, DL_ARGS, TIMEDOUT, SET_TIMEDOUT)   \
+	int r;                                                                                     \
+                                                                                                   \
+	hm_ready();                                                                                \
+	if (!hm.clock_hook || !valid_abstime(abstime) || !(clock_ok))                              \
+		return hm.real.fn REAL_ARGS;                                                       \
+	ABS_WAIT_JR(jw, r, kind, id, abstime, hm.real.fn DL_ARGS, hm.real.fn REAL_ARGS, TIMEDOUT,  \
+		    SET_TIMEDOUT);                                                                 \
 	return r;
-}
 
-HM_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t id,
-				      const struct timespec *abstime)
-{
-	int r;
+#define REALTIME_WAIT(fn, type, jw, kind, conv)                                                   \
+	HM_EXPORT int fn(type *o, const struct timespec *abstime)                                 \
+	{                                                                                          \
+		TIMED_WAIT_BODY(fn, jw, kind, CLOCK_REALTIME, true, (o, abstime),                  \
+				(o, &hm_t.dl), conv##_TIMEDOUT, conv##_SET_TIMEDOUT)               \
+	}
 
-	hm_ready();
-	if (!hm.clock_hook || !valid_abstime(abstime) || !wait_clock_ok(id))
-		return hm.real.pthread_mutex_clocklock(m, id, abstime);
-	ABS_WAIT_JR(HM_JW_MUTEX_CLOCKLOCK, r, ABS_LOCK, id, abstime,
-		    hm.real.pthread_mutex_clocklock(m, real_clock_for(id), &hm_t.dl),
-		    hm.real.pthread_mutex_clocklock(m, id, abstime), ERRNUM_TIMEDOUT,
-		    ERRNUM_SET_TIMEDOUT);
-	return r;
-}
+#define CLOCK_WAIT(fn, type, jw, kind, conv)                                                      \
+	HM_EXPORT int fn(type *o, clockid_t id, const struct timespec *abstime)                   \
+	{                                                                                          \
+		TIMED_WAIT_BODY(fn, jw, kind, id, wait_clock_ok(id), (o, id, abstime),             \
+				(o, real_clock_for(id), &hm_t.dl), conv##_TIMEDOUT,                \
+				conv##_SET_TIMEDOUT)                                               \
+	}
 
-HM_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)
-{
-	int r;
-
-	hm_ready();
-	if (!hm.clock_hook || !valid_abstime(abstime))
-		return hm.real.sem_timedwait(s, abstime);
-	ABS_WAIT_JR(HM_JW_SEM_TIMEDWAIT, r, ABS_SEM, CLOCK_REALTIME, abstime,
-		    hm.real.sem_timedwait(s, &hm_t.dl), hm.real.sem_timedwait(s, abstime),
-		    ERRNO_TIMEDOUT, ERRNO_SET_TIMEDOUT);
-	return r;
-}
-
-HM_EXPORT int sem_clockwait(sem_t *s, clockid_t id, const struct timespec *abstime)
-{
-	int r;
-
-	hm_ready();
-	if (!hm.clock_hook || !valid_abstime(abstime) || !wait_clock_ok(id))
-		return hm.real.sem_clockwait(s, id, abstime);
-	ABS_WAIT_JR(HM_JW_SEM_CLOCKWAIT, r, ABS_SEM, id, abstime,
-		    hm.real.sem_clockwait(s, real_clock_for(id), &hm_t.dl),
-		    hm.real.sem_clockwait(s, id, abstime), ERRNO_TIMEDOUT, ERRNO_SET_TIMEDOUT);
-	return r;
-}
-
-HM_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
-{
-	int r;
-
-	hm_ready();
-	if (!hm.clock_hook || !valid_abstime(abstime))
-		return hm.real.pthread_rwlock_timedrdlock(l, abstime);
-	ABS_WAIT_JR(HM_JW_OTHER, r, ABS_LOCK, CLOCK_REALTIME, abstime,
-		    hm.real.pthread_rwlock_timedrdlock(l, &hm_t.dl),
-		    hm.real.pthread_rwlock_timedrdlock(l, abstime), ERRNUM_TIMEDOUT,
-		    ERRNUM_SET_TIMEDOUT);
-	return r;
-}
-
-HM_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
-{
-	int r;
-
-	hm_ready();
-	if (!hm.clock_hook || !valid_abstime(abstime))
-		return hm.real.pthread_rwlock_timedwrlock(l, abstime);
-	ABS_WAIT_JR(HM_JW_OTHER, r, ABS_LOCK, CLOCK_REALTIME, abstime,
-		    hm.real.pthread_rwlock_timedwrlock(l, &hm_t.dl),
-		    hm.real.pthread_rwlock_timedwrlock(l, abstime), ERRNUM_TIMEDOUT,
-		    ERRNUM_SET_TIMEDOUT);
-	return r;
-}
-
-HM_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t id,
-					 const struct timespec *abstime)
-{
-	int r;
-
-	hm_ready();
-	if (!hm.clock_hook || !valid_abstime(abstime) || !wait_clock_ok(id))
-		return hm.real.pthread_rwlock_clockrdlock(l, id, abstime);
-	ABS_WAIT_JR(HM_JW_OTHER, r, ABS_LOCK, id, abstime,
-		    hm.real.pthread_rwlock_clockrdlock(l, real_clock_for(id), &hm_t.dl),
-		    hm.real.pthread_rwlock_clockrdlock(l, id, abstime), ERRNUM_TIMEDOUT,
-		    ERRNUM_SET_TIMEDOUT);
-	return r;
-}
-
-HM_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t id,
-					 const struct timespec *abstime)
-{
-	int r;
-
-	hm_ready();
-	if (!hm.clock_hook || !valid_abstime(abstime) || !wait_clock_ok(id))
-		return hm.real.pthread_rwlock_clockwrlock(l, id, abstime);
-	ABS_WAIT_JR(HM_JW_OTHER, r, ABS_LOCK, id, abstime,
-		    hm.real.pthread_rwlock_clockwrlock(l, real_clock_for(id), &hm_t.dl),
-		    hm.real.pthread_rwlock_clockwrlock(l, id, abstime), ERRNUM_TIMEDOUT,
-		    ERRNUM_SET_TIMEDOUT);
-	return r;
-}
+/* conv: ERRNUM (the call returns an error number) or ERRNO (-1 and errno) */
+REALTIME_WAIT(pthread_mutex_timedlock, pthread_mutex_t, HM_JW_MUTEX_TIMEDLOCK, ABS_LOCK, ERRNUM)
+CLOCK_WAIT(pthread_mutex_clocklock, pthread_mutex_t, HM_JW_MUTEX_CLOCKLOCK, ABS_LOCK, ERRNUM)
+REALTIME_WAIT(sem_timedwait, sem_t, HM_JW_SEM_TIMEDWAIT, ABS_SEM, ERRNO)
+CLOCK_WAIT(sem_clockwait, sem_t, HM_JW_SEM_CLOCKWAIT, ABS_SEM, ERRNO)
+REALTIME_WAIT(pthread_rwlock_timedrdlock, pthread_rwlock_t, HM_JW_OTHER, ABS_LOCK, ERRNUM)
+REALTIME_WAIT(pthread_rwlock_timedwrlock, pthread_rwlock_t, HM_JW_OTHER, ABS_LOCK, ERRNUM)
+CLOCK_WAIT(pthread_rwlock_clockrdlock, pthread_rwlock_t, HM_JW_OTHER, ABS_LOCK, ERRNUM)
+CLOCK_WAIT(pthread_rwlock_clockwrlock, pthread_rwlock_t, HM_JW_OTHER, ABS_LOCK, ERRNUM)
 
 /*
  * futex(2) through syscall() (Rust's std, and others that wait on futexes

@@ -57,13 +57,7 @@ static struct hm_vslot *slots(void)
 
 bool hm_vc_cas_max(int64_t v)
 {
-	__s64 cur = LOAD(hm.vc->mono);
-
-	while (cur < v)
-		if (__atomic_compare_exchange_n(&hm.vc->mono, &cur, (__s64)v, false,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			return true;
-	return false;
+	return hm_vclock_raise(&hm.vc->mono, (__s64)v);
 }
 
 /* A page of our own when the run's cannot be used: shared with our forked

@@ -2,7 +2,7 @@
 /*
  * The synthetic vDSO (docs/static.md): what a process that does not load
  * the shim (a static binary, Go's runtime) calls for the time instead of
- * the kernel's vDSO, once the supervisor (cli/supervise.c) has pointed its
+ * the kernel's vDSO, once the supervisor (engine/supervise.c) has pointed its
  * AT_SYSINFO_EHDR here. The realtime clocks read the run's clock page
  * (realtime = the page's mono + wall_off, include/hermetic/vclock.h), and
  * so do the monotonic ones where the supervisor also makes the process's

@@ -187,4 +187,20 @@ _Static_assert(sizeof(struct hm_vclock) == HM_VCLOCK_HDR, "the clock page's head
 #define HM_VCLOCK_UDP(vc) (HM_VCLOCK_TCP(vc) + HM_VCLOCK_PORTS)
 #define HM_VCLOCK_FILES(vc) ((struct hm_vfile *)(HM_VCLOCK_UDP(vc) + HM_VCLOCK_PORTS))
 
+/* The one way to move the run's clock (vc->mono): to v if v is later,
+ * never back. Every writer (the shim, the supervisor, the keeper) races
+ * every other; a lost compare-and-swap re-reads and retries only while
+ * the clock is still behind v. True when this call moved it. Inline: the
+ * shim calls it on its hot path. */
+static inline _Bool hm_vclock_raise(__s64 *mono, __s64 v)
+{
+	__s64 cur = __atomic_load_n(mono, __ATOMIC_ACQUIRE);
+
+	while (cur < v)
+		if (__atomic_compare_exchange_n(mono, &cur, v, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return 1;
+	return 0;
+}
+
 #endif

@@ -2,7 +2,7 @@
 /*
  * The synthetic vDSO that a process without the shim gets at exec
  * (docs/static.md): its layout in the process, as the supervisor
- * (cli/supervise.c) maps it and the vDSO (vdso/vdso.c) finds it.
+ * (engine/supervise.c) maps it and the vDSO (vdso/vdso.c) finds it.
  *
  *   base + 0                 the image (vdso/libhermetic-vdso.so, read-only)
  *   base + HM_VDSO_DATA_OFF  one private page: struct hm_vdso_data

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# enroll hides every bpffs mount from the run (cli/confine.c mounts over
+# enroll hides every bpffs mount from the run (engine/confine.c mounts over
 # each: in the run none of those paths is a bpffs), and a host
 # has one per hermeticd: a CI runner's, each test's private one. Twenty of
 # them (made in a mount namespace of this test's own, so no other enroll on

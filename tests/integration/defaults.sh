@@ -85,7 +85,7 @@ fi
 expect_now "default --now: the release date in a checkout without commits" \
 	"$rel" "the date of hermetic $ver" "$T/empty" --
 # HEAD's commit is read from the checkout's files where git's answer is
-# certain (cli/now_git.c), without a git process: with no git on PATH the
+# certain (engine/now_git.c), without a git process: with no git on PATH the
 # time is still the commit's. Everywhere else git answers, and what enroll
 # says must be what git says.
 mkdir -p "$T/nogit"

@@ -15,8 +15,8 @@
  * supervise_exec.c: execs (what one loads, the exec stop);
  * supervise_wait.c: the waits.
  */
-#ifndef HERMETIC_CLI_SUPERVISE_H
-#define HERMETIC_CLI_SUPERVISE_H
+#ifndef HERMETIC_ENGINE_SUPERVISE_H
+#define HERMETIC_ENGINE_SUPERVISE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,6 +24,7 @@
 #include <linux/filter.h>
 #include "chacha20.h"
 #include "lineage.h"
+#include "engine.h"
 
 #define SV_MAX_PROCS 256
 #define SV_MAX_INSNS 64
@@ -155,15 +156,17 @@ struct supervise {
 };
 
 /* Before the fork: everything the child needs (the filter, the socket),
- * and the vDSO image. Never fails the run: a supervisor that cannot be had
- * is off, and says why in off_why. */
-void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock, bool rng,
+ * and the vDSO image. A supervisor that cannot be had is off, and says why
+ * in off_why: that is 0 all the same; -ENOMEM (err says so) is the one
+ * failure that ends the run. */
+int supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock, bool rng,
 		       int page_fd, const char *vdso_path, struct hm_vclock *vc,
-		       bool waits, uint64_t tick_ns);
+		       bool waits, uint64_t tick_ns, struct eng_error *err);
 
-/* hermetic status: can this machine supervise? The vDSO's path (or "")
- * into vdso; why not (or a limit) into why. */
-bool supervise_probe(char *vdso, size_t vsize, char *why, size_t wsize);
+/* hermetic status: can this machine supervise? vdso: the synthetic vDSO
+ * was found (the caller looks, as enroll does); why not (or a limit) into
+ * why. */
+bool supervise_probe(bool vdso, char *why, size_t wsize);
 
 /* In the child, after confine_child, before exec: install the filter and
  * pass its listener. Async-signal-safe. 0 (supervised, or not: then it says
@@ -218,7 +221,6 @@ void sv_threads_clear(struct supervise *s);
 void sv_exec_stop(struct supervise *s, int pid);
 /* supervise.c, for supervise_exec.c */
 struct sv_proc *sv_proc_new(struct supervise *s, int pid);
-uint64_t sv_start_time(int pid);
 /* The name the shim gives pid's executable (hm_exe_name of /proc/PID/exe). */
 void sv_exe_name(int pid, char exe[HM_EXE_MAX]);
 /* SV_NO_SHIM: dynamic, but its environment does not load the shim */

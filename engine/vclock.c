@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The run's clock page as the CLI sees it (include/hermetic/vclock.h).
+ * The run's clock page as the engine sees it (include/hermetic/vclock.h).
  * With a daemon, hermeticd creates the page and its keeper moves the clock;
  * it hands us the page as a descriptor. We set where the wall clock starts
  * and the run's seed, before CMD's first instruction, and pass the
@@ -28,28 +28,29 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <linux/types.h>
-#include "cli.h"
-#include "enroll.h"
+#include "util.h"
+#include "engine.h"
+#include "vclock.h"
 #include "clockfd.h"
 #include "hermetic/vclock.h"
 #include "scope.h"
 
 /* A page of our own: a memfd sealed at its size, so no process of the run
  * can shrink it under another's mapping. */
-static int create_page(void)
+static int create_page(struct eng_error *err)
 {
+	_cleanup_close_ int fd = memfd_create("hermetic-clock", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	struct hm_vclock *vc;
 	struct timespec ts;
-	int fd = memfd_create("hermetic-clock", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
 	if (fd < 0)
-		die(EXIT_INTERNAL, "Failed to create a clock page: %s", strerror(errno));
+		return eng_fail(err, errno, "Failed to create a clock page: %s", strerror(errno));
 	if (ftruncate(fd, HM_VCLOCK_SIZE) < 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
-		die(EXIT_INTERNAL, "Failed to size the clock page: %s", strerror(errno));
+		return eng_fail(err, errno, "Failed to size the clock page: %s", strerror(errno));
 	vc = mmap(NULL, HM_VCLOCK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (vc == MAP_FAILED)
-		die(EXIT_INTERNAL, "Failed to map the clock page: %s", strerror(errno));
+		return eng_fail(err, errno, "Failed to map the clock page: %s", strerror(errno));
 	clock_gettime(CLOCK_REALTIME, &ts);
 	vc->size = HM_VCLOCK_SIZE;
 	vc->nslots = HM_VSLOTS;
@@ -59,8 +60,8 @@ static int create_page(void)
 	vc->real_start = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 	vc->version = HM_VCLOCK_VERSION;
 	__atomic_store_n(&vc->magic, HM_VCLOCK_MAGIC, __ATOMIC_RELEASE);
-	munmap(vc, HM_VCLOCK_SIZE);
-	return fd;
+	(void)munmap(vc, HM_VCLOCK_SIZE); /* the page stays, in fd */
+	return steal_fd(&fd);
 }
 
 /* What CMD inherits as 0, 1, 2 and leads out of the run (a pipe, a socket,
@@ -112,7 +113,7 @@ static int64_t realtime_ns(clockid_t id)
  * out; a new inode gets the greater of the two. So every stamp from before
  * is at most B. A stamp the run causes is at least the coarse clock at that
  * moment, so the command must not start before the coarse clock has passed
- * B: cli_vclock_wait_files, in the child just before its exec. B is usually
+ * B: run_clock_wait_files, in the child just before its exec. B is usually
  * the coarse clock itself, which its next step passes (0 to 1/HZ later);
  * the fine clock there would take that plus the lag of the tick's
  * interrupt (2.2 ms on the VM this was measured on). Reading B when the
@@ -124,7 +125,7 @@ static int64_t process_start_ns;
 /* The first thing enroll and replay do: the earliest B there can be.
  * Without a memfd (a seccomp profile may refuse it), the fine clock, which
  * no stamp is ahead of. */
-void cli_vclock_mark_start(void)
+void run_clock_mark_start(void)
 {
 	int64_t fine = realtime_ns(CLOCK_REALTIME);
 	int fd = memfd_create("hermetic-line", MFD_CLOEXEC);
@@ -144,11 +145,17 @@ void cli_vclock_mark_start(void)
 	close(fd);
 }
 
-void cli_vclock_files_since(struct enroll *e)
+static void files_since(struct run_clock *c)
 {
 	if (!process_start_ns)
-		cli_vclock_mark_start();
-	e->files_since = process_start_ns;
+		run_clock_mark_start();
+	c->files_since = process_start_ns;
+}
+
+void run_clock_init(struct run_clock *c)
+{
+	*c = (struct run_clock){ .page_fd = -1 };
+	files_since(c);
 }
 
 /* In the child (async-signal-safe calls only): until the coarse clock has
@@ -157,9 +164,9 @@ void cli_vclock_files_since(struct enroll *e)
  * view of the run does not trace and the supervisor's filter does not take
  * (each nanosleep was an event in the command's journal, a variable number
  * of them: a tickless CPU's coarse clock can stand longer than a tick). */
-void cli_vclock_wait_files(const struct enroll *e)
+void run_clock_wait_files(const struct run_clock *c)
 {
-	int64_t since = e->files_since;
+	int64_t since = c->files_since;
 
 	if (!since)
 		return;
@@ -169,9 +176,9 @@ void cli_vclock_wait_files(const struct enroll *e)
 
 		if (coarse > since)
 			return;
-		/* The coarse clock moves by one tick at once, e->coarse_tick_ns
+		/* The coarse clock moves by one tick at once, c->coarse_tick_ns
 		 * after it last did (it is coarse's age short of that). */
-		left = e->coarse_tick_ns - (realtime_ns(CLOCK_REALTIME) - coarse);
+		left = c->coarse_tick_ns - (realtime_ns(CLOCK_REALTIME) - coarse);
 		if (left < 20000)
 			left = 20000;
 		left += 20000;
@@ -181,65 +188,65 @@ void cli_vclock_wait_files(const struct enroll *e)
 	}
 }
 
-void cli_vclock_setup(struct enroll *e)
+int run_clock_setup(struct run_clock *c, bool own_page, const struct hm_config *cfg,
+		    struct eng_error *err)
 {
-	struct hm_clockfd c;
-	int err, fd;
+	struct hm_clockfd cf;
+	struct timespec res;
+	int r, fd;
 
-	if (e->no_daemon || !e->cfg.clock_virtual) {
-		e->page_fd = create_page();
-	} else if (e->page_fd < 0) {
-		die(EXIT_INTERNAL, "hermeticd sent no clock page for the run "
-				   "(hermetic and hermeticd of different versions?)");
+	if (own_page) {
+		if ((c->page_fd = create_page(err)) < 0)
+			return c->page_fd;
+	} else if (c->page_fd < 0) {
+		return eng_fail(err, EPROTO, "hermeticd sent no clock page for the run "
+					     "(hermetic and hermeticd of different versions?)");
 	}
 	/* Out of the way of the numbers programs pick (the shim keeps it
 	 * where it is, or moves it, preload/fdkeep.c); still ours only until
 	 * CMD's exec (launch.c clears FD_CLOEXEC in the child). */
-	fd = fcntl(e->page_fd, F_DUPFD_CLOEXEC, HM_CLOCKFD_MIN);
+	fd = fcntl(c->page_fd, F_DUPFD_CLOEXEC, HM_CLOCKFD_MIN);
 	if (fd < 0) /* EINVAL: a soft RLIMIT_NOFILE of at most 1000 */
-		fd = fcntl(e->page_fd, F_DUPFD_CLOEXEC, HM_CLOCKFD_LOW);
+		fd = fcntl(c->page_fd, F_DUPFD_CLOEXEC, HM_CLOCKFD_LOW);
 	if (fd >= 0) {
-		close(e->page_fd);
-		e->page_fd = fd;
+		close(c->page_fd);
+		c->page_fd = fd;
 	}
-	e->vc = hm_clockpage_map(e->page_fd, &err);
-	if (!e->vc)
-		die(EXIT_INTERNAL, "the run's clock page is not one this hermetic reads (%s; "
-				   "hermetic and hermeticd of different versions?)",
-		    strerror(-err));
-	if ((err = hm_clockfd_stat(e->page_fd, &c)) < 0)
-		die(EXIT_INTERNAL, "Failed to stat the run's clock page: %s", strerror(-err));
-	hm_clockfd_format(&c, e->page_env);
+	c->vc = hm_clockpage_map(c->page_fd, &r);
+	if (!c->vc)
+		return eng_fail(err, -r, "the run's clock page is not one this hermetic reads (%s; "
+					 "hermetic and hermeticd of different versions?)",
+				strerror(-r));
+	if ((r = hm_clockfd_stat(c->page_fd, &cf)) < 0)
+		return eng_fail(err, -r, "Failed to stat the run's clock page: %s", strerror(-r));
+	hm_clockfd_format(&cf, c->page_env);
 	/* The seed lives in the page, not in CMD's environment. */
-	e->vc->seed = e->cfg.seed;
-	__atomic_store_n(&e->vc->has_seed, 1, __ATOMIC_RELEASE);
-	if (!e->cfg.clock_virtual) {
-		e->files_since = 0; /* no file times of the run's own: no wait */
-		return;
+	c->vc->seed = cfg->seed;
+	__atomic_store_n(&c->vc->has_seed, 1, __ATOMIC_RELEASE);
+	if (!cfg->clock_virtual) {
+		c->files_since = 0; /* no file times of the run's own: no wait */
+		return 0;
 	}
 	/* Monotonic time starts at a point within a second of HM_VMONO_BASE
 	 * that depends on the seed: programs that seed generators from it (the
 	 * JVM's Random, ThreadLocalRandom) repeat under one seed and change
 	 * with it. The wall clock starts at --now: CLOCK_REALTIME = mono +
 	 * wall_off. */
-	int64_t mono = hm_mono_start(e->cfg.seed); /* (scopes start theirs alike, lib/scope.c) */
+	int64_t mono = hm_mono_start(cfg->seed); /* (scopes start theirs alike, lib/scope.c) */
 
-	e->mono0 = mono;
-	__atomic_store_n(&e->vc->lag_milli, e->cfg.lag_milli, __ATOMIC_RELEASE);
-	__atomic_store_n(&e->vc->mono, mono, __ATOMIC_RELEASE);
-	__atomic_store_n(&e->vc->wall_off, e->cfg.now_ns - mono, __ATOMIC_RELEASE);
-	note_stdio(e->vc);
-	if (!e->files_since)
-		cli_vclock_files_since(e);
-	{
-		struct timespec res;
-
-		e->coarse_tick_ns = clock_getres(CLOCK_REALTIME_COARSE, &res) == 0 &&
-					    !res.tv_sec && res.tv_nsec > 0
+	c->mono0 = mono;
+	__atomic_store_n(&c->vc->lag_milli, cfg->lag_milli, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->vc->mono, mono, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->vc->wall_off, cfg->now_ns - mono, __ATOMIC_RELEASE);
+	note_stdio(c->vc);
+	if (!c->files_since)
+		files_since(c);
+	c->coarse_tick_ns = clock_getres(CLOCK_REALTIME_COARSE, &res) == 0 && !res.tv_sec &&
+					    res.tv_nsec > 0
 				    ? res.tv_nsec
 				    : 1000000;
-	}
-	__atomic_store_n(&e->vc->files_since, e->files_since, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->vc->files_since, c->files_since, __ATOMIC_RELEASE);
+	return 0;
 }
 
 /* A string the run wrote: up to its first NUL, printable ASCII only. */
@@ -252,23 +259,23 @@ static void copy_str(char *dst, size_t size, const char *src, size_t len)
 	dst[n] = 0;
 }
 
-void cli_vclock_lag(struct enroll *e)
+void run_clock_read_lag(struct run_clock *c, const struct hm_config *cfg)
 {
-	static struct hm_vclock h; /* (a page's header: 4 KiB) */
+	struct hm_vclock h; /* (a page's header: 4 KiB) */
 	uint64_t logged;
 
-	if (!e->vc)
+	if (!c->vc)
 		return;
 	/* What the run wrote (pread: a process holding the page's descriptor
 	 * may have truncated it): its own account of itself, shown as such. */
-	if (pread(e->page_fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+	if (pread(c->page_fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
 		return;
 	logged = h.lag_logged < HM_VLAG_LOG ? h.lag_logged : HM_VLAG_LOG;
-	e->lag_fires = h.lag_fires > h.lag_logged ? h.lag_fires : h.lag_logged;
-	e->n_lag = 0;
-	for (uint64_t i = 0; i < logged && e->n_lag < (int)(sizeof(e->lag) / sizeof(e->lag[0])); i++) {
+	c->lag_fires = h.lag_fires > h.lag_logged ? h.lag_fires : h.lag_logged;
+	c->n_lag = 0;
+	for (uint64_t i = 0; i < logged && c->n_lag < (int)(sizeof(c->lag) / sizeof(c->lag[0])); i++) {
 		const struct hm_vlag *l = &h.lag[i];
-		struct enroll_lag *o = &e->lag[e->n_lag];
+		struct run_lag *o = &c->lag[c->n_lag];
 
 		if (!l->ready)
 			continue;
@@ -277,38 +284,38 @@ void cli_vclock_lag(struct enroll *e)
 		o->thread = l->thread;
 		o->virt_s = l->virt / 1e9;
 		o->real_s = l->real / 1e9;
-		o->clock_s = (l->mono - e->mono0) / 1e9;
-		e->n_lag++;
+		o->clock_s = (l->mono - c->mono0) / 1e9;
+		c->n_lag++;
 	}
-	if (!e->lag_fires)
+	if (!c->lag_fires)
 		return;
 	/* (every line starts "lag bound:", so that a script can tell them
 	 * from the command's own output) */
-	warnx_("lag bound: %llu timed wait%s ended while the run was busy (--lag-bound %.3g; "
-	       "each moved only its own thread's clock, to its deadline: docs/virtual-time.md)",
-	       (unsigned long long)e->lag_fires, e->lag_fires == 1 ? "" : "s",
-	       e->cfg.lag_milli / 1000.0);
-	for (int i = 0; i < e->n_lag && i < 5; i++) {
+	eng_warn("lag bound: %llu timed wait%s ended while the run was busy (--lag-bound %.3g; "
+		 "each moved only its own thread's clock, to its deadline: docs/virtual-time.md)",
+		 (unsigned long long)c->lag_fires, c->lag_fires == 1 ? "" : "s",
+		 cfg->lag_milli / 1000.0);
+	for (int i = 0; i < c->n_lag && i < 5; i++) {
 		char who[32];
 
 		/* (the shim's timer thread: preload/timers.c numbers it so) */
-		if (e->lag[i].thread == 0xffff0000u)
+		if (c->lag[i].thread == 0xffff0000u)
 			snprintf(who, sizeof(who), "timers");
 		else
-			snprintf(who, sizeof(who), "thread %u", e->lag[i].thread);
-		warnx_("lag bound: process %s %s: %s of %.6g s timed out after %.3f s of real "
-		       "time (its clock at %.6f s)",
-		       e->lag[i].process, who, e->lag[i].what, e->lag[i].virt_s, e->lag[i].real_s,
-		       e->lag[i].clock_s);
+			snprintf(who, sizeof(who), "thread %u", c->lag[i].thread);
+		eng_warn("lag bound: process %s %s: %s of %.6g s timed out after %.3f s of real "
+			 "time (its clock at %.6f s)",
+			 c->lag[i].process, who, c->lag[i].what, c->lag[i].virt_s, c->lag[i].real_s,
+			 c->lag[i].clock_s);
 	}
-	if (e->lag_fires > 5)
-		warnx_("lag bound: ... and %llu more (--report lists the first %d)",
-		       (unsigned long long)e->lag_fires - 5, HM_VLAG_LOG);
+	if (c->lag_fires > 5)
+		eng_warn("lag bound: ... and %llu more (--report lists the first %d)",
+			 (unsigned long long)c->lag_fires - 5, HM_VLAG_LOG);
 }
 
 /* In the run, through the page descriptor it inherited (clockfd.h), and
  * only while that number still holds the page. */
-void cli_vclock_mark_nested(void)
+void run_clock_mark_nested(void)
 {
 	const char *v = getenv(HM_ENV_CLOCK_FD);
 	struct hm_clockfd c;
@@ -320,56 +327,56 @@ void cli_vclock_mark_nested(void)
 		(void)0;
 }
 
-void cli_vclock_dns(struct enroll *e)
+void run_clock_read_dns(struct run_clock *c)
 {
-	static struct hm_vclock h;
+	struct hm_vclock h;
 
-	if (!e->vc)
+	if (!c->vc)
 		return;
 	/* pread: the run may have truncated the page under us. */
-	if (pread(e->page_fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h)) {
-		e->have_dns = true;
-		e->dns_refused = h.dns_refused;
-		e->nested_refused = h.nested_refused != 0;
+	if (pread(c->page_fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h)) {
+		c->have_dns = true;
+		c->dns_refused = h.dns_refused;
+		c->nested_refused = h.nested_refused != 0;
 		for (int i = 0; i < 4; i++) {
-			memcpy(e->dns_first[i], h.dns_first[i], sizeof(e->dns_first[i]));
-			e->dns_first[i][sizeof(e->dns_first[i]) - 1] = 0;
+			memcpy(c->dns_first[i], h.dns_first[i], sizeof(c->dns_first[i]));
+			c->dns_first[i][sizeof(c->dns_first[i]) - 1] = 0;
 		}
 	}
-	if (!e->dns_refused)
+	if (!c->dns_refused)
 		return;
 	{
 		char line[512] = "";
 		size_t used = 0;
 
-		for (int i = 0; i < 4 && e->dns_first[i][0]; i++)
+		for (int i = 0; i < 4 && c->dns_first[i][0]; i++)
 			used += snprintf(line + used, sizeof(line) - used, "%s%s", i ? ", " : "",
-					 e->dns_first[i]);
-		warnx_("refused %" PRIu64 " DNS lookup%s (not in /etc/hosts; --allow HOST:PORT lets a "
-		       "name through): %s",
-		       e->dns_refused, e->dns_refused == 1 ? "" : "s", line);
+					 c->dns_first[i]);
+		eng_warn("refused %" PRIu64 " DNS lookup%s (not in /etc/hosts; --allow HOST:PORT lets "
+			 "a name through): %s",
+			 c->dns_refused, c->dns_refused == 1 ? "" : "s", line);
 	}
 }
 
-void cli_vclock_finish(struct enroll *e)
+void run_clock_finish(struct run_clock *c, const struct hm_config *cfg)
 {
 	const char *d = getenv("HERMETIC_DEBUG");
 
-	if (!e->vc)
+	if (!c->vc)
 		return;
 	/* The keeper's counters (written by the run: what it says, not proof),
 	 * read with pread: the run may have truncated the file under us. */
-	if (d && strstr(d, "waits") && e->cfg.clock_virtual) {
+	if (d && strstr(d, "waits") && cfg->clock_virtual) {
 		struct hm_vclock h;
 
-		if (pread(e->page_fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h))
-			warnx_("clock: moved %llu times, woke %llu waiters; idle with nothing pending "
-			       "%llu times, waiting on the real world %llu times",
-			       (unsigned long long)h.advances, (unsigned long long)h.wakes,
-			       (unsigned long long)h.idle_nothing, (unsigned long long)h.external);
+		if (pread(c->page_fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h))
+			eng_warn("clock: moved %llu times, woke %llu waiters; idle with nothing "
+				 "pending %llu times, waiting on the real world %llu times",
+				 (unsigned long long)h.advances, (unsigned long long)h.wakes,
+				 (unsigned long long)h.idle_nothing, (unsigned long long)h.external);
 	}
-	munmap(e->vc, HM_VCLOCK_SIZE);
-	e->vc = NULL;
-	close(e->page_fd);
-	e->page_fd = -1;
+	(void)munmap(c->vc, HM_VCLOCK_SIZE); /* a mapping of ours: cannot fail */
+	c->vc = NULL;
+	close(c->page_fd);
+	c->page_fd = -1;
 }

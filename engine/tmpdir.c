@@ -1,20 +1,23 @@
 // SPDX-License-Identifier: MIT
+/* The private temporary directory (tmpdir.h): made 0700 under $TMPDIR,
+ * removed at exit without following a symlink out of it. */
 #include <fcntl.h>
 #include "util.h"
 #include "boundary.h"
-#include "cli.h"
+#include "engine.h"
 #include "tmpdir.h"
 
-static struct cli_tmpdir *registered[4];
+static struct run_tmpdir *registered[4];
 
 static void remove_all(void)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(registered); i++)
 		if (registered[i])
-			cli_tmpdir_remove(registered[i]);
+			run_tmpdir_remove(registered[i]);
 }
 
-void cli_tmpdir_make(struct cli_tmpdir *t, const char *prefix, const char *what)
+int run_tmpdir_make(struct run_tmpdir *t, const char *prefix, const char *what,
+		    struct eng_error *err)
 {
 	const char *tmp = getenv("TMPDIR");
 	char parent[PATH_MAX];
@@ -26,19 +29,25 @@ void cli_tmpdir_make(struct cli_tmpdir *t, const char *prefix, const char *what)
 	if (!tmp || tmp[0] != '/')
 		tmp = "/tmp";
 	if (!realpath(tmp, parent))
-		die(EXIT_INTERNAL, "Failed to find the temporary directory '%s': %s", tmp,
-		    strerror(errno));
+		return eng_fail(err, errno, "Failed to find the temporary directory '%s': %s", tmp,
+				strerror(errno));
 	if (snprintf(t->path, sizeof(t->path), "%s/%s-XXXXXX", parent, prefix) >=
 	    (int)sizeof(t->path))
-		die(EXIT_INTERNAL, "temporary directory path too long: %s", parent);
+		return eng_fail(err, ENAMETOOLONG, "temporary directory path too long: %s", parent);
 	/* mkdtemp makes it 0700, ours: what goes in holds secrets. */
 	if (!mkdtemp(t->path))
-		die(EXIT_INTERNAL, "Failed to create %s in '%s': %s", what, parent, strerror(errno));
+		return eng_fail(err, errno, "Failed to create %s in '%s': %s", what, parent,
+				strerror(errno));
 	snprintf(t->name, sizeof(t->name), "%s", strrchr(t->path, '/') + 1);
 	t->parent_fd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (t->parent_fd < 0 || fstatat(t->parent_fd, t->name, &t->st, AT_SYMLINK_NOFOLLOW) < 0) {
-		rmdir(t->path);
-		die(EXIT_INTERNAL, "Failed to open '%s': %s", parent, strerror(errno));
+		int e = errno;
+
+		if (t->parent_fd >= 0)
+			close(t->parent_fd);
+		t->parent_fd = -1;
+		(void)rmdir(t->path); /* empty and ours; left behind if it fails */
+		return eng_fail(err, e, "Failed to open '%s': %s", parent, strerror(e));
 	}
 	t->made = true;
 	for (i = 0; i < ARRAY_SIZE(registered) && registered[i] && registered[i] != t; i++)
@@ -49,9 +58,10 @@ void cli_tmpdir_make(struct cli_tmpdir *t, const char *prefix, const char *what)
 		atexit(remove_all);
 		hooked = true;
 	}
+	return 0;
 }
 
-void cli_tmpdir_remove(struct cli_tmpdir *t)
+void run_tmpdir_remove(struct run_tmpdir *t)
 {
 	if (!t->made || t->keep)
 		return;
@@ -59,7 +69,7 @@ void cli_tmpdir_remove(struct cli_tmpdir *t)
 	int r = hm_remove_tree_at(t->parent_fd, t->name, &t->st);
 
 	if (r < 0)
-		warnx_("could not remove '%s': %s", t->path, strerror(-r));
+		eng_warn("could not remove '%s': %s", t->path, strerror(-r));
 	if (t->parent_fd >= 0)
 		close(t->parent_fd);
 	t->parent_fd = -1;

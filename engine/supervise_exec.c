@@ -34,7 +34,7 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 #include "util.h"
-#include "cli.h"
+#include "engine.h"
 #include "config.h"
 #include "lineage.h"
 #include "supervise.h"

@@ -44,7 +44,7 @@
 #include <linux/kcmp.h>
 #include <linux/seccomp.h>
 #include "util.h"
-#include "cli.h"
+#include "engine.h"
 #include "supervise.h"
 #include "hermetic/vclock.h"
 
@@ -356,7 +356,7 @@ static int poll_fds(struct supervise *s, struct sv_proc *p, const struct seccomp
 		if (!fd_internal(s, p->pid, a[i].fd, why, sizeof(why)) ||
 		    (w->pfd_ours[i] = syscall(SYS_pidfd_getfd, p->pidfd, a[i].fd, 0)) < 0) {
 			if (s->debug)
-				warnx_("supervisor: poll of %d on real time: %s", w->tid, why);
+				eng_warn("supervisor: poll of %d on real time: %s", w->tid, why);
 			return 0;
 		}
 		fcntl(w->pfd_ours[i], F_SETFD, FD_CLOEXEC);
@@ -477,7 +477,7 @@ static void wait_left(struct supervise *s, const struct sv_wait *w, uint64_t id)
 	if (!w->left_kind || ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
 		return;
 	if (process_vm_writev(w->tid, &l, 1, &r, 1, 0) != (ssize_t)l.iov_len && s->debug)
-		warnx_("supervisor: cannot write the time left of %d's wait: %s", w->tid, strerror(errno));
+		eng_warn("supervisor: cannot write the time left of %d's wait: %s", w->tid, strerror(errno));
 }
 
 static void wait_end(struct supervise *s, struct sv_wait *w, long val, int error)
@@ -499,7 +499,7 @@ static void wait_end(struct supervise *s, struct sv_wait *w, long val, int error
 	if (!val && !error)
 		wait_left(s, w, w->id);
 	if (s->debug_waits)
-		warnx_("supervisor: %lld end %d of %d: %ld/%d at %lld", (long long)(real_mono() / 1000), w->nr, w->tid, val, error, (long long)vmono(s));
+		eng_warn("supervisor: %lld end %d of %d: %ld/%d at %lld", (long long)(real_mono() / 1000), w->nr, w->tid, val, error, (long long)vmono(s));
 	/* ENOENT: the waiter is gone, or a signal took it out of the wait */
 	ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
 	wait_free(s, w);
@@ -685,7 +685,7 @@ static int epoll_begin(struct supervise *s, struct sv_proc *p, const struct secc
 		return 0;
 	w->external = !epoll_internal(s, p, (int)d->args[0], why, sizeof(why));
 	if (s->debug)
-		warnx_("supervisor: epoll wait of %d for %lld ms on %s: %s", w->tid,
+		eng_warn("supervisor: epoll wait of %d for %lld ms on %s: %s", w->tid,
 		       (long long)(*len / 1000000), w->external ? "real time" : "the run's clock", why);
 	return 1;
 }
@@ -756,7 +756,7 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 		poke(s);
 	s->waits_total++;
 	if (s->debug_waits)
-		warnx_("supervisor: %lld wait %d of %d for %lld us until %lld%s", (long long)(real_mono() / 1000),
+		eng_warn("supervisor: %lld wait %d of %d for %lld us until %lld%s", (long long)(real_mono() / 1000),
 		       w->nr, w->tid, (long long)(len / 1000), (long long)w->deadline, w->slot ? "" : " (no slot)");
 	return true;
 }
@@ -841,22 +841,12 @@ void supervise_wait_tick(struct supervise *s)
 		 * its own to keep a waiter's readings in, as the shim does). */
 		if (w->slot && !w->external &&
 		    __atomic_load_n(&w->slot->lagged, __ATOMIC_ACQUIRE) == w->seq && w->seq) {
-			int64_t cur = vmono(s);
-
-			while (cur < w->deadline &&
-			       !__atomic_compare_exchange_n(&s->vc->mono, &cur, w->deadline, false,
-							    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-				;
+			(void)hm_vclock_raise(&s->vc->mono, w->deadline); /* moved or later */
 			__atomic_add_fetch(&s->vc->activity, 1, __ATOMIC_RELAXED);
 		}
 		if (w->external && real_mono() >= w->real_deadline) {
 			/* The world's deadline came: the run's clock goes there too. */
-			int64_t cur = vmono(s);
-
-			while (cur < w->deadline &&
-			       !__atomic_compare_exchange_n(&s->vc->mono, &cur, w->deadline, false,
-							    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-				;
+			(void)hm_vclock_raise(&s->vc->mono, w->deadline); /* moved or later */
 			wait_end(s, w, 0, w->nr == SV_NR_FUTEX ? -ETIMEDOUT : 0);
 		} else if (!w->external && vmono(s) >= w->deadline) {
 			wait_end(s, w, 0, w->nr == SV_NR_FUTEX ? -ETIMEDOUT : 0);

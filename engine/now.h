@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The default --now (now.c): SOURCE_DATE_EPOCH, git HEAD, the working
  * directory's newest entry, this release's date. */
-#ifndef HERMETIC_CLI_NOW_H
-#define HERMETIC_CLI_NOW_H
+#ifndef HERMETIC_ENGINE_NOW_H
+#define HERMETIC_ENGINE_NOW_H
 
 #include <stddef.h>
 #include <stdint.h>

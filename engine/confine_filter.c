@@ -9,7 +9,7 @@
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include "util.h"
-#include "cli.h"
+#include "engine.h"
 #include "confine.h"
 
 #ifndef AF_VSOCK
@@ -40,12 +40,15 @@ struct bpfb {
 		enum label l;
 	} fix[64];
 	int n_fix;
+	const char *bad; /* why the program cannot be built (a bug here, never the run's) */
 };
 
 static void emit(struct bpfb *b, uint16_t code, uint32_t k)
 {
-	if (b->n == CONFINE_MAX_INSNS)
-		die(EXIT_INTERNAL, "seccomp filter too long");
+	if (b->n == CONFINE_MAX_INSNS) {
+		b->bad = "seccomp filter too long";
+		return;
+	}
 	b->ins[b->n++] = (struct sock_filter)BPF_STMT(code, k);
 }
 
@@ -53,8 +56,10 @@ static void emit(struct bpfb *b, uint16_t code, uint32_t k)
 static void jeq(struct bpfb *b, uint32_t k, enum label l)
 {
 	emit(b, BPF_JMP | BPF_JEQ | BPF_K, k);
-	if (b->n_fix == (int)ARRAY_SIZE(b->fix))
-		die(EXIT_INTERNAL, "seccomp filter too long");
+	if (b->bad || b->n_fix == (int)ARRAY_SIZE(b->fix)) {
+		b->bad = "seccomp filter too long";
+		return;
+	}
 	b->fix[b->n_fix].insn = b->n - 1;
 	b->fix[b->n_fix++].l = l;
 }
@@ -79,8 +84,10 @@ static void link_labels(struct bpfb *b)
 	for (int i = 0; i < b->n_fix; i++) {
 		int to = b->at[b->fix[i].l], from = b->fix[i].insn;
 
-		if (to <= from || to - from - 1 > 255)
-			die(EXIT_INTERNAL, "seccomp filter: bad jump");
+		if (to <= from || to - from - 1 > 255) {
+			b->bad = "seccomp filter: bad jump";
+			return;
+		}
 		b->ins[from].jt = to - from - 1;
 		b->ins[from].jf = 0;
 	}
@@ -202,7 +209,12 @@ void confine_build_filter(struct confine *c)
 	emit(&b, BPF_RET | BPF_K, RET_ERRNO(EAFNOSUPPORT));
 	label(&b, L_EPROTONOSUPPORT);
 	emit(&b, BPF_RET | BPF_K, RET_ERRNO(EPROTONOSUPPORT));
-	link_labels(&b);
+	if (!b.bad)
+		link_labels(&b);
+	if (b.bad) {
+		snprintf(c->refuse, sizeof(c->refuse), "%s", b.bad);
+		return;
+	}
 	c->prog = (struct sock_fprog){ .len = b.n, .filter = c->insns };
 }
 

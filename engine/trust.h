@@ -9,8 +9,8 @@
  * is there. A journal's own fields (uid, hostname) are not evidence: anyone
  * can write them. docs/reliability.md (Trust model) says what this covers.
  */
-#ifndef HERMETIC_CLI_TRUST_H
-#define HERMETIC_CLI_TRUST_H
+#ifndef HERMETIC_ENGINE_TRUST_H
+#define HERMETIC_ENGINE_TRUST_H
 
 #include <stdbool.h>
 #include <stddef.h>

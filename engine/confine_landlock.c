@@ -47,7 +47,7 @@
 #include <sys/syscall.h>
 #include <linux/landlock.h>
 #include "util.h"
-#include "cli.h"
+#include "engine.h"
 #include "confine.h"
 
 #ifndef LANDLOCK_CREATE_RULESET_VERSION

@@ -12,7 +12,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include "util.h"
-#include "cli.h"
+#include "engine.h"
 #include "trust.h"
 
 #define LEDGER_MAX (1 << 20) /* ~10,000 journals */
@@ -179,10 +179,10 @@ void trust_note_fd(int fd, const char *path, const char *store_id)
 	int r = note(fd, path, store_id, why, sizeof(why));
 
 	if (r < 0) {
-		trust_ledger_path(ledger, sizeof(ledger));
-		warnx_("Failed to note the journal as yours in %s: %s; replaying it will ask "
-		       "first (as for a journal you did not record)",
-		       ledger, why[0] ? why : strerror(-r));
+		(void)trust_ledger_path(ledger, sizeof(ledger)); /* "?" or a path, for the message */
+		eng_warn("Failed to note the journal as yours in %s: %s; replaying it will ask "
+			 "first (as for a journal you did not record)",
+			 ledger, why[0] ? why : strerror(-r));
 	}
 }
 

@@ -46,9 +46,10 @@
 #include <linux/futex.h>
 #include <linux/seccomp.h>
 #include "util.h"
-#include "cli.h"
+#include "engine.h"
+#include "procfs.h"
+#include "fdpass.h"
 #include "supervise.h"
-#include "enroll.h"
 #include "hermetic/trace.h"
 #include "hermetic/vdso.h"
 #include "hermetic/vclock.h"
@@ -224,9 +225,9 @@ static int load_image(struct supervise *s, const char *path)
 	return 0;
 }
 
-void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock, bool rng,
-		       int page_fd, const char *vdso_path, struct hm_vclock *vc,
-		       bool waits, uint64_t tick_ns)
+int supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock, bool rng,
+		      int page_fd, const char *vdso_path, struct hm_vclock *vc,
+		      bool waits, uint64_t tick_ns, struct eng_error *err)
 {
 	struct seccomp_notif_sizes sz;
 	int r;
@@ -251,11 +252,11 @@ void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock
 		s->procs[i].pidfd = s->procs[i].ep_ours = s->procs[i].epi_fd = -1;
 	sv_threads_init(s);
 	if (!want || (!s->clock && !s->rng))
-		return;
+		return 0;
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0) {
 		snprintf(s->off_why, sizeof(s->off_why), "seccomp user notification: %s",
 			 strerror(errno));
-		return;
+		return 0;
 	}
 	s->req_size = sz.seccomp_notif > sizeof(*s->req) ? sz.seccomp_notif : sizeof(*s->req);
 	s->resp_size = sz.seccomp_notif_resp > sizeof(*s->resp) ? sz.seccomp_notif_resp
@@ -263,7 +264,7 @@ void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock
 	s->req = calloc(1, s->req_size);
 	s->resp = calloc(1, s->resp_size);
 	if (!s->req || !s->resp)
-		die(EXIT_INTERNAL, "out of memory");
+		return eng_fail(err, ENOMEM, "out of memory");
 	if (s->clock && (!vdso_path || (r = load_image(s, vdso_path)) < 0)) {
 		snprintf(s->off_why, sizeof(s->off_why), "the synthetic vDSO %s: %s",
 			 vdso_path ? vdso_path : "libhermetic-vdso.so",
@@ -272,13 +273,14 @@ void supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, s->sock) < 0) {
 		snprintf(s->off_why, sizeof(s->off_why), "socketpair: %s", strerror(errno));
-		return;
+		return 0;
 	}
 	real_vdso(s);
 	build_filter(s);
 	s->debug_waits = getenv("HERMETIC_DEBUG") && strstr(getenv("HERMETIC_DEBUG"), "waits");
 	s->debug = s->debug_waits || (getenv("HERMETIC_DEBUG") && strstr(getenv("HERMETIC_DEBUG"), "supervise"));
 	s->want = true;
+	return 0;
 }
 
 /* ---- what this machine allows (hermetic status) ---- */
@@ -310,14 +312,13 @@ static bool probe_seize(char *why, size_t wsize)
 	return !err;
 }
 
-bool supervise_probe(char *vdso, size_t vsize, char *why, size_t wsize)
+bool supervise_probe(bool vdso, char *why, size_t wsize)
 {
 	struct seccomp_notif_sizes sz;
 	char buf[16];
 
 	why[0] = 0;
-	if (enroll_find_lib("libhermetic-vdso.so", vdso, vsize) < 0) {
-		vdso[0] = 0;
+	if (!vdso) {
 		snprintf(why, wsize, "libhermetic-vdso.so not found next to the shim: entropy only");
 	}
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0) {
@@ -338,12 +339,8 @@ bool supervise_probe(char *vdso, size_t vsize, char *why, size_t wsize)
 
 int supervise_child(struct supervise *s)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr m = { 0 };
 	struct iovec iov;
+	ssize_t r;
 	int err = 0, fd;
 
 	if (!s->want)
@@ -353,25 +350,12 @@ int supervise_child(struct supervise *s)
 	if (fd < 0)
 		err = errno;
 	iov = (struct iovec){ .iov_base = &err, .iov_len = sizeof(err) };
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(&u, 0, sizeof(u));
-		m.msg_control = u.buf;
-		m.msg_controllen = sizeof(u.buf);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
 	/* A filter whose listener does not reach enroll cannot be removed,
 	 * and every exec would fail (ENOSYS, no listener): then the child
 	 * reports and ends (launch.c). Without a filter it runs unsupervised. */
-	if (sendmsg(s->sock[1], &m, MSG_NOSIGNAL) < 0 && fd >= 0)
-		return -errno;
+	r = hm_fdpass_send(s->sock[1], &iov, 1, &fd, fd >= 0 ? 1 : 0);
+	if (r < 0 && fd >= 0)
+		return (int)r;
 	if (fd >= 0)
 		close(fd);
 	close(s->sock[1]);
@@ -399,25 +383,14 @@ int supervise_listener_fd(const struct supervise *s)
 
 void supervise_recv_listener(struct supervise *s)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr m = { 0 };
-	struct iovec iov;
-	struct cmsghdr *c;
-	int err = 0;
+	int err = 0, fd = -1, nfd = 0, flags = 0;
+	struct iovec iov = { .iov_base = &err, .iov_len = sizeof(err) };
+	bool ctl = false;
 	ssize_t n;
 
-	iov = (struct iovec){ .iov_base = &err, .iov_len = sizeof(err) };
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = u.buf;
-	m.msg_controllen = sizeof(u.buf);
-	n = recvmsg(s->sock[0], &m, MSG_CMSG_CLOEXEC);
-	c = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-		memcpy(&s->listener, CMSG_DATA(c), sizeof(int));
+	n = hm_fdpass_recv(s->sock[0], &iov, 1, &fd, 1, &nfd, &flags, &ctl);
+	if (n > 0 && nfd == 1) {
+		s->listener = fd;
 		s->on = true;
 		/* The caller waits for our answer: switch to us on its CPU rather
 		 * than wake us wherever (Linux 6.6; older kernels wake as usual). */
@@ -444,7 +417,7 @@ void supervise_gone(struct supervise *s)
 void supervise_finish(struct supervise *s)
 {
 	if (s->debug && s->vc)
-		warnx_("supervisor: %llu waits; the run's clock: %llu advances, %llu wakes, %llu idle "
+		eng_warn("supervisor: %llu waits; the run's clock: %llu advances, %llu wakes, %llu idle "
 		       "with nothing, %llu on the world, %llu lag fires",
 		       (unsigned long long)s->waits_total, (unsigned long long)s->vc->advances,
 		       (unsigned long long)s->vc->wakes, (unsigned long long)s->vc->idle_nothing,
@@ -474,37 +447,16 @@ void supervise_finish(struct supervise *s)
 
 /* ---- processes ---- */
 
-/* Field 22 of /proc/PID/stat, 0 if unreadable. */
-uint64_t sv_start_time(int pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long v = 0;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	n = hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf));
-	if (n <= 0)
-		return 0;
-	p = strrchr(buf, ')'); /* comm may hold anything, but ends at the last ')' */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-				"%*d %*d %llu",
-			 &v) != 1)
-		return 0;
-	return v;
-}
-
 /* The thread group of a thread, and (ppid, if not NULL) its parent's
  * (/proc/TID/status); 0 if gone. */
 static int status_ids(int tid, int *ppid)
 {
-	char path[64], buf[2048], *p;
+	char buf[2048];
 	int v = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	if (hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) <= 0 || !(p = strstr(buf, "\nTgid:")) ||
-	    sscanf(p + 6, "%d", &v) != 1)
+	if (hm_proc_status(tid, buf, sizeof(buf)) <= 0 || hm_status_int(buf, "Tgid", &v) < 0)
 		return 0;
-	if (ppid && (!(p = strstr(buf, "\nPPid:")) || sscanf(p + 6, "%d", ppid) != 1))
+	if (ppid && hm_status_int(buf, "PPid", ppid) < 0)
 		*ppid = 0;
 	return v;
 }
@@ -544,7 +496,7 @@ struct sv_proc *sv_proc_new(struct supervise *s, int pid)
 	p->pidfd = p->ep_ours = p->ep_fd = p->epi_fd = -1;
 	p->pid = pid;
 	p->gen = ++s->proc_gen;
-	p->start = sv_start_time(pid);
+	p->start = hm_proc_start(pid);
 	return p;
 }
 
@@ -582,7 +534,7 @@ static struct sv_proc *inherit(struct supervise *s, int tgid, int ppid, int dept
 		return NULL;
 	if (!pp && depth < 4 && status_ids(ppid, &up) == ppid)
 		pp = inherit(s, ppid, up, depth + 1);
-	if (!pp || pp->start != sv_start_time(ppid))
+	if (!pp || pp->start != hm_proc_start(ppid))
 		return NULL;
 	char exe[HM_EXE_MAX];
 
@@ -601,7 +553,7 @@ static struct sv_proc *inherit(struct supervise *s, int tgid, int ppid, int dept
 	hm_stream_key(seed, image, 0, key);
 	hm_chacha_stream_init(&p->rng, key);
 	if (s->debug)
-		warnx_("supervisor: %d is fork child %u of %d, on its clock", tgid, pp->children, ppid);
+		eng_warn("supervisor: %d is fork child %u of %d, on its clock", tgid, pp->children, ppid);
 	return p;
 }
 
@@ -621,7 +573,7 @@ static struct sv_proc *served(struct supervise *s, const struct seccomp_notif *r
 	p = tgid ? find(s, tgid) : NULL;
 	if (tgid && !p)
 		p = inherit(s, tgid, ppid, 0);
-	if (!p || p->start != sv_start_time(tgid))
+	if (!p || p->start != hm_proc_start(tgid))
 		return NULL;
 	sv_thread_put(s, req, p);
 	return p;
@@ -629,7 +581,7 @@ static struct sv_proc *served(struct supervise *s, const struct seccomp_notif *r
 
 void sv_warn_path(int pid, const char *exe, const char *what, int err)
 {
-	warnx_("process %d (%s) runs without the run's clock and entropy: %s%s%s", pid, exe, what,
+	eng_warn("process %d (%s) runs without the run's clock and entropy: %s%s%s", pid, exe, what,
 	       err ? ": " : "", err ? strerror(err) : "");
 }
 
@@ -690,7 +642,7 @@ static void on_exec(struct supervise *s, const struct seccomp_notif *req)
 	path[0] = 0;
 	fd = sv_open_target(req, path, sizeof(path));
 	if (fd < 0 && s->debug)
-		warnx_("supervisor: exec of %s by %u: cannot open it (%s)", path, req->pid,
+		eng_warn("supervisor: exec of %s by %u: cannot open it (%s)", path, req->pid,
 		       strerror(errno));
 	if (fd < 0)
 		return; /* the exec will fail, or we cannot see it: nothing to do */
@@ -700,7 +652,7 @@ static void on_exec(struct supervise *s, const struct seccomp_notif *req)
 	if (k == SV_SHIM && !sv_env_has_shim(req))
 		k = SV_NO_SHIM;
 	if (s->debug)
-		warnx_("supervisor: exec of %s by %u: %s", path, req->pid,
+		eng_warn("supervisor: exec of %s by %u: %s", path, req->pid,
 		       k == SV_STATIC	    ? "static, supervised"
 		       : k == SV_GO_DYNAMIC ? "Go, supervised"
 		       : k == SV_NO_SHIM    ? "dynamic without the shim in its environment, supervised"
@@ -803,7 +755,7 @@ void supervise_notify(struct supervise *s)
 		break;
 	}
 	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, s->resp) < 0 && errno != ENOENT)
-		warnx_("supervisor: cannot answer process %u: %s", s->req->pid, strerror(errno));
+		eng_warn("supervisor: cannot answer process %u: %s", s->req->pid, strerror(errno));
 }
 
 bool supervise_stopped(struct supervise *s, int pid, int st)

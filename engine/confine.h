@@ -4,8 +4,8 @@
  * set up in enroll's child before CMD's first instruction and inherited by
  * every process of the run, static binaries included.
  */
-#ifndef HERMETIC_CLI_CONFINE_H
-#define HERMETIC_CLI_CONFINE_H
+#ifndef HERMETIC_ENGINE_CONFINE_H
+#define HERMETIC_ENGINE_CONFINE_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -30,7 +30,7 @@
 #include <time.h>
 #include "util.h"
 #include "boundary.h"
-#include "cli.h"
+#include "engine.h"
 #include "now.h"
 
 extern char **environ;

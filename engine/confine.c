@@ -83,6 +83,7 @@
  * belongs to an unprivileged user (docs/reliability.md).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stddef.h>
@@ -95,7 +96,7 @@
 #include <linux/capability.h>
 #include <linux/seccomp.h>
 #include "util.h"
-#include "cli.h"
+#include "engine.h"
 #include "confine.h"
 
 /* ---- mounts, read before the fork ---- */
@@ -136,16 +137,30 @@ static unsigned long mount_flags(const char *opts)
 	return f;
 }
 
-static void add_mount(struct confine_mount *v, int *n, int max, const char *path, unsigned long fl,
-		      int id, int parent)
+static int refuse(struct confine *c, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int refuse(struct confine *c, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->refuse, sizeof(c->refuse), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* Each failure below says why in c->refuse, and the run is not started
+ * (launch.c: "cannot confine the run: WHY"). */
+static int add_mount(struct confine *c, struct confine_mount *v, int *n, int max, const char *path,
+		     unsigned long fl, int id, int parent)
 {
 	if (*n == max)
-		die(EXIT_INTERNAL, "cannot confine the run: more than %d mounts to handle under %s", max,
-		    path);
+		return refuse(c, -E2BIG, "more than %d mounts to handle under %s", max, path);
 	snprintf(v[*n].path, sizeof(v[*n].path), "%s", path);
 	v[*n].flags = fl;
 	v[*n].id = id;
 	v[(*n)++].parent = parent;
+	return 0;
 }
 
 static bool under(const char *path, const char *dir)
@@ -156,38 +171,42 @@ static bool under(const char *path, const char *dir)
 }
 
 /* Line by line: ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS ... - TYPE SOURCE SUPEROPTS */
-static void read_mounts(struct confine *c)
+static int read_mounts(struct confine *c)
 {
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
 	char line[4096];
+	int r = 0;
 
 	if (!f)
-		die(EXIT_INTERNAL, "cannot confine the run: /proc/self/mountinfo: %s", strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
+		return refuse(c, -errno, "/proc/self/mountinfo: %s", strerror(errno));
+	while (r == 0 && fgets(line, sizeof(line), f)) {
 		char mp[1024], opts[256], type[64], *sep = strstr(line, " - ");
 		int id, parent;
 
 		if (!strchr(line, '\n'))
-			die(EXIT_INTERNAL, "cannot confine the run: a line of mountinfo is too long");
+			return refuse(c, -EBADMSG, "a line of mountinfo is too long");
 		if (!sep || sscanf(line, "%d %d %*s %*s %1023s %255s", &id, &parent, mp, opts) != 4 ||
 		    sscanf(sep + 3, "%63s", type) != 1)
-			die(EXIT_INTERNAL, "cannot confine the run: cannot parse mountinfo: %s", line);
+			return refuse(c, -EBADMSG, "cannot parse mountinfo: %s", line);
 		unescape(mp);
 		if (strlen(mp) >= sizeof(c->ro[0].path))
-			die(EXIT_INTERNAL, "cannot confine the run: mount point too long: %s", mp);
+			return refuse(c, -ENAMETOOLONG, "mount point too long: %s", mp);
 		if (!strcmp(mp, "/"))
 			c->root_is_mount = true;
-		add_mount(c->all, &c->n_all, ARRAY_SIZE(c->all), mp, mount_flags(opts), id, parent);
-		if (!strcmp(type, "cgroup2"))
-			add_mount(c->cgroup2, &c->n_cgroup2, ARRAY_SIZE(c->cgroup2), mp,
-				  mount_flags(opts), id, parent);
-		else if (!strcmp(type, "bpf"))
-			add_mount(c->bpf, &c->n_bpf, ARRAY_SIZE(c->bpf), mp, 0, id, parent);
-		else if (under(mp, "/sys"))
-			add_mount(c->ro, &c->n_ro, CONFINE_MAX_MOUNTS, mp, mount_flags(opts), id, parent);
+		r = add_mount(c, c->all, &c->n_all, ARRAY_SIZE(c->all), mp, mount_flags(opts), id,
+			      parent);
+		if (r == 0 && !strcmp(type, "cgroup2"))
+			r = add_mount(c, c->cgroup2, &c->n_cgroup2, ARRAY_SIZE(c->cgroup2), mp,
+				      mount_flags(opts), id, parent);
+		else if (r == 0 && !strcmp(type, "bpf"))
+			r = add_mount(c, c->bpf, &c->n_bpf, ARRAY_SIZE(c->bpf), mp, 0, id, parent);
+		else if (r == 0 && under(mp, "/sys"))
+			r = add_mount(c, c->ro, &c->n_ro, CONFINE_MAX_MOUNTS, mp, mount_flags(opts), id,
+				      parent);
 		if (!strcmp(mp, "/proc"))
 			c->proc_mount = id;
 	}
+	return r;
 }
 
 static bool visible(const struct confine *c, int id)
@@ -274,11 +293,14 @@ void confine_prepare(struct confine *c, bool on, bool block_net)
 	if (!on)
 		return;
 	confine_build_filter(c);
+	if (c->refuse[0])
+		return;
 	c->landlock_abi = confine_landlock_abi();
 	c->have_sys_admin = have_cap(CAP_SYS_ADMIN);
 	c->ns = CONFINE_NS_NONE;
 	if (c->root) {
-		read_mounts(c);
+		if (read_mounts(c) < 0)
+			return; /* c->refuse says why */
 		if (!c->have_sys_admin) {
 			c->ns_why = "no CAP_SYS_ADMIN here (a container)";
 			check_container(c);

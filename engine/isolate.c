@@ -11,7 +11,7 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include "util.h"
-#include "cli.h"
+#include "engine.h"
 #include "boundary.h"
 #include "isolate.h"
 
@@ -126,24 +126,32 @@ static void at_exit(void)
 		boundary_finish(b, !b->started);
 }
 
-static void add_explicit(struct boundary *b, const char *name)
+static int out_of_memory(struct eng_error *err)
+{
+	return eng_fail(err, ENOMEM, "out of memory");
+}
+
+static int add_explicit(struct boundary *b, const char *name, struct eng_error *err)
 {
 	char **e = realloc(b->explicit, (b->n_explicit + 1) * sizeof(*e));
 
-	if (!e || !(e[b->n_explicit] = strdup(name)))
-		die(EXIT_INTERNAL, "out of memory");
+	if (!e)
+		return out_of_memory(err);
 	b->explicit = e;
+	if (!(e[b->n_explicit] = strdup(name)))
+		return out_of_memory(err);
 	b->n_explicit++;
+	return 0;
 }
 
-static void set_var(struct boundary *b, const char *name, const char *value)
+static int set_var(struct boundary *b, const char *name, const char *value, struct eng_error *err)
 {
 	if (setenv(name, value, 1) < 0)
-		die(EXIT_INTERNAL, "Failed to set %s: %s", name, strerror(errno));
-	add_explicit(b, name);
+		return eng_fail(err, errno, "Failed to set %s: %s", name, strerror(errno));
+	return add_explicit(b, name, err);
 }
 
-static void make_root(struct boundary *b)
+static int make_root(struct boundary *b, struct eng_error *err)
 {
 	char tmpl[PATH_MAX];
 	_cleanup_close_ int fd = -1;
@@ -151,32 +159,34 @@ static void make_root(struct boundary *b)
 
 	n = snprintf(tmpl, sizeof(tmpl), "%s/hm-XXXXXX", strcmp(b->parent, "/") ? b->parent : "");
 	if (n < 0 || (size_t)n >= sizeof(tmpl) - 64)
-		die(EXIT_USAGE, "temp parent '%s': path too long", b->parent);
+		return eng_fail(err, EINVAL, "temp parent '%s': path too long", b->parent);
 	/* mkdtemp: a fresh name, mode 0700, owned by us. */
 	if (!mkdtemp(tmpl))
-		die(EXIT_INTERNAL, "Failed to create a root in '%s': %s", b->parent, strerror(errno));
+		return eng_fail(err, errno, "Failed to create a root in '%s': %s", b->parent,
+				strerror(errno));
 	snprintf(b->root, sizeof(b->root), "%s", tmpl);
 	snprintf(b->name, sizeof(b->name), "%s", strrchr(tmpl, '/') + 1);
 	at_exit_boundary = b;
 	atexit(at_exit);
 	b->parent_fd = open(b->parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (b->parent_fd < 0)
-		die(EXIT_INTERNAL, "Failed to open '%s': %s", b->parent, strerror(errno));
+		return eng_fail(err, errno, "Failed to open '%s': %s", b->parent, strerror(errno));
 	fd = openat(b->parent_fd, b->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &b->root_st) < 0)
-		die(EXIT_INTERNAL, "Failed to open '%s': %s", b->root, strerror(errno));
+		return eng_fail(err, errno, "Failed to open '%s': %s", b->root, strerror(errno));
 	for (size_t i = 0; i < ARRAY_SIZE(root_dirs); i++)
 		if (mkdirat(fd, root_dirs[i], 0700) < 0)
-			die(EXIT_INTERNAL, "Failed to create '%s/%s': %s", b->root, root_dirs[i],
-			    strerror(errno));
+			return eng_fail(err, errno, "Failed to create '%s/%s': %s", b->root,
+					root_dirs[i], strerror(errno));
 	/* sun_path holds 107 bytes: leave room for sockets beneath the root. */
 	if (strlen(b->root) > 60)
-		warnx_("the root '%s' has a long path: unix socket paths beneath it may not fit "
-		       "(107 bytes); pass a shorter --temp-parent",
-		       b->root);
+		eng_warn("the root '%s' has a long path: unix socket paths beneath it may not fit "
+			 "(107 bytes); pass a shorter --temp-parent",
+			 b->root);
+	return 0;
 }
 
-static void snapshot_env(struct boundary *b)
+static int snapshot_env(struct boundary *b, struct eng_error *err)
 {
 	size_t n = 0;
 
@@ -184,93 +194,111 @@ static void snapshot_env(struct boundary *b)
 		n++;
 	b->env_before = calloc(n + 1, sizeof(char *));
 	if (!b->env_before)
-		die(EXIT_INTERNAL, "out of memory");
+		return out_of_memory(err);
 	for (size_t i = 0; i < n; i++)
 		if (!(b->env_before[i] = strdup(environ[i])))
-			die(EXIT_INTERNAL, "out of memory");
+			return out_of_memory(err);
+	return 0;
 }
 
-static void scrub_env(struct boundary *b)
+static int scrub_env(struct boundary *b, struct eng_error *err)
 {
 	size_t n = 0;
 	char **names;
+	int r = 0;
 
 	/* Collect first: unsetenv() rearranges environ. */
 	while (environ[n])
 		n++;
 	names = calloc(n + 1, sizeof(char *));
 	if (!names)
-		die(EXIT_INTERNAL, "out of memory");
-	for (size_t i = 0; i < n; i++) {
+		return out_of_memory(err);
+	for (size_t i = 0; i < n && r == 0; i++) {
 		const char *eq = strchr(environ[i], '=');
 
 		if (eq && !(names[i] = strndup(environ[i], eq - environ[i])))
-			die(EXIT_INTERNAL, "out of memory");
+			r = out_of_memory(err);
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (names[i] && !hm_env_keep(names[i], b->opt.keep_env, b->opt.n_keep_env))
-			unsetenv(names[i]);
+		if (r == 0 && names[i] &&
+		    !hm_env_keep(names[i], b->opt.keep_env, b->opt.n_keep_env))
+			(void)unsetenv(names[i]); /* a name taken from environ: valid */
 		free(names[i]);
 	}
 	free(names);
+	return r;
 }
 
-static void isolate_env(struct boundary *b)
+static int isolate_env(struct boundary *b, struct eng_error *err)
 {
 	char path[PATH_MAX + 64];
 	const char *old;
 	_cleanup_free_ char *maven = NULL;
+	int r;
 
 	for (size_t i = 0; i < ARRAY_SIZE(isolate_vars); i++) {
 		snprintf(path, sizeof(path), "%s/%s", b->root, isolate_vars[i].sub);
-		set_var(b, isolate_vars[i].name, path);
+		if ((r = set_var(b, isolate_vars[i].name, path, err)) < 0)
+			return r;
 	}
 	old = getenv("MAVEN_OPTS");
 	if (asprintf(&maven, "%s%s-Dmaven.repo.local=%s/%s", old && *old ? old : "",
-		     old && *old ? " " : "", b->root, MAVEN_REPO_SUB) < 0)
-		die(EXIT_INTERNAL, "out of memory");
-	set_var(b, "MAVEN_OPTS", maven);
+		     old && *old ? " " : "", b->root, MAVEN_REPO_SUB) < 0) {
+		maven = NULL; /* asprintf leaves it undefined on failure */
+		return out_of_memory(err);
+	}
+	return set_var(b, "MAVEN_OPTS", maven, err);
 }
 
-void boundary_setup(struct boundary *b, char *const *argv)
+/* CMD's working directory under the root; CMD named by a relative path
+ * means the one here, not one in the root (its arguments stay as given). */
+static int root_work(struct boundary *b, char *const *argv, struct eng_error *err)
 {
-	b->exec_file = argv[0];
-	snapshot_env(b);
-	if (b->opt.fs == HM_FS_ISOLATE) {
-		make_root(b);
-		if (b->opt.no_chdir) {
-			if (!getcwd(b->work, sizeof(b->work)))
-				b->work[0] = 0;
-		} else {
-			snprintf(b->work, sizeof(b->work), "%s/work", b->root);
-			/* CMD named by a relative path means the one here, not
-			 * one in the root; its arguments are left as given. */
-			if (strchr(argv[0], '/') && argv[0][0] != '/') {
-				char cwd[PATH_MAX];
+	char cwd[PATH_MAX];
 
-				if (!getcwd(cwd, sizeof(cwd)) ||
-				    asprintf(&b->exec_file, "%s/%s", cwd, argv[0]) < 0)
-					die(EXIT_INTERNAL, "Failed to resolve '%s': %s", argv[0],
-					    strerror(errno));
-			}
-		}
+	if (b->opt.no_chdir) {
+		if (!getcwd(b->work, sizeof(b->work)))
+			b->work[0] = 0;
+		return 0;
 	}
-	if (b->opt.scrub_env)
-		scrub_env(b);
+	/* make_root left room: the root is 64 bytes shorter than PATH_MAX. */
+	if (snprintf(b->work, sizeof(b->work), "%s/work", b->root) >= (int)sizeof(b->work))
+		return eng_fail(err, ENAMETOOLONG, "'%s/work': path too long", b->root);
+	if (strchr(argv[0], '/') && argv[0][0] != '/' &&
+	    (!getcwd(cwd, sizeof(cwd)) || asprintf(&b->exec_file, "%s/%s", cwd, argv[0]) < 0))
+		return eng_fail(err, errno, "Failed to resolve '%s': %s", argv[0], strerror(errno));
+	return 0;
+}
+
+int boundary_setup(struct boundary *b, char *const *argv, struct eng_error *err)
+{
+	int r;
+
+	b->exec_file = argv[0];
+	if ((r = snapshot_env(b, err)) < 0)
+		return r;
+	if (b->opt.fs == HM_FS_ISOLATE &&
+	    ((r = make_root(b, err)) < 0 || (r = root_work(b, argv, err)) < 0))
+		return r;
+	if (b->opt.scrub_env && (r = scrub_env(b, err)) < 0)
+		return r;
 	if (b->opt.fs == HM_FS_ISOLATE) {
-		isolate_env(b);
-		if (!b->opt.no_chdir)
-			set_var(b, "PWD", b->work);
+		if ((r = isolate_env(b, err)) < 0)
+			return r;
+		if (!b->opt.no_chdir && (r = set_var(b, "PWD", b->work, err)) < 0)
+			return r;
 	}
 	for (size_t i = 0; i < b->opt.n_env_ops; i++) {
 		const struct hm_env_op *op = &b->opt.env_ops[i];
 
 		if (op->value) {
-			set_var(b, op->name, op->value);
+			if ((r = set_var(b, op->name, op->value, err)) < 0)
+				return r;
 		} else {
-			unsetenv(op->name);
+			(void)unsetenv(op->name); /* a name the options checked */
 		}
 	}
+	return 0;
 }
 
 static const char *env_value(char *const *env, const char *name, size_t len)
@@ -281,18 +309,21 @@ static const char *env_value(char *const *env, const char *name, size_t len)
 	return NULL;
 }
 
-void boundary_print(struct boundary *b)
+int boundary_json(struct boundary *b, char **ret, struct eng_error *err)
 {
 	json_object *o, *set, *unset;
 	char cwd[PATH_MAX];
 
-	if (!b->opt.print_boundary)
-		return;
+	*ret = NULL;
 	o = json_object_new_object();
 	set = json_object_new_object();
 	unset = json_object_new_array();
-	if (!o || !set || !unset)
-		die(EXIT_INTERNAL, "out of memory");
+	if (!o || !set || !unset) {
+		json_object_put(o);
+		json_object_put(set);
+		json_object_put(unset);
+		return out_of_memory(err);
+	}
 	json_object_object_add(o, "root", b->root[0] ? json_object_new_string(b->root) : NULL);
 	if (b->work[0])
 		json_object_object_add(o, "cwd", json_object_new_string(b->work));
@@ -326,20 +357,20 @@ void boundary_print(struct boundary *b)
 	json_object_object_add(o, "stragglers",
 			       json_object_new_string(b->opt.stragglers == HM_STRAGGLERS_KEEP ? "keep"
 											 : "kill"));
-	fprintf(stderr, "%s\n",
-		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-							  JSON_C_TO_STRING_NOSLASHESCAPE));
-	fflush(stderr);
+	*ret = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
+	return *ret ? 0 : out_of_memory(err);
 }
 
-void boundary_enter(struct boundary *b)
+int boundary_enter(struct boundary *b, struct eng_error *err)
 {
 	if (!b->root[0] || b->opt.no_chdir)
-		return;
+		return 0;
 	b->cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (chdir(b->work) < 0)
-		die(EXIT_INTERNAL, "Failed to enter '%s': %s", b->work, strerror(errno));
+		return eng_fail(err, errno, "Failed to enter '%s': %s", b->work, strerror(errno));
+	return 0;
 }
 
 void boundary_leave(struct boundary *b)
@@ -362,8 +393,8 @@ void boundary_finish(struct boundary *b, bool run_empty)
 		r = hm_remove_tree_at(b->parent_fd, b->name, &b->root_st);
 		if (r == 0)
 			return;
-		warnx_("Failed to remove '%s': %s", b->root, strerror(-r));
+		eng_warn("Failed to remove '%s': %s", b->root, strerror(-r));
 	}
 	/* One line a script can grep for, whatever the reason. */
-	warnx_("kept root: %s", b->root);
+	eng_warn("kept root: %s", b->root);
 }

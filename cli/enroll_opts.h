@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* What enroll's option files share (enroll_opts.c, enroll_allow.c). */
+#ifndef HERMETIC_CLI_ENROLL_OPTS_H
+#define HERMETIC_CLI_ENROLL_OPTS_H
+
+#include <stdio.h>
+
+struct enroll;
+
+/* "PREFIX: message", where help is, exit EXIT_USAGE. */
+void bad_usage(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+/* One --allow spec, resolved into e's allow list and names (usage errors
+ * die through bad_usage). */
+void enroll_resolve_allow(struct enroll *e, const char *spec);
+
+/* enroll_usage.c: enroll --help, on f. */
+void enroll_usage(FILE *f);
+
+#endif
