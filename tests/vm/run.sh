@@ -76,11 +76,72 @@ cc -O1 -std=gnu11 -D_GNU_SOURCE -static -o "$R/bin/kbackstop" "$TOP/tests/integr
 	echo "FAIL vm: cannot build kbackstop"
 # Containment, round two (issue 25): round2.c's attacks, static. The
 # options of the runs that must refuse them (HERMETIC_VM_R2_CONFINE: e.g.
-# "--confine off" (attacks 1, 2, 7) or "--network audit" (4, 5), to see
+# "--confine off" (attacks 1, 2, 7), "--network audit" (4, 5) or
+# "--network off" (3 with --raw-sockets), to see
 # the cases fail without the filter or the hook).
 cc -O1 -std=gnu11 -D_GNU_SOURCE -static -o "$R/bin/round2" "$TOP/tests/integration/attack/round2.c" ||
 	echo "FAIL vm: cannot build round2"
 printf '%s' "${HERMETIC_VM_R2_CONFINE:-}" >"$R/r2confine"
+# Attack 3's test host: 10.213.0.2 on the dummy interface. pktcount opens
+# a packet socket on the interface (ETH_P_ALL: protocol taps never see
+# outgoing packets; it counts only those: what left toward the host), runs
+# the command, then counts the ICMP echo replies
+# to the host whose payload carries the mark.
+cat >"$W/pktcount.c" <<'CEOF'
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <netinet/ip.h>
+#include <netinet/ip_icmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
+	struct sockaddr_ll from;
+	socklen_t fl = sizeof(from);
+	unsigned char b[2048];
+	struct in_addr dst;
+	int s, n, st, count = 0;
+	pid_t p;
+
+	if (argc < 5 || inet_pton(AF_INET, argv[2], &dst) != 1)
+		return 2;
+	ll.sll_ifindex = if_nametoindex(argv[1]);
+	s = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_ALL));
+	if (s < 0 || !ll.sll_ifindex || bind(s, (struct sockaddr *)&ll, sizeof(ll)) < 0) {
+		perror("pktcount");
+		return 2;
+	}
+	p = fork();
+	if (p == 0) {
+		execvp(argv[4], argv + 4);
+		_exit(127);
+	}
+	waitpid(p, &st, 0);
+	sleep(1);
+	while ((n = recvfrom(s, b, sizeof(b), MSG_DONTWAIT, (struct sockaddr *)&from, &fl)) > 0) {
+		struct iphdr *ip = (struct iphdr *)b;
+		struct icmphdr *ic = (struct icmphdr *)(b + ip->ihl * 4);
+		size_t ml = strlen(argv[3]);
+
+		fl = sizeof(from);
+		if (from.sll_pkttype != PACKET_OUTGOING || from.sll_protocol != htons(ETH_P_IP) ||
+		    n < (int)(ip->ihl * 4 + sizeof(*ic) + ml) || ip->protocol != IPPROTO_ICMP ||
+		    ip->daddr != dst.s_addr || ic->type != ICMP_ECHOREPLY)
+			continue;
+		if (memmem(ic + 1, n - ip->ihl * 4 - sizeof(*ic), argv[3], ml))
+			count++;
+	}
+	printf("counted %d\n", count);
+	return 0;
+}
+CEOF
+cc -O1 -D_GNU_SOURCE -static -o "$R/bin/pktcount" "$W/pktcount.c" || echo "FAIL vm: cannot build pktcount"
 # unix_diag: on this kernel (6.1, no SO_PEERPIDFD) hermeticd identifies a
 # client through sock_diag, and fails closed without it (daemon/peer.c).
 KVER=${KERNEL#/boot/vmlinuz-}
@@ -254,7 +315,6 @@ case "$c/$i" in *"clone3 ok|"*"/"*"clone3 ENOSYS|"*)
 	echo "PASS vm: attack 2: clone3 answers ENOSYS in a run; bare it clones into $CGR: [$c]" ;;
 *) echo "FAIL vm: attack 2: clone3: bare [$c] run [$i]" ;;
 esac
-echo "SKIP vm: attack 3: raw echo to 0.0.0.0 needs a counting test host in a network namespace (trust_round2.sh runs it)"
 # 7: a system-wide perf event as root.
 c=$(round2 perf 2>&1)
 i=$($ER -- sh -c 'round2 perf; round2 perfself' 2>&1 | tr '\n' '|')
@@ -288,6 +348,29 @@ else
 	else
 		echo "FAIL vm: attacks 4, 5: hook [$SO] bare [$c] run [$i] loopback [$l]"
 	fi
+fi
+# 3: a raw ICMP echo request to 0.0.0.0 with the test host (10.213.0.2,
+# behind the dummy interface) as its source: the kernel's ICMP answers the
+# host, carrying the payload the sender chose. Counted by pktcount on the
+# interface. In a run with --raw-sockets only the egress hook stands.
+if [ -z "$DX" ]; then
+	echo "SKIP vm: attack 3: no dummy interface: $(tr '\n' '|' </tmp/ip.log)"
+else
+	c=$(pktcount hmd0 10.213.0.2 r3bare round2 raw4 0.0.0.0 10.213.0.2 r3bare 2>&1 | tr '\n' '|')
+	k=$(pktcount hmd0 10.213.0.2 r3keep $ER --raw-sockets -- round2 raw4 0.0.0.0 10.213.0.2 r3keep 2>&1 | tr '\n' '|')
+	d=$(pktcount hmd0 10.213.0.2 r3dflt $ER -- round2 raw4 0.0.0.0 10.213.0.2 r3dflt 2>&1 | tr '\n' '|')
+	case "$c" in *"raw4 send ok|"*"counted "[1-9]*)
+		echo "PASS vm: attack 3 control: bare root's spoofed echo to 0.0.0.0 makes the kernel answer the test host: [$c]" ;;
+	*) echo "FAIL vm: attack 3 control: bare [$c]" ;;
+	esac
+	case "$k" in *"raw4 send EPERM|"*"counted 0|")
+		echo "PASS vm: attack 3 (--raw-sockets): the egress hook refuses the spoofed echo to 0.0.0.0 (EPERM); counted 0 at the test host" ;;
+	*) echo "FAIL vm: attack 3 (--raw-sockets): [$k]" ;;
+	esac
+	case "$d" in *"raw4 socket EPERM|"*"counted 0|")
+		echo "PASS vm: attack 3: no CAP_NET_RAW in a run by default (raw socket EPERM); counted 0 at the test host" ;;
+	*) echo "FAIL vm: attack 3 (default): [$d]" ;;
+	esac
 fi
 echo "VM-DONE"
 poweroff -f
