@@ -3,6 +3,7 @@
 #ifndef HERMETIC_CLI_H
 #define HERMETIC_CLI_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "proto.h"
@@ -36,6 +37,9 @@ void push_arg(char **args, size_t *n, size_t max, char *s);
  * option 'X'" or "option needs a value: 'X'", and where help is; returns
  * EXIT_USAGE. shortopts is the optstring getopt was given. */
 int cli_bad_option(const char *verb, const char *shortopts, char **argv);
+/* "VERB: <message>", then "Try 'VERB --help'.", and exit EXIT_USAGE. */
+void cli_vusage_error(const char *verb, const char *fmt, va_list ap)
+	__attribute__((noreturn, format(printf, 2, 0)));
 /* The one of names[n] within two edits of word ("enrol": "enroll"), or NULL. */
 const char *cli_near_miss(const char *word, const char *const *names, size_t n);
 

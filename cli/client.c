@@ -61,6 +61,14 @@ void warnx_(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+void cli_vusage_error(const char *verb, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", verb);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\nTry '%s --help'.\n", verb);
+	exit(EXIT_USAGE);
+}
+
 int cli_bad_option(const char *verb, const char *shortopts, char **argv)
 {
 	/* getopt (opterr = 0) leaves optopt: 0 for an unknown long option, the

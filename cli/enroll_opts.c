@@ -22,12 +22,8 @@ void bad_usage(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", usage_prefix);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help'.\n", usage_prefix);
-	exit(EXIT_USAGE);
+	cli_vusage_error(usage_prefix, fmt, ap);
 }
 
 static void set_cfg(struct enroll *e, const char *name, const char *value)

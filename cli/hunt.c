@@ -83,12 +83,8 @@ static void bad_usage(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", PREFIX);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help'.\n", PREFIX);
-	exit(EXIT_USAGE);
+	cli_vusage_error(PREFIX, fmt, ap);
 }
 
 static uint64_t parse_count(const char *opt, const char *v, uint64_t min)
