@@ -293,7 +293,15 @@ static void wait_events(struct enroll *e, int timeout_ms)
 	};
 	/* the epoll sets of supervised processes' pending waits */
 	int npfd = 4 + supervise_wait_pollfds(&e->sv, pfd + 4, 16);
+	bool was_done = e->child_done;
 
+	/* Before sleeping: exits and tracee stops whose SIGCHLD an earlier
+	 * wait already read from the signalfd (wait_exec reads every signal,
+	 * and a supervised command stops at its exec meanwhile) would
+	 * otherwise wake nothing, and a tracee would wait for us for ever. */
+	(void)reap(e);
+	if (e->child_done != was_done)
+		return;
 	if (poll(pfd, npfd,
 		 supervise_wait_timeout(&e->sv, enroll_daemon_timeout(e, connlog_timeout(e, timeout_ms)))) <
 		    0 &&
