@@ -18,7 +18,7 @@ OUT=${FUZZ_OUT:-$TOP/build/fuzz}
 CLANG=${CLANG:-clang}
 FLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Ilib -Idaemon -Wall -Wextra -Werror -Wno-unused-parameter"
 JOURNAL_LIB="lib/journal.c lib/journal_parse.c lib/journal_read.c lib/journal_fingerprint.c lib/jstream.c lib/lineage.c lib/scope.c lib/chacha20.c lib/config.c lib/util.c"
-REQUEST_LIB="daemon/request.c lib/proto.c lib/util.c lib/dnsmsg.c"
+REQUEST_LIB="daemon/request.c lib/proto.c lib/fdpass.c lib/util.c lib/dnsmsg.c"
 DNS_LIB="lib/dnsmsg.c"
 rc=0
 
