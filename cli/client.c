@@ -264,9 +264,16 @@ ssize_t cli_recv_rep(int sock, int sent, uint16_t expect, void *rep, size_t rep_
 		return -ENOTCONN;
 	}
 	n = hm_recv_fds(sock, buf, sizeof(buf), &h, fds, HM_MSG_MAX_FDS);
-	if (cli_soft_errors && r < 0 && !(n >= 0 && h->type == HM_REP_ERROR))
+	/* A send that failed (the daemon closed the connection) with no
+	 * answer to read: soft, like a closed connection, when asked to be.
+	 * (This dying first was why enroll exited 70 when the daemon went
+	 * away while it read the run's report.) */
+	if (cli_soft_errors && r < 0 && !(n >= 0 && h->type == HM_REP_ERROR)) {
+		if (n >= 0)
+			close_fds(fds);
 		n = -ECONNRESET;
-	if (r < 0 && !(n >= 0 && h->type == HM_REP_ERROR))
+	}
+	if (r < 0 && !cli_soft_errors && !(n >= 0 && h->type == HM_REP_ERROR))
 		die(EXIT_INTERNAL, "Failed to send request to hermeticd: %s", strerror(-r));
 	if (n < 0 && cli_soft_errors) {
 		/* (enroll: the daemon went away; the caller carries on) */

@@ -499,6 +499,8 @@ static void run_report(struct enroll *e, int code, bool have_run, bool kept)
 	cli_phase("audit");
 	connlog_finish(e, daemon);
 	run_clock_read_dns(&e->clock);
+	if (e->rec && !e->sig.cancel)
+		record_prepare(e, code);
 	enroll_daemon_note(e, &note);
 	/* The journal goes to the store before the run ends; it carries the
 	 * restart as a note among its options. */
@@ -523,12 +525,16 @@ static void run_report(struct enroll *e, int code, bool have_run, bool kept)
 	 * pages) is not ours to wait for. */
 	run_clock_finish(&e->clock, &e->cfg);
 	cli_phase("journal+clock");
-	if (daemon || (have_run && e->sig.cancel && e->sock >= 0)) {
-		struct hm_run_end end = { .run_id = e->run.run_id,
-					  .flags = kept ? HM_END_KEEP : 0 };
+	struct hm_run_end end = { .run_id = e->run.run_id, .flags = kept ? HM_END_KEEP : 0 };
+	const char *msg = NULL;
 
+	/* (a daemon that went away since is waited for and asked again) */
+	if (daemon && !e->daemon_given_up &&
+	    enroll_daemon_call(e, HM_REQ_RUN_END, &end, sizeof(end), HM_REP_OK, NULL, 0, false,
+			       NULL, &msg) < 0)
+		warnx_("hermeticd could not end the run: %s", msg);
+	else if (!daemon && have_run && e->sig.cancel && e->sock >= 0)
 		run_request(e, HM_REQ_RUN_END, &end, sizeof(end), "hermeticd could not end the run");
-	}
 	cli_phase("end");
 }
 

@@ -148,6 +148,13 @@ void enroll_daemon_lost(struct enroll *e);
 void enroll_daemon_retry(struct enroll *e);
 bool enroll_daemon_wait(struct enroll *e);
 void enroll_daemon_note(struct enroll *e, struct enroll_opt *ret_opt);
+/* A request after the command ended, or the journal's hand-over, that
+ * outlives a restart of the daemon while it is out (cli_call's returns). */
+ssize_t enroll_daemon_call(struct enroll *e, uint16_t type, const void *req, uint32_t len,
+			   uint16_t expect, void *rep, size_t rep_size, bool exact, int *ret_fd,
+			   const char **ret_msg);
+int enroll_daemon_store(struct enroll *e, const struct hm_journal_store *req, int fd,
+			const char **ret_msg);
 
 /* enroll.c: a library next to the shim (the build tree, ../lib/hermetic,
  * HERMETIC_SHIMDIR): its real path into buf, or -ENOENT. */

@@ -27,8 +27,8 @@ void enroll_print_refusals(struct enroll *e)
 	const char *msg = NULL;
 	char line[1024] = "", a[64];
 
-	if (cli_call(e->sock, HM_REQ_RUN_REPORT, &ref, sizeof(ref), -1, HM_REP_REPORT, &rep,
-		     sizeof(rep), true, NULL, &msg) < 0) {
+	if (enroll_daemon_call(e, HM_REQ_RUN_REPORT, &ref, sizeof(ref), HM_REP_REPORT, &rep,
+			       sizeof(rep), true, NULL, &msg) < 0) {
 		warnx_("cannot read the run's report: %s", msg);
 		return;
 	}
@@ -85,8 +85,8 @@ void enroll_fetch_audit(struct enroll *e)
 	struct hm_run_ref ref = { .run_id = e->run.run_id };
 	const char *msg = NULL;
 
-	if (cli_call(e->sock, HM_REQ_RUN_AUDIT, &ref, sizeof(ref), -1, HM_REP_AUDIT, &e->audit,
-		     sizeof(e->audit), true, NULL, &msg) < 0) {
+	if (enroll_daemon_call(e, HM_REQ_RUN_AUDIT, &ref, sizeof(ref), HM_REP_AUDIT, &e->audit,
+			       sizeof(e->audit), true, NULL, &msg) < 0) {
 		warnx_("cannot read the run's audit: %s", msg);
 		return;
 	}

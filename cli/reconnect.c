@@ -13,6 +13,8 @@
  * journal. A daemon that is not back when the command is done is waited
  * for up to HERMETIC_RECONNECT_WAIT seconds (default 30); after that the
  * run ends without the daemon's report, with the command's exit status.
+ * The requests after the command (report, audit, kernel stream, journal,
+ * end) outlive a restart the same way (enroll_daemon_call).
  */
 #include <poll.h>
 #include <inttypes.h>
@@ -193,4 +195,53 @@ void enroll_daemon_note(struct enroll *e, struct enroll_opt *ret_opt)
 	}
 	if (ret_opt)
 		*ret_opt = (struct enroll_opt){ "daemon_restart", e->restart_note };
+}
+
+static bool conn_lost(ssize_t n)
+{
+	return n == -ECONNRESET || n == -ENOTCONN || n == -EPIPE;
+}
+
+/* A request once the command is done (the run's report, audit, kernel
+ * stream, journal, end): a daemon that goes away while it is out is waited
+ * for as one lost during the run is (enroll_daemon_wait), and asked again.
+ * What a daemon keeps of a run is pinned and adopted, so the next one
+ * answers the same. Three daemons lost in one request end the tries. */
+ssize_t enroll_daemon_call(struct enroll *e, uint16_t type, const void *req, uint32_t len,
+			   uint16_t expect, void *rep, size_t rep_size, bool exact, int *ret_fd,
+			   const char **ret_msg)
+{
+	ssize_t n = -ENOTCONN;
+
+	for (int tries = 0; tries < 3; tries++) {
+		if ((e->daemon_lost || e->sock < 0) && !enroll_daemon_wait(e))
+			break;
+		n = cli_call(e->sock, type, req, len, -1, expect, rep, rep_size, exact, ret_fd,
+			     ret_msg);
+		if (!conn_lost(n))
+			return n;
+		enroll_daemon_lost(e);
+	}
+	if (ret_msg)
+		*ret_msg = "hermeticd went away and did not come back";
+	return n;
+}
+
+/* The journal's hand-over (cli_store_journal), tried again the same way. */
+int enroll_daemon_store(struct enroll *e, const struct hm_journal_store *req, int fd,
+			const char **ret_msg)
+{
+	int r = -ENOTCONN;
+
+	for (int tries = 0; tries < 3; tries++) {
+		if ((e->daemon_lost || e->sock < 0) && !enroll_daemon_wait(e))
+			break;
+		r = cli_store_journal(e->sock, req, fd, ret_msg);
+		if (!conn_lost(r))
+			return r;
+		enroll_daemon_lost(e);
+	}
+	if (ret_msg)
+		*ret_msg = "hermeticd went away and did not come back";
+	return r;
 }

@@ -225,7 +225,7 @@ static int store(struct enroll *e, int fd, const char **ret_msg)
 	};
 
 	record_command_line(e, s.command, sizeof(s.command));
-	return cli_store_journal(e->sock, &s, fd, ret_msg);
+	return enroll_daemon_store(e, &s, fd, ret_msg);
 }
 
 /* One scope's journal (record_scopes.c). */
@@ -234,6 +234,14 @@ static int fill_scope(struct hm_journal_writer *w, struct enroll *e, const char 
 	struct fill_ctx ctx = { e, dir };
 
 	return fill(w, &ctx);
+}
+
+void record_prepare(struct enroll *e, int code)
+{
+	if ((code != 0 || e->keep_passing) && !e->no_daemon && !e->rec->kstream_asked) {
+		e->rec->kstream_asked = true;
+		record_fetch_kstream(e);
+	}
 }
 
 void record_finish(struct enroll *e, int code)
@@ -253,8 +261,7 @@ void record_finish(struct enroll *e, int code)
 		return;
 	if (code == 0 && !e->keep_passing)
 		return; /* a passing run's journal is dropped (--keep-passing keeps it) */
-	if (!e->no_daemon)
-		record_fetch_kstream(e);
+	record_prepare(e, code);
 	gmtime_r(&secs, &tm);
 	strftime(t, sizeof(t), "%Y%m%dT%H%M%SZ", &tm);
 	if (e->no_daemon)

@@ -22,9 +22,13 @@ void record_setup(struct enroll *e);
 void record_export_env(struct enroll *e);
 /* CMD's environment is final: take the machine's fingerprint. */
 void record_before_spawn(struct enroll *e);
-/* The run is over (cgroup empty), before RUN_END: fetch the kernel's stream
- * and, for a failed run or with --keep-passing, write the journal, index it
- * and hand it to the store. code is CMD's exit code. */
+/* The run is over (cgroup empty), before RUN_END: fetch the kernel's
+ * stream when a journal is to be written (a failed run, --keep-passing).
+ * Apart from record_finish so that a restart of the daemon while it is
+ * read is known to the note the journal carries. */
+void record_prepare(struct enroll *e, int code);
+/* Then, for a failed run or with --keep-passing, write the journal, index
+ * it and hand it to the store. code is CMD's exit code. */
 void record_finish(struct enroll *e, int code);
 /* Remove the spool. */
 void record_cleanup(struct enroll *e);

@@ -22,6 +22,7 @@ struct record {
 	bool have_fp;
 	/* the kernel's stream */
 	int kfd;
+	bool kstream_asked; /* record_prepare */
 	struct hm_kstream_hdr khdr;
 	const uint8_t *krec;
 	size_t kmap_len;

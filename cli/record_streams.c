@@ -29,8 +29,8 @@ void record_fetch_kstream(struct enroll *e)
 	uint64_t need;
 	ssize_t n;
 
-	n = cli_call(e->sock, HM_REQ_RUN_KSTREAM, &ref, sizeof(ref), -1, HM_REP_KSTREAM, &r->khdr,
-		     sizeof(r->khdr), true, &r->kfd, &msg);
+	n = enroll_daemon_call(e, HM_REQ_RUN_KSTREAM, &ref, sizeof(ref), HM_REP_KSTREAM, &r->khdr,
+			       sizeof(r->khdr), true, &r->kfd, &msg);
 	if (n < 0) {
 		warnx_("cannot read the run's kernel stream: %s", msg);
 		return;

@@ -10,6 +10,9 @@
 #   - SIGTERM and a new start (an upgrade) in the middle of a run: the same
 #   - kill -9 twice in one run (the second daemon adopts what the first
 #     adopted): the same
+#   - kill -9 after the command ended, while enroll reads the report, or
+#     before the journal and the end: enroll asks the new daemon, nothing
+#     is lost, the command's exit status stands
 #   - a run on the virtual clock across a kill -9: the new daemon's keeper
 #     takes the clock over (it moves it again), the run ends normally
 #   - a clean stop with no runs leaves no pin, no record, no bpffs mount
@@ -32,7 +35,10 @@ cat >"$T/keep.py" <<'EOF'
 import errno, os, socket, sys, time
 host, tcp, udp, n, mark, progress = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
 through = refused = other = sent = 0
-for i in range(n):
+i = 0
+# At least N attempts, and on until the test says (PROGRESS.stop): its
+# restarts then all fall in the run, however slow the machine.
+while i < n or not os.path.exists(progress + ".stop"):
     try:
         s = socket.create_connection((host, tcp), timeout=2)
         through += 1
@@ -52,6 +58,7 @@ for i in range(n):
     with open(progress + ".tmp", "w") as f:
         f.write("%d\n" % (i + 1))
     os.replace(progress + ".tmp", progress)  # never seen half-written
+    i += 1
     time.sleep(0.02)
 print("through=%d refused=%d other=%d udp_sent=%d" % (through, refused, other, sent))
 sys.exit(3 if through or sent else 7)
@@ -83,7 +90,7 @@ N=${HM_RESTART_ATTEMPTS:-150}
 GAP=${HM_RESTART_GAP:-1}
 restart_case() {
 	local name=$1 sig=$2 twice=${3:-} mark=m$$$RANDOM rc prog=$T/progress.$1
-	rm -f "$prog"
+	rm -f "$prog" "$prog.stop"
 	HERMETIC_RECONNECT_WAIT=60 timeout 300 "$HERMETIC" enroll --clock off --rng off \
 		--report "$T/$name.json" --record "$T/j.$name" -- \
 		"$PY" "$T/keep.py" "$NH_HOST" "$NH_TCP" "$NH_UDP" "$N" "$mark" "$prog" \
@@ -113,6 +120,7 @@ restart_case() {
 		during=$((during + $(progress "$prog") - at))
 		start_daemon_again || { fail "$name: a new daemon starts again" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; return; }
 	fi
+	touch "$prog.stop"
 	wait "$epid"
 	rc=$?
 	sleep 0.3 # the UDP server's log
@@ -121,8 +129,9 @@ restart_case() {
 	err=$(tr '\n' '|' <"$T/$name.err")
 	marks=$(udp_marks "$mark")
 	echo "  ($name: $out; $during attempts while no daemon ran; $marks datagrams at the host)"
-	if [[ $out == "through=0 refused=$N other=0 udp_sent=0" ]] && [ "$marks" = 0 ] && ((during > 0)); then
-		pass "$name: $N connects and $N datagrams, $during of each while no daemon ran: none got through"
+	local made=$(progress "$prog")
+	if [[ $out == "through=0 refused=$made other=0 udp_sent=0" ]] && ((made >= N)) && [ "$marks" = 0 ] && ((during > 0)); then
+		pass "$name: $made connects and $made datagrams, $during of each while no daemon ran: none got through"
 	else
 		fail "$name: connections through" "$out; $marks datagrams at the test host; $during attempts without a daemon; $err"
 	fi
@@ -131,6 +140,14 @@ restart_case() {
 	else
 		fail "$name: the run finished normally" "enroll exited $rc: $err"
 	fi
+	restart_noted "$name"
+}
+
+# restart_noted NAME: enroll's summary, --report JSON and journal say the
+# daemon restarted and enroll reconnected.
+restart_noted() {
+	local name=$1 err
+	err=$(tr '\n' '|' <"$T/$name.err")
 	if grep -q "reconnected to hermeticd: daemon restarted at [0-9T:-]*Z, [0-9]* kernel events lost" "$T/$name.err" &&
 		grep -q "note: daemon restarted at" "$T/$name.err"; then
 		pass "$name: enroll reconnected and its summary says so ($(grep -o 'note: .*' "$T/$name.err" | head -n1))"
@@ -159,9 +176,54 @@ EOF
 	fi
 }
 
+# after_case NAME PHASE: the command has ended; enroll is stopped as PHASE
+# ends (HERMETIC_TEST_PAUSE_AT) while the daemon is killed and a new one
+# starts. enroll then asks the new daemon for what is left: the report and
+# audit (PHASE reap), the kernel stream, the journal's hand-over and the end
+# (PHASE audit). Before, a daemon lost there made enroll exit 70.
+after_case() {
+	local name=$1 phase=$2 prog=$T/progress.$1 mark=m$$$RANDOM epid rc i
+	rm -f "$prog"
+	touch "$prog.stop"
+	env HERMETIC_TEST_PAUSE_AT="$phase" HERMETIC_RECONNECT_WAIT=60 "$HERMETIC" enroll --clock off \
+		--rng off --report "$T/$name.json" --record "$T/j.$name" -- \
+		"$PY" "$T/keep.py" "$NH_HOST" "$NH_TCP" "$NH_UDP" 5 "$mark" "$prog" \
+		>"$T/$name.out" 2>"$T/$name.err" &
+	epid=$!
+	for i in $(seq 600); do
+		[ "$(cut -d' ' -f3 /proc/$epid/stat 2>/dev/null)" = T ] && break
+		[ -e /proc/$epid ] || break
+		sleep 0.05
+	done
+	if [ "$(cut -d' ' -f3 /proc/$epid/stat 2>/dev/null)" != T ]; then
+		kill -KILL $epid 2>/dev/null
+		wait $epid
+		fail "$name: enroll stops at '$phase'" "$(tr '\n' '|' <"$T/$name.err")"
+		return
+	fi
+	stop_daemon -KILL
+	start_daemon_again || { kill -KILL $epid; fail "$name: a new daemon starts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; return; }
+	kill -CONT $epid
+	wait $epid
+	rc=$?
+	if [ "$rc" = 7 ] && [ "$(cat "$T/$name.out")" = "through=0 refused=5 other=0 udp_sent=0" ]; then
+		pass "$name: enroll went on with the new daemon and exited with the command's status (7)"
+	else
+		fail "$name: enroll exits with the command's status" "enroll exited $rc: $(cat "$T/$name.out") $(tr '\n' '|' <"$T/$name.err")"
+	fi
+	if grep -q "cannot read\|could not end\|did not keep" "$T/$name.err"; then
+		fail "$name: nothing the daemon keeps of the run is lost" "$(tr '\n' '|' <"$T/$name.err")"
+	else
+		pass "$name: nothing the daemon keeps of the run is lost (report, audit, kernel stream, journal, end)"
+	fi
+	restart_noted "$name"
+}
+
 restart_case "kill -9" -KILL
 restart_case "SIGTERM and a new start (upgrade)" -TERM
 restart_case "kill -9 twice in one run" -KILL twice
+after_case "kill -9 after the command, before its report" reap
+after_case "kill -9 after the report, before the journal and the end" audit
 
 # --- the virtual clock across a kill -9 ------------------------------------------------------
 # The run sleeps in virtual time until it is told to go on; then it sleeps
