@@ -92,24 +92,53 @@ cat >"$W/pktcount.c" <<'CEOF'
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
+#include <netinet/icmp6.h>
 #include <netinet/ip.h>
+#include <netinet/ip6.h>
 #include <netinet/ip_icmp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+/* An outgoing echo reply (or, IPv4, a UDP datagram) to dst (IPv4 or
+ * IPv6: dst's form says) whose payload carries mark. */
+static int is_reply(const unsigned char *b, int n, int v6, const void *dst, const char *mark)
+{
+	size_t ml = strlen(mark);
+
+	if (v6) {
+		const struct ip6_hdr *ip = (const void *)b;
+		const struct icmp6_hdr *ic = (const void *)(b + sizeof(*ip));
+
+		if (n < (int)(sizeof(*ip) + sizeof(*ic) + ml) || ip->ip6_nxt != IPPROTO_ICMPV6 ||
+		    memcmp(&ip->ip6_dst, dst, 16) || ic->icmp6_type != ICMP6_ECHO_REPLY)
+			return 0;
+		return memmem(ic + 1, n - sizeof(*ip) - sizeof(*ic), mark, ml) != NULL;
+	}
+	const struct iphdr *ip = (const void *)b;
+	const struct icmphdr *ic = (const void *)(b + ip->ihl * 4);
+
+	if (n >= (int)(ip->ihl * 4 + 8 + ml) && ip->protocol == IPPROTO_UDP && !memcmp(&ip->daddr, dst, 4))
+		return memmem(b + ip->ihl * 4 + 8, n - ip->ihl * 4 - 8, mark, ml) != NULL;
+	if (n < (int)(ip->ihl * 4 + sizeof(*ic) + ml) || ip->protocol != IPPROTO_ICMP ||
+	    memcmp(&ip->daddr, dst, 4) || ic->type != ICMP_ECHOREPLY)
+		return 0;
+	return memmem(ic + 1, n - ip->ihl * 4 - sizeof(*ic), mark, ml) != NULL;
+}
 int main(int argc, char **argv)
 {
 	struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
 	struct sockaddr_ll from;
 	socklen_t fl = sizeof(from);
-	unsigned char b[2048];
-	struct in_addr dst;
-	int s, n, st, count = 0;
+	unsigned char b[2048], dst[16];
+	int s, n, st, count = 0, v6;
 	pid_t p;
 
-	if (argc < 5 || inet_pton(AF_INET, argv[2], &dst) != 1)
+	if (argc < 5)
+		return 2;
+	v6 = strchr(argv[2], ':') != NULL;
+	if (inet_pton(v6 ? AF_INET6 : AF_INET, argv[2], dst) != 1)
 		return 2;
 	ll.sll_ifindex = if_nametoindex(argv[1]);
 	s = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_ALL));
@@ -125,17 +154,11 @@ int main(int argc, char **argv)
 	waitpid(p, &st, 0);
 	sleep(1);
 	while ((n = recvfrom(s, b, sizeof(b), MSG_DONTWAIT, (struct sockaddr *)&from, &fl)) > 0) {
-		struct iphdr *ip = (struct iphdr *)b;
-		struct icmphdr *ic = (struct icmphdr *)(b + ip->ihl * 4);
-		size_t ml = strlen(argv[3]);
-
 		fl = sizeof(from);
-		if (from.sll_pkttype != PACKET_OUTGOING || from.sll_protocol != htons(ETH_P_IP) ||
-		    n < (int)(ip->ihl * 4 + sizeof(*ic) + ml) || ip->protocol != IPPROTO_ICMP ||
-		    ip->daddr != dst.s_addr || ic->type != ICMP_ECHOREPLY)
+		if (from.sll_pkttype != PACKET_OUTGOING ||
+		    from.sll_protocol != htons(v6 ? ETH_P_IPV6 : ETH_P_IP))
 			continue;
-		if (memmem(ic + 1, n - ip->ihl * 4 - sizeof(*ic), argv[3], ml))
-			count++;
+		count += is_reply(b, n, v6, dst, argv[3]);
 	}
 	printf("counted %d\n", count);
 	return 0;
@@ -332,6 +355,8 @@ esac
 # 4, 5: multicast joins on a dummy interface, refused by cgroup/setsockopt.
 [ -e /dummy.ko ] && insmod /dummy.ko
 ip link add hmd0 type dummy 2>/tmp/ip.log && ip addr add 10.213.0.1/24 dev hmd0 && ip link set hmd0 up
+# (the IPv6 test host, fd13::2, for attack 3's ::1 form; a dummy does no DAD)
+ip -6 addr add fd13::1/64 dev hmd0 2>>/tmp/ip.log
 DX=$(cat /sys/class/net/hmd0/ifindex 2>/dev/null)
 SO=$(grep 'cgroup/setsockopt ' /tmp/s2.txt | tr -s ' ')
 if [ -z "$DX" ]; then
@@ -371,6 +396,62 @@ else
 		echo "PASS vm: attack 3: no CAP_NET_RAW in a run by default (raw socket EPERM); counted 0 at the test host" ;;
 	*) echo "FAIL vm: attack 3 (default): [$d]" ;;
 	esac
+	# The IPv6 form: an echo request to ::1 with the test host fd13::2 as
+	# source; the kernel's ICMPv6 answers fd13::2 through the dummy.
+	c=$(pktcount hmd0 fd13::2 r6bare round2 raw6 ::1 fd13::2 r6bare 2>&1 | tr '\n' '|')
+	k=$(pktcount hmd0 fd13::2 r6keep $ER --raw-sockets -- round2 raw6 ::1 fd13::2 r6keep 2>&1 | tr '\n' '|')
+	d=$(pktcount hmd0 fd13::2 r6dflt $ER -- round2 raw6 ::1 fd13::2 r6dflt 2>&1 | tr '\n' '|')
+	case "$c" in *"raw6 send ok|"*"counted "[1-9]*)
+		echo "PASS vm: attack 3 (IPv6) control: bare root's spoofed echo to ::1 makes the kernel answer the test host: [$c]" ;;
+	*) echo "FAIL vm: attack 3 (IPv6) control: bare [$c] ($(tr '\n' '|' </tmp/ip.log))" ;;
+	esac
+	case "$k" in *"raw6 send EPERM|"*"counted 0|")
+		echo "PASS vm: attack 3 (IPv6, --raw-sockets): the egress hook refuses the spoofed echo to ::1 (EPERM); counted 0 at the test host" ;;
+	*) echo "FAIL vm: attack 3 (IPv6, --raw-sockets): [$k]" ;;
+	esac
+	case "$d" in *"raw6 socket EPERM|"*"counted 0|")
+		echo "PASS vm: attack 3 (IPv6): no CAP_NET_RAW in a run by default (raw socket EPERM); counted 0 at the test host" ;;
+	*) echo "FAIL vm: attack 3 (IPv6, default): [$d]" ;;
+	esac
+fi
+# 6: an unconnected UDP socket enroll's parent leaked (descriptor 5),
+# used in the run: /dev/null there; passed with --pass-fd it is the
+# control (its cgroup is the outside's: the datagram leaves).
+if [ -n "$DX" ]; then
+	c=$(pktcount hmd0 10.213.0.2 a6pass round2 udpfd 5 $ER --pass-fd 5 -- round2 sendfd 5 10.213.0.2 9 a6pass 2>&1 | tr '\n' '|')
+	i=$(pktcount hmd0 10.213.0.2 a6run round2 udpfd 5 $ER -- round2 sendfd 5 10.213.0.2 9 a6run 2>&1 | tr '\n' '|')
+	case "$c/$i" in *"sendfd ok|"*"counted "[1-9]*"/"*"sendfd ENOTSOCK|"*"counted 0|")
+		echo "PASS vm: attack 6: an inherited UDP socket is /dev/null in a run (ENOTSOCK), counted 0; passed with --pass-fd its datagram leaves: [$c]" ;;
+	*) echo "FAIL vm: attack 6: --pass-fd [$c] run [$i]" ;;
+	esac
+fi
+# 8: RUN_KILL of another run through the daemon's socket, from inside a
+# run and from outside on a connection that did not create it (6.1 has no
+# SO_PEERPIDFD: the daemon names its peer through sock_diag).
+$E -- sleep 4 >/dev/null 2>&1 &
+VPID=$!
+VID=""
+i=0
+while [ -z "$VID" ] && [ $i -lt 50 ]; do
+	VID=$(hermetic status --json 2>/dev/null | sed -n 's/^ *"id":\([0-9]*\).*/\1/p' | head -n 1)
+	[ -z "$VID" ] && sleep 0.1
+	i=$((i+1))
+done
+i=$($ER -- round2 deputy kill $HERMETIC_SOCKET "$VID" 2>&1 | tr '\n' '|')
+o=$(round2 deputy kill $HERMETIC_SOCKET "$VID" 2>&1 | tr '\n' '|')
+wait $VPID
+vrc=$?
+case "$VID/$i/$o/$vrc" in ?*/*"deputy ERROR EPERM|"*/*"deputy ERROR EPERM|"*/0)
+	echo "PASS vm: attack 8: RUN_KILL of another run refused from inside a run and from another connection (EPERM); the victim ran to its end" ;;
+*) echo "FAIL vm: attack 8: victim [$VID] in a run [$i] outside [$o] victim exit $vrc" ;;
+esac
+# 9: RUN_END with keep and RUN_REPORT of its own run, from inside it.
+i=$($ER -- sh -c 'round2 deputy end-keep $HERMETIC_SOCKET $HERMETIC_RUN; round2 deputy report $HERMETIC_SOCKET $HERMETIC_RUN' 2>&1)
+irc=$?
+if [ "$(echo "$i" | grep -c 'deputy ERROR EPERM')" = 2 ] && [ "$irc" = 0 ] && ! echo "$i" | grep -q "no run"; then
+	echo "PASS vm: attack 9: RUN_END with keep and RUN_REPORT of its own run refused from inside it (EPERM); enroll ended it (exit 0)"
+else
+	echo "FAIL vm: attack 9: exit $irc: $(echo "$i" | tr '\n' '|')"
 fi
 echo "VM-DONE"
 poweroff -f
