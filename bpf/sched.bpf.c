@@ -95,6 +95,16 @@ struct {
 	__type(value, struct hm_sched_tid);
 } hm_sched_tids SEC(".maps");
 
+/* Work queued by tasks of runs, by the work item's address (struct
+ * hm_sched_work). LRU: an entry whose work never ran (cancelled) goes in
+ * time. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, HM_SCHED_WORKS);
+	__type(key, __u64);
+	__type(value, struct hm_sched_work);
+} hm_sched_works SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, HM_SCHED_RINGBUF);
@@ -537,5 +547,81 @@ int BPF_PROG(hm_sched_exec, struct task_struct *p, pid_t old_pid, struct linux_b
 	uncount(take_entry(oe));
 	uncount(take_entry(e));
 	update(p, e, OP_IN);
+	return 0;
+}
+
+/*
+ * Kernel work in flight for a run. A task of the run writes to a PTY: the
+ * kernel hands the bytes to the other side in a worker (flush_to_ldisc on
+ * a workqueue), outside the run, and the writer may block before the
+ * worker wakes the reader. For that moment no task of the run is runnable
+ * while a wake-up of one is on its way: a clock that moved then jumped past
+ * data in flight (a select(..., 120) on the master took its 120 s in 1 wait
+ * in a few hundred; docs/virtual-time.md). So work a task of a run queued
+ * counts in its domain's nwork from the queueing, in the task's context,
+ * until the worker has run it to its end; a wake-up it made is counted in
+ * nrun before that end (sched_waking runs in the worker). The keeper takes
+ * a run with nwork above 0 for busy (daemon/quiesce.c), and the end of the
+ * last such work with nothing runnable is a quiet moment like any other.
+ * An item queued again while it runs ends twice: the count per item pairs
+ * them. Work queued from an interrupt while a task of a run was current is
+ * counted too, and ends as soon: a short hold, never a wrong jump.
+ */
+SEC("tp_btf/workqueue_queue_work")
+int BPF_PROG(hm_sched_work_queue, int req_cpu, struct pool_workqueue *pwq, struct work_struct *work)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct hm_sched_work init = {}, *w;
+	struct hm_sched_dom *d;
+	__u64 *e = entry_of(t), key = (__u64)work, v;
+	int dom;
+
+	if (!e)
+		return 0;
+	v = *(volatile __u64 *)e;
+	dom = (int)(v & T_DOM_MASK) - 1;
+	if (!(v & T_RESOLVED) || !(d = dom_of_entry(v, dom)))
+		return 0;
+	if (!(w = bpf_map_lookup_elem(&hm_sched_works, &key))) {
+		init.dom = dom;
+		init.gen = d->gen;
+		(void)bpf_map_update_elem(&hm_sched_works, &key, &init, BPF_NOEXIST);
+		if (!(w = bpf_map_lookup_elem(&hm_sched_works, &key)))
+			return 0;
+	}
+	if (w->dom != (__u32)dom || w->gen != d->gen) {
+		/* last counted for another run: take it over only once that
+		 * count is spent (an item two runs share is not held) */
+		if (w->n > 0)
+			return 0;
+		w->dom = dom;
+		w->gen = d->gen;
+	}
+	__sync_fetch_and_add(&w->n, 1);
+	d->work_ns = bpf_ktime_get_ns();
+	__sync_fetch_and_add(&d->nwork, 1);
+	return 0;
+}
+
+SEC("tp_btf/workqueue_execute_end")
+int BPF_PROG(hm_sched_work_end, struct work_struct *work, work_func_t function)
+{
+	__u64 key = (__u64)work;
+	struct hm_sched_work *w = bpf_map_lookup_elem(&hm_sched_works, &key);
+	struct hm_sched_dom *d;
+
+	if (!w || w->n <= 0)
+		return 0;
+	if (__sync_fetch_and_add(&w->n, -1) <= 0) {
+		__sync_fetch_and_add(&w->n, 1); /* another CPU took the last one */
+		return 0;
+	}
+	if (!(d = dom_get((int)(w->dom & T_DOM_MASK))) || !d->cgid || d->gen != w->gen)
+		return 0;
+	__sync_fetch_and_add(&d->nwork, -1);
+	/* (no fetch on 32 bits: read again; two CPUs may both see 0 and both
+	 * report, which the keeper takes as one) */
+	if (*(volatile __s32 *)&d->nwork <= 0 && d->nrun <= d->nsuper)
+		quiet(d, w->dom & T_DOM_MASK);
 	return 0;
 }

@@ -103,13 +103,27 @@ static int wake_signal(const struct hm_sched_tid *t)
 	return 0;
 }
 
+/* Kernel work the run queued is still in flight (bpf/sched.bpf.c: a PTY's
+ * bytes on their way to a reader of the run), and was queued recently
+ * enough that it is not taken for work that was cancelled and will never
+ * say it ended (HM_SCHED_WORK_HOLD_NS). The bound only ever delays a move
+ * of the clock, by real time, when the count is wrong. */
+static bool work_in_flight(const struct hm_sched_dom *st)
+{
+	return st->nwork > 0 && hm_now_ns() - st->work_ns < HM_SCHED_WORK_HOLD_NS;
+}
+
 /* The kernel's count says no thread of the run is running (save those
- * blocked on the supervisor, which the slots decide). */
+ * blocked on the supervisor, which the slots decide), and no work it
+ * queued is still on its way. process() reads this twice, the slots
+ * between: the second reading's nwork is read after the first saw nrun at
+ * 0, so work queued before that moment is seen (or its end, with the
+ * wake-up it made counted in nrun first). */
 static bool idle_now(struct hmd_keeper *k, const struct kclock *c, uint32_t dom,
 		     struct hm_sched_dom *st)
 {
 	return hmd_sched_read(k->sched, dom, st) == 0 && st->cgid == c->cgid &&
-	       st->nrun <= st->nsuper && st->nsuper >= 0;
+	       st->nrun <= st->nsuper && st->nsuper >= 0 && !work_in_flight(st);
 }
 
 /* Still idle after the walk of the slots, as it was before: no wait of the

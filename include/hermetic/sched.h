@@ -36,10 +36,32 @@ struct hm_sched_dom {
 	 * run in this slot counts nothing in this one (bpf/sched.bpf.c). Kept
 	 * when the slot is freed; the next run takes the next one. */
 	__u32 gen;
-	__u32 pad32;
-	__u64 pad;
+	/* Kernel work a task of the domain queued (workqueue_queue_work) and
+	 * a worker has not finished yet: a PTY's flush to its other side, for
+	 * one. Its wake-up of a waiter of the run is in flight although no
+	 * task of the run is runnable (bpf/sched.bpf.c), so the keeper does
+	 * not take the run for idle while the count is above 0, for at most
+	 * HM_SCHED_WORK_HOLD_NS after work_ns (daemon/quiesce.c). */
+	__s32 nwork;
+	__u64 work_ns; /* bpf_ktime_get_ns() when work was last queued */
 };
 #define HM_SCHED_GEN_MAX 2047u /* 11 bits of a task's entry */
+
+/* How long queued work keeps its run from looking idle (above). Work runs
+ * within microseconds (milliseconds on a loaded machine); work that is
+ * cancelled instead never says it ended, and this bounds what such a count
+ * costs: a stall of the run's clock for this long after the last work it
+ * queued, never a hang. */
+#define HM_SCHED_WORK_HOLD_NS 250000000ULL
+
+/* Work items a task of a run queued, by their address: how many times
+ * (queued and not yet executed to the end), and for which domain. */
+struct hm_sched_work {
+	__s64 n;
+	__u32 dom; /* slot */
+	__u32 gen; /* the slot's incarnation then */
+};
+#define HM_SCHED_WORKS 8192
 
 /* Ring buffer record: the domain's nrun just went to 0, or to nsuper. */
 struct hm_sched_quiet {
