@@ -48,6 +48,12 @@
  * kept their run busy that long and ended a sleep 1 us before its
  * deadline, and two runs with one seed differed. */
 #define HM_VLAG_FLOOR_NS (1000LL * 1000 * 1000)
+/* How long a run must stay busy after an idle moment woke a waiter before
+ * the bound also takes the waits due at that same deadline, which the next
+ * idle moments would wake one by one (daemon/quiesce.c, lag_due): the
+ * floor's, for the floor's reason (a loaded machine keeps a run busy for
+ * a quarter second). */
+#define HM_VLAG_TIE_NS HM_VLAG_FLOOR_NS
 
 /* Who moves the clock when the run is idle. */
 #define HM_VK_DAEMON 1 /* hermeticd's keeper, which sees the scheduler */

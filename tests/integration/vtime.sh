@@ -232,6 +232,22 @@ for kind in pty pipe; do
 		fail "500 waits on a $kind never take the 120 s deadline (4 seeds)" "$bad"
 done
 
+# One seed, one run, for a parent and its children: three children's
+# sleeps end at one virtual instant while the parent's interval timer runs.
+# The keeper wakes such waits one per idle moment, in key order; the lag
+# bound's tick took them all at once before, and the kernel's order showed
+# (5 different lines in 14 runs). 6 runs of one seed print one line.
+lines=$(for i in 1 2 3 4 5 6; do
+	timeout 120 "$HERMETIC" enroll --seed 42 -- node "$P/childrace.js" 2>&1 |
+		grep -v '^hermetic: lag bound: '
+done | sort | uniq -c)
+if [ "$(wc -l <<<"$lines")" = 1 ] && grep -q ' 6 t0@3 .*close.@10$' <<<"$lines"; then
+	pass "node: children whose sleeps end at one instant, 6 runs of one seed print one line"
+else
+	fail "node: children whose sleeps end at one instant, 6 runs of one seed print one line" \
+		"$(tr '\n' '|' <<<"$lines")"
+fi
+
 # TCP between threads of the run has no Nagle delay (a kernel timer the
 # scheduler does not show); the program still sees TCP_NODELAY as it set it.
 twice "small TCP writes between threads of the run arrive before a virtual timeout" \
