@@ -4,7 +4,7 @@
  *
  * Every blocked run's DNS goes to one of these. A run without names shares
  * one resolver with all such runs (one thread, four sockets for the
- * daemon), which answers NXDOMAIN to every query and forwards nothing; its
+ * daemon), which answers SERVFAIL to every query and forwards nothing; its
  * TCP clients are read without blocking, so no run can hold it.
  *
  * A run with --allow NAME gets four sockets of its own, UDP and TCP on
@@ -14,7 +14,8 @@
  * run's sockets came from that run (or from outside every run), so the
  * socket says which run asked and which names it may resolve.
  *
- * A query for a name the run may not resolve is answered NXDOMAIN at once
+ * A query for a name the run may not resolve is answered SERVFAIL at once
+ * (an offline machine's temporary failure: docs/network.md says why)
  * and never leaves the machine. An allowed one goes, with a new ID, to the
  * upstream nameservers (/etc/resolv.conf's, or hermeticd --dns-upstream);
  * the A/AAAA addresses of the answer's CNAME chain from the question are
@@ -393,7 +394,7 @@ static size_t answer(struct resolver *r, const uint8_t *m, size_t n, bool tcp, u
 				  q.name);
 		else
 			hmd_debug("shared resolver: DNS %s refused (the run allows no name)", q.name);
-		return hm_dns_reply(m, &q, HM_DNS_NXDOMAIN, a, cap);
+		return hm_dns_reply(m, &q, HM_DNS_SERVFAIL, a, cap);
 	}
 	len = forward(r, m, n, &q, tcp, a, cap);
 	if (len <= 0)
@@ -449,7 +450,7 @@ static void serve_tcp(struct resolver *r, int ls)
 
 /* The shared resolver's TCP clients, read without blocking: it serves
  * every run without names, so no client may hold it (serve_tcp waits for
- * one). Every answer is immediate (NXDOMAIN, nothing is forwarded). */
+ * one). Every answer is immediate (SERVFAIL, nothing is forwarded). */
 static void tconn_close(struct tconn *c)
 {
 	close(c->fd);

@@ -77,7 +77,7 @@ static void dns_unavailable(int err)
 		return;
 	said = true;
 	hmd_warn("no DNS resolver for runs (%s): their DNS is refused instead of answered "
-		 "NXDOMAIN, and --allow NAME cannot be served (the resolver needs AF_INET and "
+		 "SERVFAIL, and --allow NAME cannot be served (the resolver needs AF_INET and "
 		 "AF_INET6 sockets on loopback)",
 		 strerror(-err));
 }
@@ -150,7 +150,7 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 		goto fail;
 	}
 	/* Its resolver, before any process can enter: its first lookup is
-	 * redirected (without names, to the shared one that answers NXDOMAIN).
+	 * redirected (without names, to the shared one that answers SERVFAIL).
 	 * Under audit the run's DNS goes where it was sent. */
 	if ((net_flags(r->flags) & (HM_NET_ENFORCE | HM_NET_AUDIT)) == HM_NET_ENFORCE) {
 		err = hmd_dns_start(d->bpf, r->cgid, names, n_names, &r->dns);

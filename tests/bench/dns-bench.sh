@@ -5,7 +5,7 @@
 #  - in a run with --allow NAME, redirected to hermeticd's resolver, which
 #    forwards to the same dnsmasq and opens the answer's address;
 #  - in that run, a name not allowed (answered by hermeticd alone);
-#  - in a run without --allow NAME: the shared resolver, NXDOMAIN.
+#  - in a run without --allow NAME: the shared resolver, SERVFAIL.
 # Needs root. Knob: BENCH_DNS_N (queries, default 500).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../integration/nethost.sh"

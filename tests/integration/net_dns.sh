@@ -225,8 +225,8 @@ expect "an allowed name's address is opened at the allowed port only" \
 # --- names not allowed ------------------------------------------------------------
 before=$(asked evil.hm.test)
 en --allow www.hm.test:8080 -- "$PY" "$T/dnsq.py" q evil.hm.test q evil.hm.test tcp c "$A3" 8080
-expect "a name not allowed: NXDOMAIN (UDP and TCP), its address stays refused" \
-	'[[ $EN_OUT == "ANS rcode=3 addrs=- ttl=None"*"ANS rcode=3 addrs=- ttl=None"*"CONN ENETUNREACH" ]]'
+expect "a name not allowed: SERVFAIL (UDP and TCP), its address stays refused" \
+	'[[ $EN_OUT == "ANS rcode=2 addrs=- ttl=None"*"ANS rcode=2 addrs=- ttl=None"*"CONN ENETUNREACH" ]]'
 expect "a name not allowed is never sent upstream (dnsmasq's log)" '[ "$(asked evil.hm.test)" = "$before" ]'
 
 en --no-loopback --allow www.hm.test:8080 -- "$PY" "$T/dnsq.py" q www.hm.test q www.hm.test tcp c "$A2" 8080
@@ -243,10 +243,10 @@ expect "DNS over TCP, an answer too large for UDP: all 40 addresses (asked upstr
 	'[[ $EN_OUT == "ANS rcode=0 "* ]] && ((n_big == 40))'
 en --allow alias.hm.test:8080 -- "$PY" "$T/dnsq.py" q alias.hm.test c "$A3" 8080 q target.hm.test
 expect "CNAME chain (alias -> mid -> target): the target's address opened, the target's own name not allowed" \
-	'[[ $EN_OUT == "ANS rcode=0 addrs=$A3 ttl=$TTL"*"CONN ok"*"ANS rcode=3 "* ]]'
+	'[[ $EN_OUT == "ANS rcode=0 addrs=$A3 ttl=$TTL"*"CONN ok"*"ANS rcode=2 "* ]]'
 en --allow '*.sub.hm.test:8080' -- "$PY" "$T/dnsq.py" q api.sub.hm.test c "$A3" 8080 q sub.hm.test
 expect "*.NAME: a name below it resolves and opens, NAME itself does not" \
-	'[[ $EN_OUT == "ANS rcode=0 addrs=$A3 ttl=$TTL"*"CONN ok"*"ANS rcode=3 "* ]]'
+	'[[ $EN_OUT == "ANS rcode=0 addrs=$A3 ttl=$TTL"*"CONN ok"*"ANS rcode=2 "* ]]'
 
 # --- the system resolver (glibc through the shim), to whatever resolv.conf says --
 # The run's getaddrinfo asks /etc/resolv.conf's nameserver; the kernel sends
@@ -331,8 +331,8 @@ expect "outside a run: the loopback dnsmasq answers any name (UDP and TCP)" \
 	'[[ $out == "ANS rcode=0 addrs=$A3 "*"ANS rcode=0 addrs=$A3 "* ]]'
 before=$(lo_asked evil.hm.test)
 en --report "$T/nonames.json" --env "DNS_SERVER=$LO" -- "$PY" "$T/dnsq.py" q evil.hm.test q evil.hm.test tcp
-expect "no --allow NAME: a name sent to a loopback nameserver gets NXDOMAIN, UDP and TCP" \
-	'[[ $EN_OUT == "ANS rcode=3 addrs=- ttl=None"*"ANS rcode=3 addrs=- ttl=None" ]]'
+expect "no --allow NAME: a name sent to a loopback nameserver gets SERVFAIL, UDP and TCP" \
+	'[[ $EN_OUT == "ANS rcode=2 addrs=- ttl=None"*"ANS rcode=2 addrs=- ttl=None" ]]'
 expect "no --allow NAME: the loopback nameserver was never asked (its log)" \
 	'[ "$(lo_asked evil.hm.test)" = "$before" ] && [ "$before" -gt 0 ]'
 dests() { "$PY" -c '
@@ -348,8 +348,8 @@ expect "audit, no --allow NAME: the query reaches the nameserver, and audit list
 	'[[ $EN_OUT == "ANS rcode=0 addrs=$A3 "*"ANS rcode=0 addrs=$A3 "* ]] && [ "$(lo_asked evil.hm.test)" -gt "$before" ] && [ "$A" = "$B" ]'
 before=$(lo_asked evil.hm.test)
 en --allow www.hm.test:8080 --env "DNS_SERVER=$LO" -- "$PY" "$T/dnsq.py" q evil.hm.test
-expect "a run with names, to the loopback nameserver: its own resolver answers NXDOMAIN for a name not allowed" \
-	'[[ $EN_OUT == "ANS rcode=3 "* ]] && [ "$(lo_asked evil.hm.test)" = "$before" ]'
+expect "a run with names, to the loopback nameserver: its own resolver answers SERVFAIL for a name not allowed" \
+	'[[ $EN_OUT == "ANS rcode=2 "* ]] && [ "$(lo_asked evil.hm.test)" = "$before" ]'
 
 # --connections: the queries are refused lines, one per refusal, no
 # allowed line for them (block); audited lines under audit.
@@ -367,8 +367,8 @@ before=$(lo_asked evil.hm.test) # (audit asked it)
 # IPv6: DNS to ::1 port 53 (no server listens there) goes to the shared
 # resolver's IPv6 sockets.
 en --env "DNS_SERVER=::1" -- "$PY" "$T/dnsq.py" q evil.hm.test q evil.hm.test tcp
-expect "no --allow NAME, IPv6 (::1 port 53): NXDOMAIN from the shared resolver, UDP and TCP" \
-	'[[ $EN_OUT == "ANS rcode=3 addrs=- ttl=None"*"ANS rcode=3 addrs=- ttl=None" ]]'
+expect "no --allow NAME, IPv6 (::1 port 53): SERVFAIL from the shared resolver, UDP and TCP" \
+	'[[ $EN_OUT == "ANS rcode=2 addrs=- ttl=None"*"ANS rcode=2 addrs=- ttl=None" ]]'
 
 # The shared resolver, from another run directly: refused like any run's.
 sports() { ss -Hlnp "$1" 2>/dev/null | grep "pid=$HMD_PID," | awk '{print $4}' | sed -n 's/^127\.0\.0\.1://p'; }
@@ -427,7 +427,7 @@ en --env "DNS_SERVER=$LO" -- "$PY" "$T/dnsq.py" q evil.hm.test tcp q evil.hm.tes
 touch "$T/hold.go"
 wait $hold
 expect "a run holding 40 idle TCP connections to the shared resolver: another run's lookups still answered" \
-	'[ -e "$T/hold.ready" ] && [[ $EN_OUT == "ANS rcode=3 "*"ANS rcode=3 "*"ANS rcode=3 "* ]]'
+	'[ -e "$T/hold.ready" ] && [[ $EN_OUT == "ANS rcode=2 "*"ANS rcode=2 "*"ANS rcode=2 "* ]]'
 
 # 50 runs without names at once: all served, by the one shared thread.
 threads() { ls "/proc/$HMD_PID/task" | wc -l; }
@@ -444,8 +444,8 @@ for _ in $(seq 1200); do [ "$(ls "$T/many" | grep -cv tmp)" -ge 50 ] && break; s
 th1=$(threads)
 touch "$T/many/go"
 for p in "${pids[@]}"; do wait "$p"; done
-served=$(cat "$T/many"/[0-9]* 2>/dev/null | grep -c "^ANS rcode=3 ")
-expect "50 runs without names at once: every UDP and TCP query answered NXDOMAIN ($served of 100)" \
+served=$(cat "$T/many"/[0-9]* 2>/dev/null | grep -c "^ANS rcode=2 ")
+expect "50 runs without names at once: every UDP and TCP query answered SERVFAIL ($served of 100)" \
 	'((served == 100)) && [ "$(lo_asked evil.hm.test)" = "$before" ]'
 expect "50 runs without names at once: no thread per run (daemon threads $th0 before, $th1 with 50 runs alive)" \
 	'((th1 <= th0 + 3))'
@@ -473,6 +473,8 @@ func main() {
 		if err != nil {
 			if e, ok := err.(*net.DNSError); ok && e.IsNotFound {
 				fmt.Println("ERR", name, "notfound")
+			} else if ok && e.IsTemporary {
+				fmt.Println("ERR", name, "temporary")
 			} else {
 				fmt.Println("ERR", name, err)
 			}
@@ -484,24 +486,24 @@ func main() {
 EOF
 	if go_static "$T/gores" "$T/gores/gores"; then
 		en --allow www.hm.test:8080 -- "$T/gores/gores" "$A1" www.hm.test evil.hm.test
-		expect "static Go binary: an allowed name resolves, another does not" \
-			'[[ $EN_OUT == "OK www.hm.test $A2"*"ERR evil.hm.test notfound" ]]'
+		expect "static Go binary: an allowed name resolves, another fails as offline (a temporary failure)" \
+			'[[ $EN_OUT == "OK www.hm.test $A2"*"ERR evil.hm.test temporary" ]]'
 		before=$(lo_asked evil.hm.test)
 		en -- "$T/gores/gores" "$LO" evil.hm.test
-		expect "static Go binary, no --allow NAME, its own loopback nameserver: not found at once, never asked" \
-			'[[ $EN_OUT == "ERR evil.hm.test notfound" ]] && [ "$(lo_asked evil.hm.test)" = "$before" ]'
+		expect "static Go binary, no --allow NAME, its own loopback nameserver: a temporary failure at once, never asked" \
+			'[[ $EN_OUT == "ERR evil.hm.test temporary" ]] && [ "$(lo_asked evil.hm.test)" = "$before" ]'
 	else
-		fail "static Go binary: an allowed name resolves, another does not" "go build: $(tail -c 300 "$T/go.log")"
-		fail "static Go binary, no --allow NAME, its own loopback nameserver: not found at once, never asked" "go build failed"
+		fail "static Go binary: an allowed name resolves, another fails as offline (a temporary failure)" "go build: $(tail -c 300 "$T/go.log")"
+		fail "static Go binary, no --allow NAME, its own loopback nameserver: a temporary failure at once, never asked" "go build failed"
 	fi
 else
-	fail "static Go binary: an allowed name resolves, another does not" "go not installed"
-	fail "static Go binary, no --allow NAME, its own loopback nameserver: not found at once, never asked" "go not installed"
+	fail "static Go binary: an allowed name resolves, another fails as offline (a temporary failure)" "go not installed"
+	fail "static Go binary, no --allow NAME, its own loopback nameserver: a temporary failure at once, never asked" "go not installed"
 fi
 
 # --- a daemon restart: an adopted run without names is served again -------------------
 # The run asks once, the daemon is killed and a new one adopts the run, the
-# run asks again: NXDOMAIN both times, never sent to the nameserver.
+# run asks again: SERVFAIL both times, never sent to the nameserver.
 rm -f "$T/rs.1" "$T/rs.go"
 before=$(lo_asked evil.hm.test)
 timeout -k 5 180 "$HERMETIC" enroll --clock off --env "DNS_SERVER=$LO" -- sh -c \
@@ -515,9 +517,9 @@ if start_daemon_again; then
 	wait $rsp
 	rs=$(cat "$T/rs.1" "$T/rs.out" 2>/dev/null)
 	EN_RC=- EN_OUT=$rs EN_ERR=$(cat "$T/rs.err" 2>/dev/null)
-	expect "after a daemon restart, an adopted run without names: NXDOMAIN again (UDP and TCP), never sent" \
-		'[[ $rs == "ANS rcode=3 "*"ANS rcode=3 "*"ANS rcode=3 "* ]] && [ "$(lo_asked evil.hm.test)" = "$before" ]'
+	expect "after a daemon restart, an adopted run without names: SERVFAIL again (UDP and TCP), never sent" \
+		'[[ $rs == "ANS rcode=2 "*"ANS rcode=2 "*"ANS rcode=2 "* ]] && [ "$(lo_asked evil.hm.test)" = "$before" ]'
 else
 	touch "$T/rs.go"
-	fail "after a daemon restart, an adopted run without names: NXDOMAIN again (UDP and TCP), never sent" "a new daemon did not start: $(tail -n 5 "$T/daemon.log" | tr '\n' '|')"
+	fail "after a daemon restart, an adopted run without names: SERVFAIL again (UDP and TCP), never sent" "a new daemon did not start: $(tail -n 5 "$T/daemon.log" | tr '\n' '|')"
 fi
