@@ -29,8 +29,11 @@ pkgs=(
 	python3-pytest-repeat
 	python3-setuptools
 	# tests/bench and tests/compat: real test suites, CPython's own, Go's
-	# standard library's (go 1.19, its sources) and golang.org/x/sync's
+	# standard library's (go 1.19, its sources), golang.org/x/sync's, and
+	# modules that live on timers (cron, backoff, x/time/rate, go-cache)
 	libpython3.11-testsuite golang-1.19-go golang-1.19-src golang-golang-x-sync-dev
+	golang-github-robfig-cron-dev golang-github-cenkalti-backoff-dev
+	golang-golang-x-time-dev golang-github-patrickmn-go-cache-dev
 	# tests/bench/daemon-bench.sh: bubblewrap, an anchor for enroll's own cost
 	bubblewrap
 	# tests/fuzz: libFuzzer's runtime for clang 14

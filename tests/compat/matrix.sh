@@ -8,7 +8,7 @@
 # SUITE is a module of python.modules (CPython's own test suite), `tape`
 # (tape's own test suite, from the npm registry) or a Go suite of
 # go.packages (Go's standard library tests from Debian's golang-1.19-src,
-# golang.org/x/sync's from Debian's gocode); `go` names every Go suite;
+# golang.org/x/sync's and four timer modules' from Debian's gocode); `go` names every Go suite;
 # default all. Both sides run
 # in a network namespace of their own with only loopback and without
 # CAP_SYS_TIME (netns.sh). The enrolled side uses a private hermeticd (its
