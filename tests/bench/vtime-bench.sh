@@ -73,3 +73,48 @@ printf '%-52s %8s ms %8s ms %6s\n' "4 CPU-bound Python threads, cpu: bare, enrol
 	"$(awk -v a="$cb" -v b="$ce" 'BEGIN { printf "%.2fx", b / a }')"
 
 # (what the scheduler programs cost processes outside any run: sched-bench.sh)
+
+# The reductions of issue 29 (tests/integration/vtime), bare beside enrolled:
+#  5. five threads making message ids until 1 s of monotonic() has passed
+#     (CPython's test_make_msgid_collisions, shortened): wall and ids;
+#  6. 500 select(..., 120) waits on a PTY master for a child's byte: wall,
+#     and the waits over 1 s (bare: none);
+#  7. Node's spawnSync with a 1 ms timeout on a starting child: whether it
+#     fired (bare: always).
+cat >"$T/msgid.py" <<'PY'
+import threading, time, email.utils
+ids = []
+def run():
+    end = time.monotonic() + 1.0
+    n = 0
+    while time.monotonic() < end:
+        email.utils.make_msgid(domain="foo.bar"); n += 1
+    ids.append(n)
+ts = [threading.Thread(target=run) for _ in range(5)]
+for t in ts: t.start()
+for t in ts: t.join()
+print(sum(ids))
+PY
+V=$TOP/tests/integration/vtime
+: >"$T/mb" && : >"$T/me" && : >"$T/yb" && : >"$T/ye"
+for ((i = 0; i < 3; i++)); do
+	wall_ms "$PY" "$T/msgid.py" >>"$T/mb"
+	wall_ms timeout 300 "$HERMETIC" enroll --seed 1 -- "$PY" "$T/msgid.py" >>"$T/me"
+	wall_ms "$PY" "$V/ptywait.py" pty >>"$T/yb"
+	wall_ms timeout 300 "$HERMETIC" enroll --seed 1 -- "$PY" "$V/ptywait.py" pty >>"$T/ye"
+done
+mb=$(median <"$T/mb") me=$(median <"$T/me") yb=$(median <"$T/yb") ye=$(median <"$T/ye")
+ib=$("$PY" "$T/msgid.py") ie=$(timeout 300 "$HERMETIC" enroll --seed 1 -- "$PY" "$T/msgid.py" 2>/dev/null)
+printf '%-52s %8s ms %8s ms %6s\n' "5 threads, ids for 1 s of monotonic(): bare, enrolled" "$mb" "$me" \
+	"$(awk -v a="$mb" -v b="$me" 'BEGIN { printf "%.2fx", b / a }')"
+printf '%-52s %8s    %8s\n' "  ids made: bare, enrolled" "$ib" "$ie"
+bench_summary "5 threads until 1 s of monotonic(), enrolled / bare (wall, median)" \
+	"$(awk -v a="$mb" -v b="$me" 'BEGIN { printf "%.2fx", b / a }')" "bare $mb ms" "<= 1.0x"
+slow=$(timeout 300 "$HERMETIC" enroll --seed 1 -- "$PY" "$V/ptywait.py" pty 2>/dev/null | sed -n 's/.*over 1s \([0-9]*\)$/\1/p')
+printf '%-52s %8s ms %8s ms %6s\n' "500 waits on a PTY master: bare, enrolled" "$yb" "$ye" \
+	"$(awk -v a="$yb" -v b="$ye" 'BEGIN { printf "%.2fx", b / a }')"
+printf '%-52s %8s\n' "  waits over 1 s enrolled (bare: 0)" "${slow:-?}"
+spawn='const r = require("child_process").spawnSync(process.execPath, ["-e", "0"], { timeout: 1 });
+console.log(r.error && r.error.code === "ETIMEDOUT" ? "fired" : "not fired")'
+sb=$(node -e "$spawn" 2>/dev/null) se=$(timeout 60 "$HERMETIC" enroll --seed 1 -- node -e "$spawn" 2>/dev/null)
+printf '%-52s %8s    %8s\n' "spawnSync timeout 1 ms on a starting child" "$sb" "$se"
