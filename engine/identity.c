@@ -15,7 +15,10 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include "util.h"
 #include "identity.h"
 
@@ -173,8 +176,8 @@ int identity_parse(struct run_identity *id, const char *arg, struct eng_error *e
 		id->ax = fixed_axes;
 		return 0;
 	}
-	/* A spec (the journal's form) has '=' and no '/'; anything else is a file. */
-	if (strchr(arg, '=') && !strchr(arg, '/')) {
+	/* A spec (the journal's form) has '=' and names no file here. */
+	if (strchr(arg, '=') && access(arg, F_OK) < 0) {
 		if (strlen(arg) >= sizeof(buf))
 			return eng_fail(err, E2BIG, "identity spec too long");
 		snprintf(buf, sizeof(buf), "%s", arg);
@@ -243,6 +246,15 @@ void identity_spec(const struct run_identity *id, char *buf, size_t size)
 	if (ax->memory_kb)
 		ADD("memory=%" PRIu64, ax->memory_kb / 1024);
 #undef ADD
+}
+
+static bool have_sys_resource(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	return syscall(SYS_capget, &h, d) == 0 &&
+	       (d[CAP_SYS_RESOURCE / 32].effective & (1u << (CAP_SYS_RESOURCE % 32)));
 }
 
 static void note_missing(struct run_identity *id, const char *what)
@@ -357,6 +369,15 @@ int identity_prepare(struct run_identity *id, uint64_t seed, bool ns, struct eng
 		note_missing(id, "no mount and UTS namespace here (root with CAP_SYS_ADMIN has one): "
 				 "hostname, /proc and /sys files are the machine's; sysconf, uname, "
 				 "gethostname and sysinfo through the shim only");
+	if (id->ax.nofile) {
+		struct rlimit rl;
+
+		/* raising a hard limit needs CAP_SYS_RESOURCE (identity_child.c) */
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max < IDENTITY_NOFILE_HARD &&
+		    !have_sys_resource())
+			note_missing(id, "the hard descriptor limit: the machine's (raising it to "
+					 "524288 needs CAP_SYS_RESOURCE)");
+	}
 	if (id->ax.release[0])
 		note_missing(id, "the kernel release: shim only (static and Go binaries see the "
 				 "machine's)");

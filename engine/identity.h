@@ -22,6 +22,9 @@
 #define HM_ENV_IDENTITY "HERMETIC_IDENTITY"
 
 #define IDENTITY_NAME_MAX 65 /* __NEW_UTS_LEN + 1 */
+/* The hard descriptor limit a pinned soft one comes with (systemd's
+ * default; Go raises its soft limit to the hard one at start). */
+#define IDENTITY_NOFILE_HARD 524288 /* __NEW_UTS_LEN + 1 */
 
 enum identity_dir_order { IDENTITY_DIR_HOST, IDENTITY_DIR_SORTED, IDENTITY_DIR_SEEDED };
 

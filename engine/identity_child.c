@@ -103,11 +103,12 @@ static int namespaces(const struct run_identity *id, const char **ret_what)
 	return 0;
 }
 
-/* Soft limit `nofile`; the hard one 524288 (systemd's default, which Go
- * raises its soft limit to at start) where we may, else the machine's. */
+/* Soft limit `nofile`; the hard one IDENTITY_NOFILE_HARD where we may
+ * (lowering is always allowed, raising needs CAP_SYS_RESOURCE), else the
+ * machine's (identity_prepare says so). */
 static int limits(const struct identity_axes *ax, const char **ret_what)
 {
-	struct rlimit rl = { .rlim_cur = ax->nofile, .rlim_max = 524288 };
+	struct rlimit rl = { .rlim_cur = ax->nofile, .rlim_max = IDENTITY_NOFILE_HARD };
 	struct rlimit cur;
 
 	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)

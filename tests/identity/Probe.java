@@ -15,8 +15,13 @@ public class Probe {
     public static void main(String[] args) throws Exception {
         System.out.println("cpus.affinity " + Runtime.getRuntime().availableProcessors());
         System.out.println("cpus.online " + first("/sys/devices/system/cpu/online"));
-        System.out.println("host.uname " + InetAddress.getLocalHost().getHostName() + " - "
-                + System.getProperty("os.version"));
+        String host;
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        } catch (java.net.UnknownHostException e) { // "NAME: NAME: Name or service not known"
+            host = e.getMessage().split(":")[0];
+        }
+        System.out.println("host.uname " + host + " - " + System.getProperty("os.version"));
         System.out.println("tz " + ZoneId.systemDefault() + " "
                 + ZonedDateTime.ofInstant(Instant.ofEpochSecond(1700000000L), ZoneId.systemDefault()).getOffset());
         System.out.println("locale " + Locale.getDefault() + " " + System.getProperty("file.encoding"));
