@@ -178,3 +178,31 @@ if [ -n "$J" ] && [ "$a" = "$b" ] && grep -qx "tz 12:13 +1400" <<<"$b" && grep -
 else
 	fail "replay restores the identity" "journal=$J rec=$(flat "$a") rep=$(flat "$b") err=$(flat "$(cat "$T/rep.err")")"
 fi
+
+# --- hunt --vary identity: a failure only with one CPU, only far east of UTC -------
+hunt_cause() {
+	local name=$1 want=$2 repro
+	shift 2
+	timeout 600 "$HERMETIC" hunt --keep "$T/keep-$name" "$@" >"$T/$name.out" 2>"$T/$name.err"
+	rc=$?
+	repro=$(sed -n 's/^  reproduce: //p' "$T/$name.out" | head -n 1)
+	if [ $rc = 1 ] && grep -q "^  cause: .*$want" "$T/$name.out" && [[ $repro == *"--identity "* ]]; then
+		pass "hunt --vary identity finds $name's failure and names the axis: $want"
+	else
+		fail "hunt --vary identity: $name, $want" "exit $rc: $(grep -E '^  (cause|reproduce)' "$T/$name.out" | tr '\n' '|') $(tail -n 3 "$T/$name.err" | tr '\n' '|')"
+	fi
+	# the reproduction fails again
+	if [ -n "$repro" ] && ! (cd "$T" && eval "timeout 120 $repro" >/dev/null 2>&1); then
+		pass "$name: the reproduction hunt prints fails again"
+	else
+		fail "$name: the reproduction fails again" "$repro"
+	fi
+}
+mkdir -p "$T/go1" && cp "$TOP/tests/hunt/one_cpu.go" "$T/go1/main.go"
+if go_static "$T/go1" "$T/one_cpu"; then
+	hunt_cause one_cpu "identity (cpus)" --runs 8 --vary identity -- "$T/one_cpu"
+else
+	fail "build tests/hunt/one_cpu.go" "$(tail -n 3 "$T/go.log")"
+fi
+hunt_cause east_tz "identity (time zone)" --runs 12 --vary identity --now 2026-06-01T12:00:00Z -- \
+	python3 "$TOP/tests/hunt/east_tz.py"
