@@ -42,6 +42,22 @@ void enroll_identity_prepare(struct enroll *e)
 		die(err.code == ENOENT ? EXIT_USAGE : EXIT_INTERNAL, "%s", err.msg);
 }
 
+/* After supervise_prepare: what only the supervisor says to static and Go
+ * binaries (uname's release, sysinfo's memory), or why they miss it. */
+void enroll_identity_supervise(struct enroll *e)
+{
+	struct run_identity *id = &e->ident;
+
+	if (!id->prepared || (!id->ax.release[0] && !id->ax.memory_kb))
+		return;
+	if (e->sv.want)
+		supervise_set_identity(&e->sv, id->ax.release, id->ax.hostname, id->ax.domain,
+				       id->ax.memory_kb);
+	else
+		identity_note_missing(id, "the kernel release and sysinfo's memory for static and "
+					  "Go binaries: the supervisor is off in this run");
+}
+
 /* The report's "identity": the mode, the axes pinned, what could not be. */
 struct json_object *enroll_identity_json(const struct enroll *e)
 {

@@ -21,6 +21,7 @@ void enroll_add_opt(struct enroll *e, const char *name, const char *value);
  * the fork (after confine_prepare); the report's "identity" object. */
 void enroll_identity_option(struct enroll *e, const char *name, const char *arg);
 void enroll_identity_prepare(struct enroll *e);
+void enroll_identity_supervise(struct enroll *e);
 struct json_object;
 struct json_object *enroll_identity_json(const struct enroll *e);
 

@@ -283,6 +283,7 @@ void enroll_launch(struct enroll *e)
 											     : NULL,
 			      e->clock.vc, !e->supervise_nowaits && !e->no_daemon, e->cfg.tick_ns, &err) < 0)
 		die(EXIT_INTERNAL, "%s", err.msg);
+	enroll_identity_supervise(e);
 	cli_phase("supervise-prep");
 	e->child = -1;
 	if (enroll_signals_take(e))

@@ -257,7 +257,7 @@ static bool have_sys_resource(void)
 	       (d[CAP_SYS_RESOURCE / 32].effective & (1u << (CAP_SYS_RESOURCE % 32)));
 }
 
-static void note_missing(struct run_identity *id, const char *what)
+void identity_note_missing(struct run_identity *id, const char *what)
 {
 	size_t len = strlen(id->missing);
 
@@ -298,8 +298,8 @@ static void plan_affinity(struct run_identity *id)
 	}
 	id->set_mask = n > 0;
 	if (n < id->ax.cpus)
-		note_missing(id, "the CPU count above the machine's: shim only (static and Go "
-				 "binaries see the machine's)");
+		identity_note_missing(id, "a CPU count above the machine's: shim only (static and Go "
+					  "binaries see the machine's)");
 }
 
 static void plan_env(struct run_identity *id)
@@ -366,24 +366,22 @@ int identity_prepare(struct run_identity *id, uint64_t seed, bool ns, struct eng
 					id->zone_file);
 	}
 	if (!ns && (id->ax.hostname[0] || id->ax.domain[0] || id->ax.cpus || id->ax.memory_kb))
-		note_missing(id, "no mount and UTS namespace here (root with CAP_SYS_ADMIN has one): "
-				 "hostname, /proc and /sys files are the machine's; sysconf, uname, "
-				 "gethostname and sysinfo through the shim only");
+		identity_note_missing(id, "no mount and UTS namespace here (root with CAP_SYS_ADMIN "
+					  "has one): the hostname and the /proc and /sys files are "
+					  "the machine's; uname, sysconf and sysinfo say the identity "
+					  "through the shim");
 	if (id->ax.nofile) {
 		struct rlimit rl;
 
 		/* raising a hard limit needs CAP_SYS_RESOURCE (identity_child.c) */
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max < IDENTITY_NOFILE_HARD &&
 		    !have_sys_resource())
-			note_missing(id, "the hard descriptor limit: the machine's (raising it to "
-					 "524288 needs CAP_SYS_RESOURCE)");
+			identity_note_missing(id, "the hard descriptor limit: the machine's "
+						  "(raising it to 524288 needs CAP_SYS_RESOURCE)");
 	}
-	if (id->ax.release[0])
-		note_missing(id, "the kernel release: shim only (static and Go binaries see the "
-				 "machine's)");
 	if (id->dir != IDENTITY_DIR_HOST)
-		note_missing(id, "directory order: readdir through the shim only (Go and static "
-				 "binaries read getdents64 in the filesystem's order)");
+		identity_note_missing(id, "directory order: readdir through the shim only (Go and "
+					  "static binaries read getdents64 in the filesystem's order)");
 	if (id->ns) {
 		_cleanup_close_ int fd = -1;
 

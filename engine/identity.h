@@ -81,6 +81,9 @@ int identity_prepare(struct run_identity *id, uint64_t seed, bool ns, struct eng
  * *ret_what naming the step. */
 int identity_child(const struct run_identity *id, const char **ret_what);
 
+/* Add what could not be applied to id->missing ("; "-separated). */
+void identity_note_missing(struct run_identity *id, const char *what);
+
 /* identity_files.c: write cpuinfo, stat, meminfo, online into dir. */
 int identity_write_files(const struct run_identity *id, int dir_fd, struct eng_error *err);
 

@@ -43,6 +43,16 @@ func main() {
 	fmt.Println("cpus.cpuinfo", count("/proc/cpuinfo", "processor"))
 	fmt.Println("cpus.stat", count("/proc/stat", "cpu"))
 	fmt.Println("cpus.online", first("/sys/devices/system/cpu/online"))
+	var u syscall.Utsname
+	syscall.Uname(&u)
+	rel := ""
+	for _, c := range u.Release {
+		if c == 0 {
+			break
+		}
+		rel += string(rune(c))
+	}
+	fmt.Println("host.release", rel)
 	h, _ := os.Hostname()
 	fmt.Println("host.gethostname", h)
 	fmt.Println("host.proc", first("/proc/sys/kernel/hostname"))
@@ -53,6 +63,9 @@ func main() {
 	var rl syscall.Rlimit
 	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl)
 	fmt.Println("nofile.hard", rl.Max)
+	var si syscall.Sysinfo_t
+	syscall.Sysinfo(&si)
+	fmt.Println("memory.sysinfo", si.Totalram*uint64(si.Unit)/(1<<20))
 	fmt.Println("memory.meminfo", first("/proc/meminfo"))
 	if len(os.Args) > 1 {
 		f, err := os.Open(os.Args[1])

@@ -77,12 +77,19 @@ for want in "cpus.affinity 2" "cpus.sysconf 2 2" "cpus.cpuinfo 2" "cpus.stat 3" 
 	"memory.sysconf 4096" "memory.meminfo MemTotal:        4194304 kB"; do
 	grep -qxF "$want" <<<"$a" && pass "fixed: $want" || fail "fixed: $want" "$(flat "$a")"
 done
-# ... and a static program, through the kernel alone.
+# ... and a static program, through the kernel and the supervisor (uname's
+# release, sysinfo's memory).
 a=$(outside 1 "$HERMETIC" enroll --seed 7 --identity fixed -- "$T/probe_static" 2>&1)
 for want in "cpus.affinity 2" "cpus.cpuinfo 2" "cpus.online 0-1" "host.gethostname hermetic" \
-	"host.proc hermetic" "tz 22:13 +0000" "umask 0022" "nofile 1024" \
-	"memory.meminfo MemTotal:        4194304 kB"; do
+	"host.uname hermetic (none) 6.1.0" "host.proc hermetic" "tz 22:13 +0000" "umask 0022" \
+	"nofile 1024" "memory.sysconf 4096" "memory.meminfo MemTotal:        4194304 kB"; do
 	grep -qxF "$want" <<<"$a" && pass "fixed, static: $want" || fail "fixed, static: $want" "$(flat "$a")"
+done
+# ... and Go's raw syscalls.
+a=$(outside 1 "$HERMETIC" enroll --seed 7 --identity fixed -- "$T/probe_go" 2>&1)
+for want in "cpus.affinity 2 2" "host.release 6.1.0" "host.gethostname hermetic" "memory.sysinfo 4096" \
+	"tz 22:13 +0000"; do
+	grep -qxF "$want" <<<"$a" && pass "fixed, Go: $want" || fail "fixed, Go: $want" "$(flat "$a")"
 done
 # The machine's hostname is untouched.
 [ "$(hostname)" = "$(cat /proc/sys/kernel/hostname)" ] && ! grep -qx hermetic /proc/sys/kernel/hostname &&
