@@ -58,6 +58,24 @@ void enroll_identity_supervise(struct enroll *e)
 					  "Go binaries: the supervisor is off in this run");
 }
 
+struct json_object *enroll_identity_status_json(const struct confine *here)
+{
+	json_object *o = json_object_new_object();
+	bool ns = here->on && here->ns == CONFINE_NS_FULL;
+
+	json_object_object_add(o, "namespaces", json_object_new_boolean(ns));
+	json_object_object_add(
+		o, "kernel",
+		json_object_new_string(
+			ns ? "a UTS and mount namespace (hostname; /proc/cpuinfo, /proc/stat, "
+			     "/proc/meminfo, /sys CPU lists bound over), real affinity, umask, limits, "
+			     "TZ and locale; the shim and the supervisor for the rest"
+			   : "real affinity, umask, limits, TZ and locale; hostname and the /proc and "
+			     "/sys files only through the shim's calls (no namespace: needs root with "
+			     "CAP_SYS_ADMIN)"));
+	return o;
+}
+
 /* The report's "identity": the mode, the axes pinned, what could not be. */
 struct json_object *enroll_identity_json(const struct enroll *e)
 {

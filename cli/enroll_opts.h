@@ -24,6 +24,10 @@ void enroll_identity_prepare(struct enroll *e);
 void enroll_identity_supervise(struct enroll *e);
 struct json_object;
 struct json_object *enroll_identity_json(const struct enroll *e);
+/* hermetic status: where --identity's axes come from for a run started
+ * here (here: confine_prepare's plan for such a run) */
+struct confine;
+struct json_object *enroll_identity_status_json(const struct confine *here);
 
 /* enroll_usage.c: enroll --help, on f. */
 void enroll_usage(FILE *f);

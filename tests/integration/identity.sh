@@ -91,6 +91,12 @@ for want in "cpus.affinity 2 2" "host.release 6.1.0" "host.gethostname hermetic"
 	"tz 22:13 +0000"; do
 	grep -qxF "$want" <<<"$a" && pass "fixed, Go: $want" || fail "fixed, Go: $want" "$(flat "$a")"
 done
+# status says where a run started here gets the axes from.
+if H status | grep -q "^--identity of a run started here: a UTS and mount namespace"; then
+	pass "hermetic status says a root run here gets a UTS and mount namespace for --identity"
+else
+	fail "hermetic status names --identity's route" "$(H status 2>&1 | tail -n 3 | tr '\n' '|')"
+fi
 # The machine's hostname is untouched.
 [ "$(hostname)" = "$(cat /proc/sys/kernel/hostname)" ] && ! grep -qx hermetic /proc/sys/kernel/hostname &&
 	pass "the machine's hostname is not the run's" || fail "the machine's hostname is not the run's" "$(hostname)"
