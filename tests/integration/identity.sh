@@ -10,6 +10,8 @@
 # another seed. A journal keeps the identity and replay restores it.
 source "$(dirname "$0")/../lib.sh"
 need_root identity || exit 0
+# (a test user for the unprivileged case at the end: the daemon's socket is its group's)
+test_user U || U=
 start_daemon || exit 1
 cd "$T" || exit 1
 P=$TOP/tests/identity
@@ -219,3 +221,23 @@ else
 fi
 hunt_cause east_tz "identity (time zone)" --runs 12 --vary identity --now 2026-06-01T12:00:00Z -- \
 	python3 "$TOP/tests/hunt/east_tz.py"
+
+# --- an unprivileged run: no namespace, the shim says the identity ------------------
+if [ -n "$U" ]; then
+	mkdir -m 777 "$T/u" && cp "$T/probe_dyn" "$T/u/" && chmod 755 "$T/u/probe_dyn"
+	a=$(cd "$T/u" && as_user "$U" "$HERMETIC" enroll --seed 7 --identity fixed --report "$T/u/r.json" -- "$T/u/probe_dyn" 2>/dev/null)
+	if grep -qx "cpus.affinity 2" <<<"$a" && grep -qx "cpus.sysconf 2 2" <<<"$a" &&
+		grep -qx "host.uname hermetic (none) 6.1.0" <<<"$a" && grep -qx "host.gethostname hermetic" <<<"$a" &&
+		grep -qx "tz 22:13 +0000" <<<"$a" && grep -qx "umask 0022" <<<"$a" && grep -qx "memory.sysconf 4096" <<<"$a"; then
+		pass "an unprivileged run: the shim says the fixed identity (uname, sysconf, affinity, TZ, umask)"
+	else
+		fail "an unprivileged run gets the fixed identity from the shim" "$(flat "$a")"
+	fi
+	if grep -q '"not_applied": *"no mount and UTS namespace here' "$T/u/r.json" 2>/dev/null; then
+		pass "an unprivileged run's report says what it could not be given"
+	else
+		fail "an unprivileged run's report says what it could not be given" "$(tail -c 400 "$T/u/r.json" 2>&1)"
+	fi
+else
+	fail "make a test user" "useradd failed"
+fi
