@@ -182,8 +182,15 @@ HM_EXPORT int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *mask)
 {
 	int r, err;
 
-	if (!id_ready() || !id.sched_getaffinity)
-		return (int)syscall(SYS_sched_getaffinity, pid, size, mask) < 0 ? -1 : 0;
+	if (!id_ready() || !id.sched_getaffinity) {
+		/* the raw call, as libc makes it: bytes written, the rest zeroed */
+		long n = hm_sys(SYS_sched_getaffinity, pid, size, mask);
+
+		if (n < 0)
+			return (int)hm_sys_errno(n);
+		memset((char *)mask + n, 0, size - (size_t)n);
+		return 0;
+	}
 	r = id.sched_getaffinity(pid, size, mask);
 	err = errno;
 	if (r == 0 && id.cpus && (unsigned)CPU_COUNT_S(size, mask) >= id.real_cpus &&
@@ -201,7 +208,7 @@ HM_EXPORT int sysinfo(struct sysinfo *info)
 	int r;
 
 	if (!id_ready() || !id.sysinfo)
-		return (int)syscall(SYS_sysinfo, info) < 0 ? -1 : 0;
+		return (int)hm_sys_errno(hm_sys(SYS_sysinfo, info, 0, 0));
 	r = id.sysinfo(info);
 	if (r == 0 && id.memkb && info->mem_unit) {
 		info->totalram = id.memkb * 1024 / info->mem_unit;
@@ -223,7 +230,7 @@ HM_EXPORT int uname(struct utsname *u)
 	int r;
 
 	if (!id_ready() || !id.uname)
-		return (int)syscall(SYS_uname, u) < 0 ? -1 : 0;
+		return (int)hm_sys_errno(hm_sys(SYS_uname, u, 0, 0));
 	r = id.uname(u);
 	if (r == 0) {
 		put(u->nodename, sizeof(u->nodename), id.hostname);
