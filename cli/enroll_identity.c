@@ -43,19 +43,21 @@ void enroll_identity_prepare(struct enroll *e)
 }
 
 /* After supervise_prepare: what only the supervisor says to static and Go
- * binaries (uname's release, sysinfo's memory), or why they miss it. */
+ * binaries (uname's release, sysinfo's memory, sched_getaffinity's CPUs
+ * where the machine has fewer), or why they miss it. */
 void enroll_identity_supervise(struct enroll *e)
 {
 	struct run_identity *id = &e->ident;
 
-	if (!id->prepared || (!id->ax.release[0] && !id->ax.memory_kb))
+	if (!id->prepared || (!id->ax.release[0] && !id->ax.memory_kb && !id->more_cpus))
 		return;
 	if (e->sv.want)
 		supervise_set_identity(&e->sv, id->ax.release, id->ax.hostname, id->ax.domain,
-				       id->ax.memory_kb);
+				       id->ax.memory_kb, id->more_cpus ? id->ax.cpus : 0);
 	else
-		identity_note_missing(id, "the kernel release and sysinfo's memory for static and "
-					  "Go binaries: the supervisor is off in this run");
+		identity_note_missing(id, "the kernel release, sysinfo's memory and a CPU count "
+					  "above the machine's for static and Go binaries: the "
+					  "supervisor is off in this run");
 }
 
 struct json_object *enroll_identity_status_json(const struct confine *here)

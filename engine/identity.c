@@ -297,9 +297,8 @@ static void plan_affinity(struct run_identity *id)
 		n++;
 	}
 	id->set_mask = n > 0;
-	if (n < id->ax.cpus)
-		identity_note_missing(id, "a CPU count above the machine's: shim only (static and Go "
-					  "binaries see the machine's)");
+	/* more than the machine has: the shim and the supervisor say it */
+	id->more_cpus = n < id->ax.cpus;
 }
 
 static void plan_env(struct run_identity *id)

@@ -51,6 +51,7 @@ struct run_identity {
 	bool ns; /* root with its own mount namespace: UTS and bound files */
 	cpu_set_t mask; /* the run's real affinity */
 	bool set_mask;
+	bool more_cpus; /* cpus is above what the machine gives: said, not real */
 	struct run_tmpdir dir_files; /* the generated files bound in the child */
 	char zone_file[256]; /* /usr/share/zoneinfo/ZONE, bound over /etc/localtime */
 	char missing[512]; /* what could not be applied, in words */

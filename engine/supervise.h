@@ -158,6 +158,7 @@ struct supervise {
 	struct {
 		char release[65], hostname[65], domain[65];
 		uint64_t memkb;
+		unsigned cpus; /* a count above the machine's, or 0 */
 	} id;
 };
 
@@ -245,7 +246,7 @@ struct sv_proc *sv_served(struct supervise *s, const struct seccomp_notif *req);
 void sv_identity_call(struct supervise *s, const struct seccomp_notif *req,
 		      struct seccomp_notif_resp *resp);
 void supervise_set_identity(struct supervise *s, const char *release, const char *hostname,
-			    const char *domain, uint64_t memkb);
+			    const char *domain, uint64_t memkb, unsigned cpus);
 void sv_warn_pid(int pid, const char *what, int err);
 void sv_warn_path(int pid, const char *exe, const char *what, int err);
 

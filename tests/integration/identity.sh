@@ -93,6 +93,19 @@ for want in "cpus.affinity 2 2" "host.release 6.1.0" "host.gethostname hermetic"
 	"tz 22:13 +0000"; do
 	grep -qxF "$want" <<<"$a" && pass "fixed, Go: $want" || fail "fixed, Go: $want" "$(flat "$a")"
 done
+# More CPUs than this machine has: the shim, and for static and Go binaries
+# the supervisor, say them through sched_getaffinity; the files say them too.
+more=$(($(nproc --all) + 2))
+for p in "${PROBES[@]}"; do
+	name=${p%%:*} cmd=${p#*:}
+	# shellcheck disable=SC2086
+	a=$(H enroll --seed 7 --identity "cpus=$more" -- $cmd 2>/dev/null)
+	if grep -Eqx "cpus.affinity $more( $more)?" <<<"$a" && grep -qx "cpus.online 0-$((more - 1))" <<<"$a"; then
+		pass "$name: --identity cpus=$more, more than the machine's $(nproc --all), is what it sees"
+	else
+		fail "$name: --identity cpus=$more" "$(flat "$a")"
+	fi
+done
 # status says where a run started here gets the axes from.
 if H status | grep -q "^--identity of a run started here: a UTS and mount namespace"; then
 	pass "hermetic status says a root run here gets a UTS and mount namespace for --identity"
