@@ -49,7 +49,14 @@ void enroll_identity_supervise(struct enroll *e)
 {
 	struct run_identity *id = &e->ident;
 
-	if (!id->prepared || (!id->ax.release[0] && !id->ax.memory_kb && !id->more_cpus))
+	if (!id->prepared)
+		return;
+	if (id->dir != IDENTITY_DIR_HOST && e->sv.want)
+		supervise_set_dir_order(&e->sv, (int)id->dir, id->dir_key);
+	else if (id->dir != IDENTITY_DIR_HOST)
+		identity_note_missing(id, "directory order for static and Go binaries (getdents64): "
+					  "the supervisor is off in this run");
+	if (!id->ax.release[0] && !id->ax.memory_kb && !id->more_cpus)
 		return;
 	if (e->sv.want)
 		supervise_set_identity(&e->sv, id->ax.release, id->ax.hostname, id->ax.domain,

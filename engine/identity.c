@@ -378,9 +378,6 @@ int identity_prepare(struct run_identity *id, uint64_t seed, bool ns, struct eng
 			identity_note_missing(id, "the hard descriptor limit: the machine's "
 						  "(raising it to 524288 needs CAP_SYS_RESOURCE)");
 	}
-	if (id->dir != IDENTITY_DIR_HOST)
-		identity_note_missing(id, "directory order: readdir through the shim only (Go and "
-					  "static binaries read getdents64 in the filesystem's order)");
 	if (id->ns) {
 		_cleanup_close_ int fd = -1;
 

@@ -74,6 +74,7 @@
 #define NR_UNAME 63
 #define NR_SYSINFO 99
 #define NR_SCHED_GETAFFINITY 204
+#define NR_GETDENTS64 217
 #define X32_BIT 0x40000000u
 #define GRND_ALL 0x7u /* NONBLOCK | RANDOM | INSECURE */
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS /* Linux 6.6; Debian 12's headers are older */
@@ -93,17 +94,18 @@
 /* Jump offsets from instruction at to label l (BPF jumps go forward). */
 #define TO(l, at) ((l) - (at)-1)
 enum {
-	L_GR = 18, L_EP = 20, L_PL = 23, L_PP = 26, L_SL = 30, L_FX = 36, L_FXT = 40,
-	L_LOW = 44, L_ALLOW = 46, L_NOTIF = 47
+	L_GR = 19, L_EP = 21, L_PL = 24, L_PP = 27, L_SL = 31, L_FX = 37, L_FXT = 41,
+	L_LOW = 45, L_ALLOW = 47, L_NOTIF = 48
 };
 
 static void build_filter(struct supervise *s)
 {
 	uint32_t w = s->waits ? 0 : NEVER;
 	/* uname, sysinfo and sched_getaffinity only where --identity pins
-	 * what they say and the kernel cannot (supervise_identity.c) */
+	 * what they say and the kernel cannot (supervise_identity.c), and
+	 * getdents64 under --dir-order (supervise_dirorder.c) */
 	uint32_t u = s->id.release[0] ? 0 : NEVER, m = s->id.memkb ? 0 : NEVER;
-	uint32_t a = s->id.cpus ? 0 : NEVER;
+	uint32_t a = s->id.cpus ? 0 : NEVER, g = s->id.dir_order ? 0 : NEVER;
 	struct sock_filter f[] = {
 		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, TO(L_ALLOW, 1)),
@@ -114,56 +116,58 @@ static void build_filter(struct supervise *s)
 		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, u | NR_UNAME, TO(L_LOW, 6), 0),
 		/* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, m | NR_SYSINFO, TO(L_LOW, 7), 0),
 		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, a | NR_SCHED_GETAFFINITY, TO(L_LOW, 8), 0),
-		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_NANOSLEEP, TO(L_LOW, 9), 0),
-		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_CLOCK_NANOSLEEP, TO(L_LOW, 10), 0),
-		/* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_EPOLL_WAIT, TO(L_EP, 11), 0),
-		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_EPOLL_PWAIT, TO(L_EP, 12), 0),
-		/* 13 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_POLL, TO(L_PL, 13), 0),
-		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_PPOLL, TO(L_PP, 14), 0),
-		/* 15 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_SELECT, TO(L_SL, 15), 0),
-		/* 16 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_PSELECT6, TO(L_SL, 16), 0),
-		/* 17 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_FUTEX, TO(L_FX, 17), TO(L_ALLOW, 17)),
-		/* 18 L_GR: getrandom; the announcement goes straight to the kernel */
+		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, g | NR_GETDENTS64, TO(L_LOW, 9), 0),
+		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_NANOSLEEP, TO(L_LOW, 10), 0),
+		/* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_CLOCK_NANOSLEEP, TO(L_LOW, 11), 0),
+		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_EPOLL_WAIT, TO(L_EP, 12), 0),
+		/* 13 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_EPOLL_PWAIT, TO(L_EP, 13), 0),
+		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_POLL, TO(L_PL, 14), 0),
+		/* 15 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_PPOLL, TO(L_PP, 15), 0),
+		/* 16 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_SELECT, TO(L_SL, 16), 0),
+		/* 17 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_PSELECT6, TO(L_SL, 17), 0),
+		/* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_FUTEX, TO(L_FX, 18), TO(L_ALLOW, 18)),
+		/* 19 L_GR: getrandom; the announcement goes straight to the kernel */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
-		/* 19 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HM_SHIM_HELLO_FLAGS, TO(L_ALLOW, 19), TO(L_NOTIF, 19)),
-		/* 20 L_EP: epoll: a timeout of 0 polls, a negative one has no deadline */
+		/* 20 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HM_SHIM_HELLO_FLAGS, TO(L_ALLOW, 20), TO(L_NOTIF, 20)),
+		/* 21 L_EP: epoll: a timeout of 0 polls, a negative one has no deadline */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
-		/* 21 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 21), 0),
-		/* 22 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, TO(L_ALLOW, 22), TO(L_LOW, 22)),
-		/* 23 L_PL: poll with a timeout above 0 (of descriptors, or none: a
+		/* 22 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 22), 0),
+		/* 23 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, TO(L_ALLOW, 23), TO(L_LOW, 23)),
+		/* 24 L_PL: poll with a timeout above 0 (of descriptors, or none: a
 		 * sleep) */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
-		/* 24 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 24), 0),
-		/* 25 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, TO(L_ALLOW, 25), TO(L_LOW, 25)),
-		/* 26 L_PP: ppoll with a timeout (the supervisor lets one with a
+		/* 25 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 25), 0),
+		/* 26 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, TO(L_ALLOW, 26), TO(L_LOW, 26)),
+		/* 27 L_PP: ppoll with a timeout (the supervisor lets one with a
 		 * signal mask go to the kernel) */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
-		/* 27 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 27)),
-		/* 28 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2]) + 4),
-		/* 29 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 29), TO(L_LOW, 29)),
-		/* 30 L_SL: select or pselect6 of no descriptors, with a timeout */
+		/* 28 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 28)),
+		/* 29 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2]) + 4),
+		/* 30 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 30), TO(L_LOW, 30)),
+		/* 31 L_SL: select or pselect6 of no descriptors, with a timeout */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-		/* 31 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_ALLOW, 31)),
-		/* 32 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[4])),
-		/* 33 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 33)),
-		/* 34 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[4]) + 4),
-		/* 35 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 35), TO(L_LOW, 35)),
-		/* 36 L_FX: futex: FUTEX_WAIT or FUTEX_WAIT_BITSET (whatever the
+		/* 32 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_ALLOW, 32)),
+		/* 33 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[4])),
+		/* 34 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 34)),
+		/* 35 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[4]) + 4),
+		/* 36 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 36), TO(L_LOW, 36)),
+		/* 37 L_FX: futex: FUTEX_WAIT or FUTEX_WAIT_BITSET (whatever the
 		 * PRIVATE and CLOCK_REALTIME bits), with a timeout; a wait
 		 * without one (a plain mutex) never comes here */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-		/* 37 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~(uint32_t)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME)),
-		/* 38 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT, TO(L_FXT, 38), 0),
-		/* 39 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT_BITSET, 0, TO(L_ALLOW, 39)),
-		/* 40 L_FXT */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
-		/* 41 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 41)),
-		/* 42 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3]) + 4),
-		/* 43 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 43), TO(L_LOW, 43)),
-		/* 44 L_LOW: a timed wait, uname, sysinfo, sched_getaffinity: from low code only */
+		/* 38 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~(uint32_t)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME)),
+		/* 39 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT, TO(L_FXT, 39), 0),
+		/* 40 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT_BITSET, 0, TO(L_ALLOW, 40)),
+		/* 41 L_FXT */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
+		/* 42 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 42)),
+		/* 43 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3]) + 4),
+		/* 44 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 44), TO(L_LOW, 44)),
+		/* 45 L_LOW: a timed wait, uname, sysinfo, sched_getaffinity,
+		 * getdents64: from low code only */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, IP_HI),
-		/* 45 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_NOTIF, 45), TO(L_ALLOW, 45)),
-		/* 46 L_ALLOW */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		/* 47 L_NOTIF */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		/* 46 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_NOTIF, 46), TO(L_ALLOW, 46)),
+		/* 47 L_ALLOW */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* 48 L_NOTIF */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
 	};
 
 	_Static_assert(ARRAY_SIZE(f) <= SV_MAX_INSNS, "filter too long");
@@ -296,6 +300,14 @@ int supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock,
 	s->debug = s->debug_waits || (getenv("HERMETIC_DEBUG") && strstr(getenv("HERMETIC_DEBUG"), "supervise"));
 	s->want = true;
 	return 0;
+}
+
+void supervise_set_dir_order(struct supervise *s, int order, uint64_t key)
+{
+	s->id.dir_order = order;
+	s->id.dir_key = key;
+	if (s->want)
+		build_filter(s); /* before the fork: the child installs it */
 }
 
 void supervise_set_identity(struct supervise *s, const char *release, const char *hostname,
@@ -451,6 +463,7 @@ void supervise_finish(struct supervise *s)
 		       (unsigned long long)s->vc->external, (unsigned long long)s->vc->lag_fires);
 	supervise_wait_stop(s);
 	sv_threads_clear(s);
+	sv_dirorder_free(s);
 	if (s->page_fd >= 0)
 		close(s->page_fd);
 	s->page_fd = -1;
@@ -764,6 +777,9 @@ void supervise_notify(struct supervise *s)
 	case NR_SYSINFO:
 	case NR_SCHED_GETAFFINITY:
 		sv_identity_call(s, s->req, s->resp);
+		break;
+	case NR_GETDENTS64:
+		sv_dirorder_call(s, s->req, s->resp);
 		break;
 	case NR_NANOSLEEP:
 	case NR_CLOCK_NANOSLEEP:

@@ -159,7 +159,10 @@ struct supervise {
 		char release[65], hostname[65], domain[65];
 		uint64_t memkb;
 		unsigned cpus; /* a count above the machine's, or 0 */
+		int dir_order; /* 0 host, 1 sorted, 2 seeded (enum identity_dir_order) */
+		uint64_t dir_key;
 	} id;
+	void *dirs; /* supervise_dirorder.c's lists */
 };
 
 /* Before the fork: everything the child needs (the filter, the socket),
@@ -245,6 +248,11 @@ struct sv_proc *sv_served(struct supervise *s, const struct seccomp_notif *req);
  * rebuilt to send those calls here) */
 void sv_identity_call(struct supervise *s, const struct seccomp_notif *req,
 		      struct seccomp_notif_resp *resp);
+/* supervise_dirorder.c: getdents64 in the run's --dir-order; its lists freed */
+void sv_dirorder_call(struct supervise *s, const struct seccomp_notif *req,
+		      struct seccomp_notif_resp *resp);
+void sv_dirorder_free(struct supervise *s);
+void supervise_set_dir_order(struct supervise *s, int order, uint64_t key);
 void supervise_set_identity(struct supervise *s, const char *release, const char *hostname,
 			    const char *domain, uint64_t memkb, unsigned cpus);
 void sv_warn_pid(int pid, const char *what, int err);

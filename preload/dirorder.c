@@ -19,6 +19,7 @@
 #include <string.h>
 #include "shim.h"
 #include "identity.h"
+#include "hermetic/dirorder.h"
 
 struct dir_list {
 	DIR *d;
@@ -49,29 +50,11 @@ static void *real_sym(void **slot, const char *name)
 #define REAL(name, type) ((type)real_sym(&real_##name, #name))
 static void *real_readdir64, *real_rewinddir, *real_telldir, *real_seekdir, *real_closedir;
 
-static uint64_t name_hash(const char *s, uint64_t key)
-{
-	uint64_t h = 0xcbf29ce484222325ULL ^ key; /* FNV-1a, keyed, then mixed */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h;
-}
-
 static int cmp(const void *pa, const void *pb)
 {
 	const struct dirent64 *a = *(struct dirent64 *const *)pa, *b = *(struct dirent64 *const *)pb;
 
-	if (cmp_order == HM_DIR_SEEDED) {
-		uint64_t ha = name_hash(a->d_name, cmp_key), hb = name_hash(b->d_name, cmp_key);
-
-		if (ha != hb)
-			return ha < hb ? -1 : 1;
-	}
-	return strcmp(a->d_name, b->d_name);
+	return hm_dirorder_cmp(a->d_name, b->d_name, cmp_order == HM_DIR_SEEDED, cmp_key);
 }
 
 static void free_ents(struct dir_list *l)

@@ -166,7 +166,7 @@ for n in $(tac <<<"$names"); do : >"$SHM/$n"; done
 [ "$(stat -f -c %T "$T/ext4")" = ext2/ext3 ] && [ "$(stat -f -c %T "$SHM")" = tmpfs ] ||
 	fail "the directories are on ext4 and tmpfs" "$(stat -f -c %T "$T/ext4" "$SHM" | tr '\n' ' ')"
 LISTERS=("c:$T/probe_dyn" "python:python3 $P/probe.py" "node:node $P/probe.js" "java:java $P/Probe.java"
-	"ls -U:ls -U")
+	"ls -U:ls -U" "go:$T/probe_go")
 for l in "${LISTERS[@]}"; do
 	name=${l%%:*} cmd=${l#*:}
 	listed() { sed -n -e '/^dir /{s/^dir //p;d}' -e '/^f[0-9]/p' | tr '\n' ' '; }
@@ -192,6 +192,13 @@ for l in "${LISTERS[@]}"; do
 		fail "$name: --dir-order sorted" "$s"
 	fi
 done
+
+# One order for every language: a Go binary (the supervisor's getdents64)
+# lists as a C program (the shim's readdir) under one seed.
+g=$(H enroll --seed 11 --dir-order seeded -- "$T/probe_go" "$T/ext4" 2>/dev/null | sed -n 's/^dir //p')
+c=$(H enroll --seed 11 --dir-order seeded -- "$T/probe_dyn" "$SHM" 2>/dev/null | sed -n 's/^dir //p')
+[ -n "$g" ] && [ "$g" = "$c" ] && pass "Go on ext4 and C on tmpfs list one directory's names in one order under one seed" ||
+	fail "Go and C list alike under one seed" "go=$g c=$c"
 
 # --- the journal keeps the identity; replay restores it ---------------------------
 # (every axis pinned: the outside differs in all of them)
