@@ -19,6 +19,7 @@
 #include "supervise.h"
 #include "now.h"
 #include "vclock.h"
+#include "identity.h"
 
 #define DEFAULT_GRACE_NS 2000000000ULL
 
@@ -59,6 +60,7 @@ struct enroll {
 	int foreign[32], n_foreign;
 	int null_fd;
 	struct confine conf; /* the kernel backstop (confine.c) */
+	struct run_identity ident; /* --identity, --dir-order (engine/identity.c) */
 	bool no_supervise; /* --supervise off */
 	bool supervise_nowaits; /* --supervise clock: real monotonic clock and waits */
 	struct supervise sv; /* processes without the shim (supervise.c) */

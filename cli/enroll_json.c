@@ -13,6 +13,7 @@
 #include "util.h"
 #include "cli.h"
 #include "enroll.h"
+#include "enroll_opts.h"
 
 #define EXIT_CANTCREAT 73 /* sysexits EX_CANTCREAT */
 
@@ -279,6 +280,7 @@ void enroll_json_write(struct enroll *e, int code)
 		json_object_object_add(o, "dns_refusals", NULL); /* --clock off: not counted */
 	}
 	json_object_object_add(o, "lag_bound", lag_bound(e));
+	json_object_object_add(o, "identity", enroll_identity_json(e));
 	j = json_object_new_object();
 	json_object_object_add(j, "id", str_or_null(e->journal_id));
 	json_object_object_add(j, "file", str_or_null(e->journal_file));

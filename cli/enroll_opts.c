@@ -42,6 +42,11 @@ static void add_opt(struct enroll *e, const char *name, const char *value)
 	e->opts[e->n_opts++] = (struct enroll_opt){ .name = name, .value = value };
 }
 
+void enroll_add_opt(struct enroll *e, const char *name, const char *value)
+{
+	add_opt(e, name, value);
+}
+
 /* Is there a "--" among argv[from..argc)? */
 static bool dashdash_follows(int argc, char **argv, int from)
 {
@@ -54,7 +59,7 @@ static bool dashdash_follows(int argc, char **argv, int from)
 enum {
 	O_RECORD = 239, O_KEEP_PASSING, O_REPORT, O_JOURNAL_PER_SCOPE, O_CONFINE, O_SUPERVISE,
 	O_CONNECTIONS,
-	O_AUDIT_SYSCALLS, O_RAW_SOCKETS, O_PASS_FD,
+	O_AUDIT_SYSCALLS, O_RAW_SOCKETS, O_PASS_FD, O_IDENTITY, O_DIR_ORDER,
 	O_NETWORK = 256, O_NO_LOOPBACK, O_NO_UNIX, O_ALLOW, O_NO_DAEMON, O_GRACE, O_SEED,
 	O_NOW, O_TICK, O_CLOCK, O_RNG, O_SPIN, O_LAG, O_ASLR,
 	/* boundary options (hm_boundary_set) from here on */
@@ -97,6 +102,8 @@ static const struct option opts[] = {
 	{ "report", required_argument, NULL, O_REPORT },
 	{ "connections", required_argument, NULL, O_CONNECTIONS },
 	{ "audit-syscalls", no_argument, NULL, O_AUDIT_SYSCALLS },
+	{ "identity", required_argument, NULL, O_IDENTITY },
+	{ "dir-order", required_argument, NULL, O_DIR_ORDER },
 	{ "help", no_argument, NULL, 'h' },
 	{},
 };
@@ -140,6 +147,10 @@ static void take_option(struct enroll *e, int c, const char *name, int argc, cha
 		break;
 	case O_AUDIT_SYSCALLS:
 		e->audit_syscalls = true;
+		break;
+	case O_IDENTITY:
+	case O_DIR_ORDER:
+		enroll_identity_option(e, name, optarg);
 		break;
 	case O_NO_LOOPBACK:
 		e->cfg.loopback = false;

@@ -14,6 +14,21 @@ void bad_usage(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 
  * die through bad_usage). */
 void enroll_resolve_allow(struct enroll *e, const char *spec);
 
+/* Record an option for the journal (enroll_opts.c). */
+void enroll_add_opt(struct enroll *e, const char *name, const char *value);
+
+/* enroll_identity.c: --identity and --dir-order into e; the plan before
+ * the fork (after confine_prepare); the report's "identity" object. */
+void enroll_identity_option(struct enroll *e, const char *name, const char *arg);
+void enroll_identity_prepare(struct enroll *e);
+void enroll_identity_supervise(struct enroll *e);
+struct json_object;
+struct json_object *enroll_identity_json(const struct enroll *e);
+/* hermetic status: where --identity's axes come from for a run started
+ * here (here: confine_prepare's plan for such a run) */
+struct confine;
+struct json_object *enroll_identity_status_json(const struct confine *here);
+
 /* enroll_usage.c: enroll --help, on f. */
 void enroll_usage(FILE *f);
 

@@ -22,7 +22,14 @@ enum {
 	HUNT_AX_ENTROPY = 1 << 0, /* the seed of every random byte */
 	HUNT_AX_CLOCK = 1 << 1, /* the virtual clock's start (--now) */
 	HUNT_AX_TICK = 1 << 2, /* the clock's advance per busy reading (--tick) */
+	HUNT_AX_IDENTITY = 1 << 3, /* the machine: CPU count and time zone (--identity) */
+	/* the identity's two parts, as causes (never in --vary) */
+	HUNT_AX_ID_CPUS = 1 << 4,
+	HUNT_AX_ID_TZ = 1 << 5,
 };
+/* What cause analysis varies one at a time: entropy, clock, tick, the
+ * identity's CPU count, its time zone. */
+#define HUNT_CAUSES 5
 #define HUNT_AX_DEFAULT (HUNT_AX_ENTROPY | HUNT_AX_CLOCK)
 #define HUNT_MAX_SEEDS 8 /* seeds listed per failure */
 #define HUNT_LINE 256
@@ -34,6 +41,8 @@ struct hunt_settings {
 	int64_t now_ns;
 	uint64_t tick_ns; /* 0 with tick_set false: enroll's default */
 	bool tick_set;
+	unsigned id_cpus; /* 0: no --identity (identity not varied) */
+	char id_tz[48];
 };
 
 enum hunt_kind {
@@ -69,7 +78,7 @@ struct hunt_cause {
 	bool done;
 	uint64_t index; /* the try it analysed */
 	unsigned verified, verify_runs; /* reruns that failed the same way */
-	unsigned flips[3], tried[3]; /* per axis (entropy, clock, tick): passing variants */
+	unsigned flips[HUNT_CAUSES], tried[HUNT_CAUSES]; /* per axis (HUNT_CAUSES): passing variants */
 	int state; /* 1: an earlier passing try fails now; 0: it passes; -1: not checked */
 	char flipped_at[HUNT_LINE]; /* a clock variant that passed, "" */
 	char cause[1024]; /* one line: "randomness (entropy)", ... */
@@ -174,6 +183,8 @@ void hunt_cwd_new(struct hunt *h, char **before);
 
 /* hunt_report.c */
 /* "hermetic enroll --seed S --now T [--tick K] -- CMD", shell-quoted */
+/* hunt_axes.c: the try's --identity SPEC, "" for none */
+void hunt_identity_spec(const struct hunt_settings *s, char *buf, size_t size);
 void hunt_repro(const struct hunt *h, const struct hunt_settings *s, char *buf, size_t size);
 void hunt_quote(const char *arg, char *buf, size_t size);
 /* ISO 8601 UTC, what --now takes */

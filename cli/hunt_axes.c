@@ -31,7 +31,14 @@ static struct dst {
 } dst[MAX_DST];
 static size_t n_dst;
 
-static const char *const axis_names[] = { "entropy", "clock", "tick" };
+static const char *const axis_names[] = { "entropy", "clock", "tick", "identity" };
+
+/* --vary identity: one CPU or the machine's many (at least two), and a zone
+ * west of, at or far east of UTC (Kiritimati: +14, where today is already
+ * tomorrow everywhere else). */
+static const char *const zones[] = { "UTC", "Asia/Tokyo", "Pacific/Kiritimati",
+				     "America/New_York", "America/Los_Angeles", "Europe/Berlin" };
+static unsigned many_cpus = 2;
 
 uint64_t hunt_mix(uint64_t a, uint64_t b)
 {
@@ -55,10 +62,10 @@ int hunt_axes_parse(const char *list, unsigned *ret, char *why, size_t size)
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		size_t i;
 
-		if (!strcmp(tok, "sched") || !strcmp(tok, "identity")) {
+		if (!strcmp(tok, "sched")) {
 			snprintf(why, size,
 				 "--vary %s: this build of hermetic has no %s axis yet (it comes "
-				 "with --%s); axes here: entropy, clock, tick",
+				 "with --%s); axes here: entropy, clock, tick, identity",
 				 tok, tok, tok);
 			return -EOPNOTSUPP;
 		}
@@ -66,14 +73,14 @@ int hunt_axes_parse(const char *list, unsigned *ret, char *why, size_t size)
 			if (!strcmp(tok, axis_names[i]))
 				break;
 		if (i == ARRAY_SIZE(axis_names)) {
-			snprintf(why, size, "--vary %s: unknown axis '%s' (entropy, clock, tick)",
+			snprintf(why, size, "--vary %s: unknown axis '%s' (entropy, clock, tick, identity)",
 				 list, tok);
 			return -EINVAL;
 		}
 		axes |= 1u << i;
 	}
 	if (!axes) {
-		snprintf(why, size, "--vary: no axis given (entropy, clock, tick)");
+		snprintf(why, size, "--vary: no axis given (entropy, clock, tick, identity)");
 		return -EINVAL;
 	}
 	*ret = axes;
@@ -131,6 +138,9 @@ void hunt_axes_init(struct hunt *h)
 	} else {
 		snprintf(h->zone, sizeof(h->zone), "UTC");
 	}
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	many_cpus = cpus > 2 ? (unsigned)cpus : 2;
 	n_dst = 0;
 	find_dst(NULL, h->zone, from, to);
 	if (strcmp(h->zone, "America/New_York"))
@@ -205,6 +215,20 @@ void hunt_draw(const struct hunt *h, uint64_t index, struct hunt_settings *ret)
 		ret->tick_ns = ticks[hunt_mix(k, 4) % ARRAY_SIZE(ticks)];
 		ret->tick_set = true;
 	}
+	ret->id_cpus = 0;
+	ret->id_tz[0] = 0;
+	if (h->vary & HUNT_AX_IDENTITY) {
+		ret->id_cpus = hunt_mix(k, 5) % 2 ? 1 : many_cpus;
+		snprintf(ret->id_tz, sizeof(ret->id_tz), "%s",
+			 zones[hunt_mix(k, 6) % ARRAY_SIZE(zones)]);
+	}
+}
+
+void hunt_identity_spec(const struct hunt_settings *s, char *buf, size_t size)
+{
+	buf[0] = 0;
+	if (s->id_cpus)
+		snprintf(buf, size, "cpus=%u,tz=%s", s->id_cpus, s->id_tz);
 }
 
 size_t hunt_variants(const struct hunt *h, const struct hunt_settings *s, uint64_t index,
@@ -224,6 +248,22 @@ size_t hunt_variants(const struct hunt *h, const struct hunt_settings *s, uint64
 		for (size_t i = 0; i < ARRAY_SIZE(shifts) && n < max; i++) {
 			out[n] = *s;
 			out[n++].now_ns = s->now_ns + shifts[i] * NS;
+		}
+	} else if (axis == HUNT_AX_ID_CPUS && s->id_cpus) {
+		const unsigned counts[] = { 1, 2, many_cpus };
+
+		for (size_t i = 0; i < ARRAY_SIZE(counts) && n < max; i++) {
+			if (counts[i] == s->id_cpus || (i == 2 && many_cpus == 2))
+				continue;
+			out[n] = *s;
+			out[n++].id_cpus = counts[i];
+		}
+	} else if (axis == HUNT_AX_ID_TZ && s->id_cpus) {
+		for (size_t i = 0; i < ARRAY_SIZE(zones) && n < max; i++) {
+			if (!strcmp(zones[i], s->id_tz))
+				continue;
+			out[n] = *s;
+			snprintf(out[n++].id_tz, sizeof(out[0].id_tz), "%s", zones[i]);
 		}
 	} else if (axis == HUNT_AX_TICK) {
 		for (size_t i = 0; i < ARRAY_SIZE(ticks) && n < max; i++) {

@@ -24,7 +24,7 @@
 enum role {
 	VERIFY,
 	AXIS0,
-	STATE = AXIS0 + 3
+	STATE = AXIS0 + HUNT_CAUSES
 };
 
 struct rerun {
@@ -32,7 +32,8 @@ struct rerun {
 	int role; /* VERIFY, AXIS0 + axis bit index, STATE */
 };
 
-static const unsigned axes[3] = { HUNT_AX_ENTROPY, HUNT_AX_CLOCK, HUNT_AX_TICK };
+static const unsigned axes[HUNT_CAUSES] = { HUNT_AX_ENTROPY, HUNT_AX_CLOCK, HUNT_AX_TICK,
+					    HUNT_AX_ID_CPUS, HUNT_AX_ID_TZ };
 
 static void free_names(char **names)
 {
@@ -129,6 +130,13 @@ static void name_cause(const struct hunt *h, struct hunt_group *g)
 	if (c->flips[2])
 		SAY("%sthe clock's tick: %u of %u other ticks pass", used ? "; " : "", c->flips[2],
 		    c->tried[2]);
+	if (c->flips[3])
+		SAY("%sthe machine's CPU count (identity (cpus)): fails with %u CPU%s; %u of %u "
+		    "other counts pass", used ? "; " : "", g->first->s.id_cpus,
+		    g->first->s.id_cpus == 1 ? "" : "s", c->flips[3], c->tried[3]);
+	if (c->flips[4])
+		SAY("%sthe time zone (identity (time zone)): fails in %s; %u of %u other zones pass",
+		    used ? "; " : "", g->first->s.id_tz, c->flips[4], c->tried[4]);
 	if (!used)
 		SAY("none of the axes: fails whatever the seed, clock and tick (a constant "
 		    "failure, or something outside the run)");
@@ -138,7 +146,7 @@ static void name_cause(const struct hunt *h, struct hunt_group *g)
 void hunt_analyse(struct hunt *h)
 {
 	size_t n_groups = h->n_groups < MAX_ANALYSED ? h->n_groups : MAX_ANALYSED;
-	size_t max = n_groups * (h->verify + 3 * MAX_VARIANTS + 1), n = 0;
+	size_t max = n_groups * (h->verify + HUNT_CAUSES * MAX_VARIANTS + 1), n = 0;
 	_cleanup_free_ struct hunt_try *tries = calloc(max ? max : 1, sizeof(*tries));
 	_cleanup_free_ struct rerun *what = calloc(max ? max : 1, sizeof(*what));
 
@@ -152,7 +160,7 @@ void hunt_analyse(struct hunt *h)
 			tries[n].s = f->s;
 			what[n++] = (struct rerun){ g, VERIFY };
 		}
-		for (int a = 0; a < 3; a++) {
+		for (int a = 0; a < HUNT_CAUSES; a++) {
 			size_t k = hunt_variants(h, &f->s, f->index, axes[a], v, MAX_VARIANTS);
 
 			for (size_t i = 0; i < k; i++) {

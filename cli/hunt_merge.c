@@ -132,7 +132,7 @@ static int cause_line(struct hunt *h, json_object *o)
 	l->c.state = (int)get_int(o, "state", -1);
 	if (json_object_object_get_ex(o, "flips", &fl) &&
 	    json_object_object_get_ex(o, "tried", &tr))
-		for (size_t a = 0; a < 3; a++) {
+		for (size_t a = 0; a < HUNT_CAUSES; a++) {
 			l->c.flips[a] =
 				(unsigned)json_object_get_int(json_object_array_get_idx(fl, a));
 			l->c.tried[a] =

@@ -66,13 +66,16 @@ static void append_cmd(char **argv, char *buf, size_t size)
 
 void hunt_repro(const struct hunt *h, const struct hunt_settings *s, char *buf, size_t size)
 {
-	char now[64];
+	char now[64], ident[96];
 
 	hunt_format_now(s->now_ns, now, sizeof(now));
 	snprintf(buf, size, "hermetic enroll --seed %" PRIu64 " --now %s", s->seed, now);
 	if (s->tick_set)
 		snprintf(buf + strlen(buf), size - strlen(buf), " --tick %" PRIu64 "ns",
 			 s->tick_ns);
+	hunt_identity_spec(s, ident, sizeof(ident));
+	if (ident[0])
+		snprintf(buf + strlen(buf), size - strlen(buf), " --identity %s", ident);
 	snprintf(buf + strlen(buf), size - strlen(buf), " --");
 	append_cmd(h->argv, buf, size);
 }
@@ -243,6 +246,7 @@ int hunt_report_write(const struct hunt *h, const char *path)
 	r = put_line(f, o);
 	for (size_t i = 0; i < h->n_tries && !r; i++) {
 		const struct hunt_try *t = &h->tries[i];
+		char ident[96];
 
 		if (!t->done)
 			continue;
@@ -256,6 +260,8 @@ int hunt_report_write(const struct hunt *h, const char *path)
 		json_object_object_add(o, "now_ns", json_object_new_int64(t->s.now_ns));
 		json_object_object_add(o, "tick_ns",
 				       t->s.tick_set ? json_object_new_uint64(t->s.tick_ns) : NULL);
+		hunt_identity_spec(&t->s, ident, sizeof(ident));
+		json_object_object_add(o, "identity", str_or_null(ident));
 		json_object_object_add(o, "kind",
 				       json_object_new_string(hunt_kind_name(t->r.kind)));
 		json_object_object_add(o, "exit_status", json_object_new_int(t->r.status));
@@ -275,7 +281,7 @@ int hunt_report_write(const struct hunt *h, const char *path)
 			json_object_put(tr);
 			continue;
 		}
-		for (int a = 0; a < 3; a++) {
+		for (int a = 0; a < HUNT_CAUSES; a++) {
 			json_object_array_add(fl, json_object_new_int((int)c->flips[a]));
 			json_object_array_add(tr, json_object_new_int((int)c->tried[a]));
 		}

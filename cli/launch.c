@@ -27,6 +27,7 @@
 #include "enroll.h"
 #include "supervise.h"
 #include "phases.h"
+#include "enroll_opts.h"
 
 /* What the child reports on its error pipe before it gives up. */
 enum { LAUNCH_EXEC = 1, LAUNCH_ADOPT = 2, LAUNCH_CONFINE = 3 };
@@ -133,6 +134,11 @@ static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_
 	/* No network socket made outside the run crosses into it unasked. */
 	if ((err = enroll_drop_foreign_sockets(e)) < 0) {
 		report(err_fd, LAUNCH_CONFINE, -err, "put /dev/null over an inherited socket");
+		_exit(EXIT_INTERNAL);
+	}
+	/* The machine it is told of (--identity), while it may still mount. */
+	if ((err = identity_child(&e->ident, &msg)) < 0) {
+		report(err_fd, LAUNCH_CONFINE, -err, msg);
 		_exit(EXIT_INTERNAL);
 	}
 	/* In the run now: its kernel backstop before the first instruction. */
@@ -267,6 +273,7 @@ void enroll_launch(struct enroll *e)
 		die(EXIT_INTERNAL, "cannot confine the run: %s", e->conf.refuse);
 	if (e->conf.on && e->conf.root && !e->no_daemon && e->cfg.clock_virtual)
 		hide_clock_dir(e);
+	enroll_identity_prepare(e);
 	cli_phase("confine-prep");
 	/* Waits are virtual where hermeticd's keeper moves the clock, unless
 	 * --supervise clock keeps them real (docs/static.md). */
@@ -276,6 +283,7 @@ void enroll_launch(struct enroll *e)
 											     : NULL,
 			      e->clock.vc, !e->supervise_nowaits && !e->no_daemon, e->cfg.tick_ns, &err) < 0)
 		die(EXIT_INTERNAL, "%s", err.msg);
+	enroll_identity_supervise(e);
 	cli_phase("supervise-prep");
 	e->child = -1;
 	if (enroll_signals_take(e))

@@ -275,7 +275,7 @@ static bool run_option(const char *name)
 	static const char *const names[] = {
 		"allow", "no-daemon", "grace", "fs", "temp-parent", "no-chdir", "env",
 		"unset", "scrub-env", "keep-env", "print-boundary", "stragglers", "keep-root",
-		"lag-bound",
+		"lag-bound", "identity", "dir-order",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)

@@ -36,6 +36,31 @@ static void warn_differs(const char *what, const char *then, const char *now)
 	       now ? "'" : "");
 }
 
+/* What the journal's --identity pins, replay restores (docs/identity.md):
+ * the time zone (tz=: TZ and /etc/localtime) and the locale (locale=:
+ * LANG, LC_ALL, LANGUAGE) are the recorded run's whatever this machine's. */
+static bool identity_pins(const struct hm_journal *j, const char *what)
+{
+	const char *axis = !strcmp(what, "time zone") || !strcmp(what, "TZ") ? "tz="
+			   : !strcmp(what, "LANG") || !strcmp(what, "LANGUAGE") ||
+					   !strncmp(what, "LC_", 3)
+				   ? "locale="
+				   : NULL;
+
+	for (size_t i = 0; axis && j->has_config && i < j->config.n_opts; i++) {
+		const char *v = j->config.opts[i].value;
+
+		if (strcmp(j->config.opts[i].key, "identity") || !v)
+			continue;
+		if (!strcmp(v, "fixed"))
+			return true;
+		for (const char *p = v; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+			if (!strncmp(p, axis, strlen(axis)))
+				return true;
+	}
+	return false;
+}
+
 static void warn_fingerprint(const struct hm_journal *j)
 {
 	static const struct {
@@ -61,7 +86,8 @@ static void warn_fingerprint(const struct hm_journal *j)
 		const char *b = hm_journal_fp_get(&now, fields[i].key);
 
 		/* A recording outside a working tree says nothing about commits. */
-		if (!strcmp(fields[i].key, HM_FP_GIT_COMMIT) && !a)
+		if ((!strcmp(fields[i].key, HM_FP_GIT_COMMIT) && !a) ||
+		    identity_pins(j, fields[i].what))
 			continue;
 		warn_differs(fields[i].what, a, b);
 	}
@@ -69,7 +95,7 @@ static void warn_fingerprint(const struct hm_journal *j)
 	for (size_t i = 0; i < rec->n_env; i++) {
 		const char *k = rec->env[i].key;
 
-		if (hm_journal_env_keeps_value(k))
+		if (hm_journal_env_keeps_value(k) && !identity_pins(j, k))
 			warn_differs(k, rec->env[i].value, env_get(environ, k));
 	}
 	for (char **e = environ; *e; e++) {
@@ -80,7 +106,7 @@ static void warn_fingerprint(const struct hm_journal *j)
 		if (n >= sizeof(name))
 			continue;
 		snprintf(name, sizeof(name), "%.*s", (int)n, *e);
-		if (!hm_journal_env_keeps_value(name))
+		if (!hm_journal_env_keeps_value(name) || identity_pins(j, name))
 			continue;
 		for (size_t k = 0; k < rec->n_env; k++)
 			recorded |= !strcmp(rec->env[k].key, name);

@@ -12,6 +12,7 @@
 static struct confine here;
 #include "supervise.h"
 #include "enroll.h"
+#include "enroll_opts.h"
 
 static void usage(FILE *f)
 {
@@ -104,6 +105,7 @@ int cmd_status(int argc, char **argv)
 			json_object_object_add(sv, "error", json_object_new_string(why));
 		json_object_object_add(o, "supervisor", sv);
 	}
+	json_object_object_add(o, "identity", enroll_identity_status_json(&here));
 	if (json) {
 		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
 		json_object_put(o);
@@ -157,6 +159,12 @@ int cmd_status(int argc, char **argv)
 		if (json_object_object_get_ex(v, "error", &err))
 			printf(" (%s)", json_object_get_string(err));
 		putchar('\n');
+	}
+	if (json_object_object_get_ex(o, "identity", &v)) {
+		json_object *k;
+
+		json_object_object_get_ex(v, "kernel", &k);
+		printf("--identity of a run started here: %s\n", json_object_get_string(k));
 	}
 	if (json_object_object_get_ex(o, "runs", &v)) {
 		size_t nr = json_object_array_length(v);

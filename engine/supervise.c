@@ -16,6 +16,11 @@
  * before the exec goes on, so that it stops at the exec's end, before its
  * first instruction (supervise_exec.c). Forks are never stopped.
  *
+ * uname, sysinfo and sched_getaffinity, where --identity pins the kernel
+ * release, the memory size or a CPU count above the machine's (which only
+ * the shim says otherwise), from low code only,
+ * like timed waits: supervise_identity.c answers a supervised process.
+ *
  * A getrandom: answered from the caller's seeded stream if its process is
  * one we set up at its exec, else it goes on to the kernel
  * (SECCOMP_USER_NOTIF_FLAG_CONTINUE: the shim's processes lose nothing but
@@ -66,6 +71,10 @@
 #define NR_SELECT 23
 #define NR_PSELECT6 270
 #define NR_PPOLL 271
+#define NR_UNAME 63
+#define NR_SYSINFO 99
+#define NR_SCHED_GETAFFINITY 204
+#define NR_GETDENTS64 217
 #define X32_BIT 0x40000000u
 #define GRND_ALL 0x7u /* NONBLOCK | RANDOM | INSECURE */
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS /* Linux 6.6; Debian 12's headers are older */
@@ -85,13 +94,18 @@
 /* Jump offsets from instruction at to label l (BPF jumps go forward). */
 #define TO(l, at) ((l) - (at)-1)
 enum {
-	L_GR = 15, L_EP = 17, L_PL = 20, L_PP = 23, L_SL = 27, L_FX = 33, L_FXT = 37,
-	L_LOW = 41, L_ALLOW = 43, L_NOTIF = 44
+	L_GR = 19, L_EP = 21, L_PL = 24, L_PP = 27, L_SL = 31, L_FX = 37, L_FXT = 41,
+	L_LOW = 45, L_ALLOW = 47, L_NOTIF = 48
 };
 
 static void build_filter(struct supervise *s)
 {
 	uint32_t w = s->waits ? 0 : NEVER;
+	/* uname, sysinfo and sched_getaffinity only where --identity pins
+	 * what they say and the kernel cannot (supervise_identity.c), and
+	 * getdents64 under --dir-order (supervise_dirorder.c) */
+	uint32_t u = s->id.release[0] ? 0 : NEVER, m = s->id.memkb ? 0 : NEVER;
+	uint32_t a = s->id.cpus ? 0 : NEVER, g = s->id.dir_order ? 0 : NEVER;
 	struct sock_filter f[] = {
 		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, TO(L_ALLOW, 1)),
@@ -99,56 +113,61 @@ static void build_filter(struct supervise *s)
 		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_EXECVE, TO(L_NOTIF, 3), 0),
 		/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_EXECVEAT, TO(L_NOTIF, 4), 0),
 		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_GETRANDOM, TO(L_GR, 5), 0),
-		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_NANOSLEEP, TO(L_LOW, 6), 0),
-		/* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_CLOCK_NANOSLEEP, TO(L_LOW, 7), 0),
-		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_EPOLL_WAIT, TO(L_EP, 8), 0),
-		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_EPOLL_PWAIT, TO(L_EP, 9), 0),
-		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_POLL, TO(L_PL, 10), 0),
-		/* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_PPOLL, TO(L_PP, 11), 0),
-		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_SELECT, TO(L_SL, 12), 0),
-		/* 13 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_PSELECT6, TO(L_SL, 13), 0),
-		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_FUTEX, TO(L_FX, 14), TO(L_ALLOW, 14)),
-		/* 15 L_GR: getrandom; the announcement goes straight to the kernel */
+		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, u | NR_UNAME, TO(L_LOW, 6), 0),
+		/* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, m | NR_SYSINFO, TO(L_LOW, 7), 0),
+		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, a | NR_SCHED_GETAFFINITY, TO(L_LOW, 8), 0),
+		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, g | NR_GETDENTS64, TO(L_LOW, 9), 0),
+		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_NANOSLEEP, TO(L_LOW, 10), 0),
+		/* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_CLOCK_NANOSLEEP, TO(L_LOW, 11), 0),
+		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_EPOLL_WAIT, TO(L_EP, 12), 0),
+		/* 13 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_EPOLL_PWAIT, TO(L_EP, 13), 0),
+		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_POLL, TO(L_PL, 14), 0),
+		/* 15 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_PPOLL, TO(L_PP, 15), 0),
+		/* 16 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_SELECT, TO(L_SL, 16), 0),
+		/* 17 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_PSELECT6, TO(L_SL, 17), 0),
+		/* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, w | NR_FUTEX, TO(L_FX, 18), TO(L_ALLOW, 18)),
+		/* 19 L_GR: getrandom; the announcement goes straight to the kernel */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
-		/* 16 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HM_SHIM_HELLO_FLAGS, TO(L_ALLOW, 16), TO(L_NOTIF, 16)),
-		/* 17 L_EP: epoll: a timeout of 0 polls, a negative one has no deadline */
+		/* 20 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HM_SHIM_HELLO_FLAGS, TO(L_ALLOW, 20), TO(L_NOTIF, 20)),
+		/* 21 L_EP: epoll: a timeout of 0 polls, a negative one has no deadline */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
-		/* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 18), 0),
-		/* 19 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, TO(L_ALLOW, 19), TO(L_LOW, 19)),
-		/* 20 L_PL: poll with a timeout above 0 (of descriptors, or none: a
+		/* 22 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 22), 0),
+		/* 23 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, TO(L_ALLOW, 23), TO(L_LOW, 23)),
+		/* 24 L_PL: poll with a timeout above 0 (of descriptors, or none: a
 		 * sleep) */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
-		/* 21 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 21), 0),
-		/* 22 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, TO(L_ALLOW, 22), TO(L_LOW, 22)),
-		/* 23 L_PP: ppoll with a timeout (the supervisor lets one with a
+		/* 25 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 25), 0),
+		/* 26 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, TO(L_ALLOW, 26), TO(L_LOW, 26)),
+		/* 27 L_PP: ppoll with a timeout (the supervisor lets one with a
 		 * signal mask go to the kernel) */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
-		/* 24 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 24)),
-		/* 25 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2]) + 4),
-		/* 26 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 26), TO(L_LOW, 26)),
-		/* 27 L_SL: select or pselect6 of no descriptors, with a timeout */
+		/* 28 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 28)),
+		/* 29 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2]) + 4),
+		/* 30 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 30), TO(L_LOW, 30)),
+		/* 31 L_SL: select or pselect6 of no descriptors, with a timeout */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-		/* 28 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_ALLOW, 28)),
-		/* 29 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[4])),
-		/* 30 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 30)),
-		/* 31 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[4]) + 4),
-		/* 32 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 32), TO(L_LOW, 32)),
-		/* 33 L_FX: futex: FUTEX_WAIT or FUTEX_WAIT_BITSET (whatever the
+		/* 32 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_ALLOW, 32)),
+		/* 33 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[4])),
+		/* 34 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 34)),
+		/* 35 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[4]) + 4),
+		/* 36 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 36), TO(L_LOW, 36)),
+		/* 37 L_FX: futex: FUTEX_WAIT or FUTEX_WAIT_BITSET (whatever the
 		 * PRIVATE and CLOCK_REALTIME bits), with a timeout; a wait
 		 * without one (a plain mutex) never comes here */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-		/* 34 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~(uint32_t)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME)),
-		/* 35 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT, TO(L_FXT, 35), 0),
-		/* 36 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT_BITSET, 0, TO(L_ALLOW, 36)),
-		/* 37 L_FXT */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
-		/* 38 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 38)),
-		/* 39 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3]) + 4),
-		/* 40 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 40), TO(L_LOW, 40)),
-		/* 41 L_LOW: a timed wait: from low code only */
+		/* 38 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~(uint32_t)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME)),
+		/* 39 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT, TO(L_FXT, 39), 0),
+		/* 40 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT_BITSET, 0, TO(L_ALLOW, 40)),
+		/* 41 L_FXT */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
+		/* 42 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO(L_LOW, 42)),
+		/* 43 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3]) + 4),
+		/* 44 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_ALLOW, 44), TO(L_LOW, 44)),
+		/* 45 L_LOW: a timed wait, uname, sysinfo, sched_getaffinity,
+		 * getdents64: from low code only */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, IP_HI),
-		/* 42 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_NOTIF, 42), TO(L_ALLOW, 42)),
-		/* 43 L_ALLOW */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		/* 44 L_NOTIF */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		/* 46 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(L_NOTIF, 46), TO(L_ALLOW, 46)),
+		/* 47 L_ALLOW */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* 48 L_NOTIF */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
 	};
 
 	_Static_assert(ARRAY_SIZE(f) <= SV_MAX_INSNS, "filter too long");
@@ -281,6 +300,26 @@ int supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock,
 	s->debug = s->debug_waits || (getenv("HERMETIC_DEBUG") && strstr(getenv("HERMETIC_DEBUG"), "supervise"));
 	s->want = true;
 	return 0;
+}
+
+void supervise_set_dir_order(struct supervise *s, int order, uint64_t key)
+{
+	s->id.dir_order = order;
+	s->id.dir_key = key;
+	if (s->want)
+		build_filter(s); /* before the fork: the child installs it */
+}
+
+void supervise_set_identity(struct supervise *s, const char *release, const char *hostname,
+			    const char *domain, uint64_t memkb, unsigned cpus)
+{
+	s->id.cpus = cpus;
+	snprintf(s->id.release, sizeof(s->id.release), "%s", release);
+	snprintf(s->id.hostname, sizeof(s->id.hostname), "%s", hostname);
+	snprintf(s->id.domain, sizeof(s->id.domain), "%s", domain);
+	s->id.memkb = memkb;
+	if (s->want)
+		build_filter(s); /* before the fork: the child installs it */
 }
 
 /* ---- what this machine allows (hermetic status) ---- */
@@ -424,6 +463,7 @@ void supervise_finish(struct supervise *s)
 		       (unsigned long long)s->vc->external, (unsigned long long)s->vc->lag_fires);
 	supervise_wait_stop(s);
 	sv_threads_clear(s);
+	sv_dirorder_free(s);
 	if (s->page_fd >= 0)
 		close(s->page_fd);
 	s->page_fd = -1;
@@ -560,7 +600,7 @@ static struct sv_proc *inherit(struct supervise *s, int tgid, int ppid, int dept
 /* The process notification req is from, if it is one we serve (its pid
  * not reused since), or NULL. Known threads are not looked up again
  * (supervise_threads.c). */
-static struct sv_proc *served(struct supervise *s, const struct seccomp_notif *req)
+struct sv_proc *sv_served(struct supervise *s, const struct seccomp_notif *req)
 {
 	int tid = (int)req->pid, ppid = 0, tgid;
 	struct sv_proc *p;
@@ -683,7 +723,7 @@ static void on_getrandom(struct supervise *s, const struct seccomp_notif *req,
 	const struct seccomp_data *d = &req->data;
 	uint64_t len = d->args[1], done = 0;
 	uint8_t buf[16384];
-	struct sv_proc *p = served(s, req);
+	struct sv_proc *p = sv_served(s, req);
 
 	if (!p || !p->rng_on) {
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
@@ -733,6 +773,14 @@ void supervise_notify(struct supervise *s)
 	case NR_GETRANDOM:
 		on_getrandom(s, s->req, s->resp);
 		break;
+	case NR_UNAME:
+	case NR_SYSINFO:
+	case NR_SCHED_GETAFFINITY:
+		sv_identity_call(s, s->req, s->resp);
+		break;
+	case NR_GETDENTS64:
+		sv_dirorder_call(s, s->req, s->resp);
+		break;
 	case NR_NANOSLEEP:
 	case NR_CLOCK_NANOSLEEP:
 	case NR_EPOLL_WAIT:
@@ -742,7 +790,7 @@ void supervise_notify(struct supervise *s)
 	case NR_SELECT:
 	case NR_PSELECT6:
 	case NR_FUTEX: {
-		struct sv_proc *p = served(s, s->req);
+		struct sv_proc *p = sv_served(s, s->req);
 
 		if (!p || !p->vmono)
 			s->resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;

@@ -153,6 +153,16 @@ struct supervise {
 	/* what happened, for the summary */
 	uint64_t execs, supervised, refused, entropy_calls;
 	char off_why[160]; /* why not on, when wanted */
+	/* --identity: what uname and sysinfo say to supervised processes
+	 * ("" and 0: the machine's; supervise_identity.c) */
+	struct {
+		char release[65], hostname[65], domain[65];
+		uint64_t memkb;
+		unsigned cpus; /* a count above the machine's, or 0 */
+		int dir_order; /* 0 host, 1 sorted, 2 seeded (enum identity_dir_order) */
+		uint64_t dir_key;
+	} id;
+	void *dirs; /* supervise_dirorder.c's lists */
 };
 
 /* Before the fork: everything the child needs (the filter, the socket),
@@ -231,6 +241,20 @@ enum sv_kind sv_classify(int fd);
 int sv_open_target(const struct seccomp_notif *req, char *path, size_t size);
 /* Whether that image's environment loads the shim (LD_PRELOAD names it). */
 bool sv_env_has_shim(const struct seccomp_notif *req);
+/* supervise.c: the process a notification is from, if we serve it */
+struct sv_proc *sv_served(struct supervise *s, const struct seccomp_notif *req);
+/* supervise_identity.c: --identity's uname and sysinfo for supervised
+ * processes; the identity set after supervise_prepare (the filter is
+ * rebuilt to send those calls here) */
+void sv_identity_call(struct supervise *s, const struct seccomp_notif *req,
+		      struct seccomp_notif_resp *resp);
+/* supervise_dirorder.c: getdents64 in the run's --dir-order; its lists freed */
+void sv_dirorder_call(struct supervise *s, const struct seccomp_notif *req,
+		      struct seccomp_notif_resp *resp);
+void sv_dirorder_free(struct supervise *s);
+void supervise_set_dir_order(struct supervise *s, int order, uint64_t key);
+void supervise_set_identity(struct supervise *s, const char *release, const char *hostname,
+			    const char *domain, uint64_t memkb, unsigned cpus);
 void sv_warn_pid(int pid, const char *what, int err);
 void sv_warn_path(int pid, const char *exe, const char *what, int err);
 
