@@ -307,7 +307,11 @@ if gobuild 0 gorecord.go gorecord; then
 		timeout 120 "$HERMETIC" replay "$J" >"$T/gorep.out" 2>"$T/gorep.err"
 	fi
 	timeout 120 "$HERMETIC" enroll --seed 8 --now "$NOW" -- "$T/gorecord" >"$T/gorec8.out" 2>/dev/null
-	if [ -n "$J" ] && grep -q "^since 2.000001s$" "$T/gorec.out" && grep -q "^rand [0-9a-f]\{32\}$" "$T/gorec.out" &&
+	# (time.Since is 2.000001s, or 2.000163s when the runtime's sysmon had
+	# backed off to a 160 us sleep before main slept, which then moved the
+	# clock and left the netpoller's 1 ms rounding: docs/static.md, "Known
+	# differences". What is checked here is that replay repeats it.)
+	if [ -n "$J" ] && grep -q "^since 2\.000[0-9]*s$" "$T/gorec.out" && grep -q "^rand [0-9a-f]\{32\}$" "$T/gorec.out" &&
 		cmp -s "$T/gorec.out" "$T/gorep.out" && ! cmp -s "$T/gorec.out" "$T/gorec8.out"; then
 		pass "Go: record then replay prints the same clock, crypto/rand, math/rand and time.Since"
 	else
