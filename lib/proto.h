@@ -57,6 +57,7 @@ enum hm_msg_type {
 	HM_REQ_RUN_RECLAIM = 16, /* hm_run_ref, after a daemon restart -> HM_REP_RECLAIM */
 	HM_REQ_RUN_CLOCK = 17, /* no payload, from a process of a run -> HM_REP_CLOCK (+ page fd) */
 	HM_REQ_RUN_CONNS = 24, /* hm_run_ref, a HM_RUN_CONNLOG run -> HM_REP_CONNS */
+	HM_REQ_RUN_SCHED = 25, /* hm_run_sched -> HM_REP_OK */
 	/* replies */
 	HM_REP_OK = 100,
 	HM_REP_ERROR = 101, /* hm_error */
@@ -129,6 +130,17 @@ struct hm_run_create {
 
 struct hm_run_ref {
 	uint64_t run_id;
+};
+
+/* HM_REQ_RUN_SCHED (enroll --sched chaos:SEED): perturb the schedule of
+ * the peer's own run by seed (daemon/chaos.c, docs/scheduling.md). */
+#define HM_SCHED_CHAOS 1u
+
+struct hm_run_sched {
+	uint64_t run_id;
+	uint64_t seed;
+	uint32_t mode; /* HM_SCHED_CHAOS */
+	uint32_t pad; /* 0 */
 };
 
 #define HM_END_KEEP 0x1u /* leave remaining processes; remove when empty */
