@@ -6,6 +6,7 @@
  */
 #include <inttypes.h>
 #include "util.h"
+#include "config.h"
 #include "cli.h"
 #include "enroll.h"
 #include "enroll_opts.h"
@@ -63,6 +64,13 @@ void enroll_sched_start(struct enroll *e)
 	if (!e->sched.seed_set)
 		e->sched.seed = e->cfg.seed; /* repeats with --seed */
 	req.seed = e->sched.seed;
+	{
+		char v[32];
+
+		/* The shim's start offsets (preload/sched.c). */
+		snprintf(v, sizeof(v), "%" PRIu64, e->sched.seed);
+		setenv(HM_ENV_SCHED_SEED, v, 1);
+	}
 	if (cli_call(e->sock, HM_REQ_RUN_SCHED, &req, sizeof(req), -1, HM_REP_OK, NULL, 0, false,
 		     NULL, &msg) < 0)
 		die(EXIT_INTERNAL, "hermeticd refused --sched %s: %s",

@@ -48,8 +48,10 @@
 #define CHAOS_MAX_NS (300ULL * 1000000000ULL) /* the watchdog's bound */
 #define HI_PRIO 79 /* initial priorities in [LOW_BAND+1, HI_PRIO] */
 #define LOW_BAND 30 /* change points lower into [1, LOW_BAND] */
-#define MIN_TICK_NS 5000ULL /* the change-point scale: log-uniform from here */
-#define TICK_OCTAVES 8 /* up to 256 times as long (1.3 ms) */
+#define CTL_PRIO 90 /* the controller itself */
+#define SPREAD_PRIO 40 /* every task of a spread run */
+#define MIN_TICK_NS 20000ULL /* the change-point scale: log-uniform from here */
+#define TICK_OCTAVES 4 /* up to 16 times as long (0.6 ms) */
 
 struct chaos_task {
 	pid_t tid;
@@ -63,7 +65,7 @@ struct hmd_chaos {
 	int cgfd; /* the run's cgroup directory (our own descriptor) */
 	char cgpath[256]; /* as /proc/TID/cgroup names it: "/hermetic/run-N" */
 	uint64_t seed, rng;
-	int cpu; /* the run's CPU */
+	int cpu; /* the run's CPU, -1: spread (the kernel's placement) */
 	uint64_t tick_ns; /* the mean gap between change points */
 	struct chaos_task t[CHAOS_MAX_TASKS];
 	int n;
@@ -151,15 +153,20 @@ static void adopt(struct hmd_chaos *c, pid_t tid)
 		atomic_fetch_add(&c->lost, 1);
 		return;
 	}
-	CPU_ZERO(&set);
-	CPU_SET(c->cpu, &set);
 	if (!in_run(c, tid))
 		return;
-	/* Privileged: the affinity of a task of the caller's own run. */
-	if (sched_setaffinity(tid, sizeof(set), &set) < 0)
-		return;
+	if (c->cpu >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET(c->cpu, &set);
+		/* Privileged: the affinity of a task of the caller's own run. */
+		if (sched_setaffinity(tid, sizeof(set), &set) < 0)
+			return;
+	}
 	t = &c->t[c->n];
-	*t = (struct chaos_task){ .tid = tid, .prio = draw(c, LOW_BAND + 1, HI_PRIO), .seen = true };
+	/* Spread: one priority for all, so that the run's threads have the
+	 * CPUs together, whatever else the machine runs. */
+	*t = (struct chaos_task){ .tid = tid, .seen = true,
+				  .prio = c->cpu < 0 ? SPREAD_PRIO : draw(c, LOW_BAND + 1, HI_PRIO) };
 	if (set_prio(c, tid, t->prio) < 0)
 		return;
 	c->n++;
@@ -277,8 +284,16 @@ static void *chaos_main(void *arg)
 	uint64_t start = hm_now_ns();
 	struct timespec ts;
 
-	/* Our ticks must be punctual: no timer slack. */
+	/* Our ticks must be punctual: no timer slack, and a real-time
+	 * priority above the run's, so that a loaded machine does not make
+	 * them late (we sleep between them; a tick's work is bounded by the
+	 * run's task table). */
 	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	{
+		struct sched_param sp = { .sched_priority = CTL_PRIO };
+
+		(void)sched_setscheduler(0, SCHED_FIFO, &sp);
+	}
 	while (!atomic_load(&c->stop)) {
 		/* Gaps uniform in [0, 2 * the run's scale). */
 		uint64_t gap = next(c) % (2 * c->tick_ns);
@@ -286,7 +301,8 @@ static void *chaos_main(void *arg)
 		ts = (struct timespec){ .tv_sec = gap / 1000000000ULL, .tv_nsec = gap % 1000000000ULL };
 		(void)clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
 		scan(c);
-		change_point(c);
+		if (c->cpu >= 0)
+			change_point(c);
 		if (hm_now_ns() - start > CHAOS_MAX_NS) {
 			atomic_store(&c->watchdog_fired, true);
 			break;
@@ -338,6 +354,8 @@ int hmd_chaos_start(struct hmd_chaos **ret, int cgfd, const char *cgpath, uint64
 		err = c->cpu;
 		goto fail;
 	}
+	if (hm_sched_spread(seed))
+		c->cpu = -1; /* the run on every CPU, with the shim's start gate */
 	/* Log-uniform: MIN_TICK_NS times 2^(0..TICK_OCTAVES), in 1/8 octaves. */
 	{
 		unsigned k = (unsigned)(next(c) % (TICK_OCTAVES * 8 + 1));

@@ -20,6 +20,7 @@
 #ifndef HERMETIC_PROTO_H
 #define HERMETIC_PROTO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -135,6 +136,16 @@ struct hm_run_ref {
 /* HM_REQ_RUN_SCHED (enroll --sched chaos:SEED): perturb the schedule of
  * the peer's own run by seed (daemon/chaos.c, docs/scheduling.md). */
 #define HM_SCHED_CHAOS 1u
+
+/* Which half of the chaos seeds spread the run over the CPUs (the shim's
+ * start gate, preload/sched.c) rather than put it on one CPU under the
+ * daemon's priorities (daemon/chaos.c): both sides draw it alike. */
+static inline bool hm_sched_spread(uint64_t seed)
+{
+	uint64_t z = (seed ^ 0x5c4edULL) * 0xbf58476d1ce4e5b9ULL;
+
+	return ((z ^ (z >> 31)) >> 17) & 1;
+}
 
 struct hm_run_sched {
 	uint64_t run_id;
