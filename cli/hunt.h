@@ -22,6 +22,7 @@ enum {
 	HUNT_AX_ENTROPY = 1 << 0, /* the seed of every random byte */
 	HUNT_AX_CLOCK = 1 << 1, /* the virtual clock's start (--now) */
 	HUNT_AX_TICK = 1 << 2, /* the clock's advance per busy reading (--tick) */
+	HUNT_AX_SCHED = 1 << 3, /* the schedule (--sched chaos:SEED) */
 };
 #define HUNT_AX_DEFAULT (HUNT_AX_ENTROPY | HUNT_AX_CLOCK)
 #define HUNT_MAX_SEEDS 8 /* seeds listed per failure */
@@ -34,6 +35,8 @@ struct hunt_settings {
 	int64_t now_ns;
 	uint64_t tick_ns; /* 0 with tick_set false: enroll's default */
 	bool tick_set;
+	uint64_t sched_seed; /* --sched chaos:SEED when sched_set */
+	bool sched_set;
 };
 
 enum hunt_kind {
@@ -69,7 +72,7 @@ struct hunt_cause {
 	bool done;
 	uint64_t index; /* the try it analysed */
 	unsigned verified, verify_runs; /* reruns that failed the same way */
-	unsigned flips[3], tried[3]; /* per axis (entropy, clock, tick): passing variants */
+	unsigned flips[4], tried[4]; /* per axis (entropy, clock, tick, sched): passing variants */
 	int state; /* 1: an earlier passing try fails now; 0: it passes; -1: not checked */
 	char flipped_at[HUNT_LINE]; /* a clock variant that passed, "" */
 	char cause[1024]; /* one line: "randomness (entropy)", ... */

@@ -31,7 +31,7 @@ static struct dst {
 } dst[MAX_DST];
 static size_t n_dst;
 
-static const char *const axis_names[] = { "entropy", "clock", "tick" };
+static const char *const axis_names[] = { "entropy", "clock", "tick", "sched" };
 
 uint64_t hunt_mix(uint64_t a, uint64_t b)
 {
@@ -55,10 +55,10 @@ int hunt_axes_parse(const char *list, unsigned *ret, char *why, size_t size)
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		size_t i;
 
-		if (!strcmp(tok, "sched") || !strcmp(tok, "identity")) {
+		if (!strcmp(tok, "identity")) {
 			snprintf(why, size,
 				 "--vary %s: this build of hermetic has no %s axis yet (it comes "
-				 "with --%s); axes here: entropy, clock, tick",
+				 "with --%s); axes here: entropy, clock, tick, sched",
 				 tok, tok, tok);
 			return -EOPNOTSUPP;
 		}
@@ -66,14 +66,14 @@ int hunt_axes_parse(const char *list, unsigned *ret, char *why, size_t size)
 			if (!strcmp(tok, axis_names[i]))
 				break;
 		if (i == ARRAY_SIZE(axis_names)) {
-			snprintf(why, size, "--vary %s: unknown axis '%s' (entropy, clock, tick)",
+			snprintf(why, size, "--vary %s: unknown axis '%s' (entropy, clock, tick, sched)",
 				 list, tok);
 			return -EINVAL;
 		}
 		axes |= 1u << i;
 	}
 	if (!axes) {
-		snprintf(why, size, "--vary: no axis given (entropy, clock, tick)");
+		snprintf(why, size, "--vary: no axis given (entropy, clock, tick, sched)");
 		return -EINVAL;
 	}
 	*ret = axes;
@@ -205,6 +205,11 @@ void hunt_draw(const struct hunt *h, uint64_t index, struct hunt_settings *ret)
 		ret->tick_ns = ticks[hunt_mix(k, 4) % ARRAY_SIZE(ticks)];
 		ret->tick_set = true;
 	}
+	ret->sched_set = false;
+	if (h->vary & HUNT_AX_SCHED) {
+		ret->sched_seed = SEED(hunt_mix(k, 5));
+		ret->sched_set = true;
+	}
 }
 
 size_t hunt_variants(const struct hunt *h, const struct hunt_settings *s, uint64_t index,
@@ -224,6 +229,15 @@ size_t hunt_variants(const struct hunt *h, const struct hunt_settings *s, uint64
 		for (size_t i = 0; i < ARRAY_SIZE(shifts) && n < max; i++) {
 			out[n] = *s;
 			out[n++].now_ns = s->now_ns + shifts[i] * NS;
+		}
+	} else if (axis == HUNT_AX_SCHED) {
+		/* Other schedules, the same seed and clock. */
+		for (uint64_t k = 0; n < max && n < 6; k++) {
+			out[n] = *s;
+			out[n].sched_set = true;
+			out[n].sched_seed = SEED(hunt_mix(hunt_mix(h->hunt_seed, index), 200 + k));
+			if (!s->sched_set || out[n].sched_seed != s->sched_seed)
+				n++;
 		}
 	} else if (axis == HUNT_AX_TICK) {
 		for (size_t i = 0; i < ARRAY_SIZE(ticks) && n < max; i++) {

@@ -24,7 +24,7 @@
 enum role {
 	VERIFY,
 	AXIS0,
-	STATE = AXIS0 + 3
+	STATE = AXIS0 + 4
 };
 
 struct rerun {
@@ -32,7 +32,7 @@ struct rerun {
 	int role; /* VERIFY, AXIS0 + axis bit index, STATE */
 };
 
-static const unsigned axes[3] = { HUNT_AX_ENTROPY, HUNT_AX_CLOCK, HUNT_AX_TICK };
+static const unsigned axes[4] = { HUNT_AX_ENTROPY, HUNT_AX_CLOCK, HUNT_AX_TICK, HUNT_AX_SCHED };
 
 static void free_names(char **names)
 {
@@ -129,6 +129,10 @@ static void name_cause(const struct hunt *h, struct hunt_group *g)
 	if (c->flips[2])
 		SAY("%sthe clock's tick: %u of %u other ticks pass", used ? "; " : "", c->flips[2],
 		    c->tried[2]);
+	if (c->flips[3])
+		SAY("%sscheduling: %u of %u other schedules (--sched chaos seeds) pass with the "
+		    "same seed and clock",
+		    used ? "; " : "", c->flips[3], c->tried[3]);
 	if (!used)
 		SAY("none of the axes: fails whatever the seed, clock and tick (a constant "
 		    "failure, or something outside the run)");
@@ -138,7 +142,7 @@ static void name_cause(const struct hunt *h, struct hunt_group *g)
 void hunt_analyse(struct hunt *h)
 {
 	size_t n_groups = h->n_groups < MAX_ANALYSED ? h->n_groups : MAX_ANALYSED;
-	size_t max = n_groups * (h->verify + 3 * MAX_VARIANTS + 1), n = 0;
+	size_t max = n_groups * (h->verify + 4 * MAX_VARIANTS + 1), n = 0;
 	_cleanup_free_ struct hunt_try *tries = calloc(max ? max : 1, sizeof(*tries));
 	_cleanup_free_ struct rerun *what = calloc(max ? max : 1, sizeof(*what));
 
@@ -152,8 +156,14 @@ void hunt_analyse(struct hunt *h)
 			tries[n].s = f->s;
 			what[n++] = (struct rerun){ g, VERIFY };
 		}
-		for (int a = 0; a < 3; a++) {
-			size_t k = hunt_variants(h, &f->s, f->index, axes[a], v, MAX_VARIANTS);
+		for (int a = 0; a < 4; a++) {
+			size_t k;
+
+			/* The schedule is varied only in a hunt that varies it:
+			 * without --vary sched the runs keep the kernel's. */
+			if (axes[a] == HUNT_AX_SCHED && !(h->vary & HUNT_AX_SCHED))
+				continue;
+			k = hunt_variants(h, &f->s, f->index, axes[a], v, MAX_VARIANTS);
 
 			for (size_t i = 0; i < k; i++) {
 				tries[n].s = v[i];

@@ -98,6 +98,8 @@ static int run_line(struct hunt *h, json_object *o)
 	t->s.now_ns = get_int(o, "now_ns", 0);
 	t->s.tick_set = get_int(o, "tick_ns", -1) >= 0;
 	t->s.tick_ns = t->s.tick_set ? (uint64_t)get_int(o, "tick_ns", 0) : 0;
+	t->s.sched_set = get_int(o, "sched_seed", -1) >= 0;
+	t->s.sched_seed = t->s.sched_set ? (uint64_t)get_int(o, "sched_seed", 0) : 0;
 	t->r.kind = HUNT_ERROR;
 	for (int k = HUNT_PASS; k <= HUNT_ERROR; k++)
 		if (kind && !strcmp(kind, hunt_kind_name(k)))
@@ -132,7 +134,7 @@ static int cause_line(struct hunt *h, json_object *o)
 	l->c.state = (int)get_int(o, "state", -1);
 	if (json_object_object_get_ex(o, "flips", &fl) &&
 	    json_object_object_get_ex(o, "tried", &tr))
-		for (size_t a = 0; a < 3; a++) {
+		for (size_t a = 0; a < 4; a++) {
 			l->c.flips[a] =
 				(unsigned)json_object_get_int(json_object_array_get_idx(fl, a));
 			l->c.tried[a] =

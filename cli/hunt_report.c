@@ -73,6 +73,9 @@ void hunt_repro(const struct hunt *h, const struct hunt_settings *s, char *buf, 
 	if (s->tick_set)
 		snprintf(buf + strlen(buf), size - strlen(buf), " --tick %" PRIu64 "ns",
 			 s->tick_ns);
+	if (s->sched_set)
+		snprintf(buf + strlen(buf), size - strlen(buf), " --sched chaos:%" PRIu64,
+			 s->sched_seed);
 	snprintf(buf + strlen(buf), size - strlen(buf), " --");
 	append_cmd(h->argv, buf, size);
 }
@@ -256,6 +259,9 @@ int hunt_report_write(const struct hunt *h, const char *path)
 		json_object_object_add(o, "now_ns", json_object_new_int64(t->s.now_ns));
 		json_object_object_add(o, "tick_ns",
 				       t->s.tick_set ? json_object_new_uint64(t->s.tick_ns) : NULL);
+		json_object_object_add(o, "sched_seed", t->s.sched_set
+								? json_object_new_uint64(t->s.sched_seed)
+								: NULL);
 		json_object_object_add(o, "kind",
 				       json_object_new_string(hunt_kind_name(t->r.kind)));
 		json_object_object_add(o, "exit_status", json_object_new_int(t->r.status));
@@ -275,7 +281,7 @@ int hunt_report_write(const struct hunt *h, const char *path)
 			json_object_put(tr);
 			continue;
 		}
-		for (int a = 0; a < 3; a++) {
+		for (int a = 0; a < 4; a++) {
 			json_object_array_add(fl, json_object_new_int((int)c->flips[a]));
 			json_object_array_add(tr, json_object_new_int((int)c->tried[a]));
 		}
