@@ -382,6 +382,19 @@ static json_object *status_json(struct hmd *d, size_t max, uid_t uid)
 	json_object_object_add(o, "kstream_bytes", json_object_new_uint64(d->kstream_bytes));
 	json_object_object_add(o, "kstream_total_max", json_object_new_uint64(d->kstream_total_max));
 	json_object_object_add(o, "runs_total", json_object_new_int(d->n_runs));
+	{
+		/* What --sched chaos gets on this machine (chaos.c). */
+		char why[160];
+		json_object *s = json_object_new_object();
+		bool ok = hmd_chaos_supported(why, sizeof(why)) == 0;
+
+		json_object_object_add(s, "chaos", json_object_new_string(
+			ok ? "real-time priorities: PCT on one CPU, or spread with the shim's start gate"
+			   : "refused"));
+		json_object_object_add(s, "why", ok ? NULL : json_object_new_string(why));
+		json_object_object_add(s, "sched_ext", json_object_new_boolean(false));
+		json_object_object_add(o, "sched", s);
+	}
 	used = strlen(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) + 64;
 	for (struct hmd_run *r = d->runs; r; r = r->next) {
 		json_object *j;
