@@ -76,7 +76,10 @@ void enroll_sched_start(struct enroll *e)
 		die(EXIT_INTERNAL, "hermeticd refused --sched %s: %s",
 		    enroll_sched_name(&e->sched, name, sizeof(name)), msg ? msg : "no answer");
 	if (!e->quiet_seed)
-		warnx_("sched %s: the run on one CPU under seeded real-time priorities (pass "
-		       "--sched %s to repeat its decisions)",
-		       enroll_sched_name(&e->sched, name, sizeof(name)), name);
+		warnx_("sched %s: %s (pass --sched %s to repeat its decisions)",
+		       enroll_sched_name(&e->sched, name, sizeof(name)),
+		       hm_sched_spread(e->sched.seed)
+			       ? "the run on every CPU at one real-time priority, starts lined up"
+			       : "the run on one CPU under seeded real-time priorities",
+		       name);
 }

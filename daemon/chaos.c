@@ -3,17 +3,20 @@
  * --sched chaos: a seeded perturbation of one run's schedule, on the real
  * kernel scheduler (docs/scheduling.md has the reasoning and the figures).
  *
- * One controller thread per chaos run. It pins every task of the run to one
- * CPU and gives each a seeded SCHED_FIFO priority as it appears (a new task
- * inherits its creator's priority and CPU, and gets its own at the next
- * tick, which is itself a seeded preemption moment); then, at seeded change
- * points a few microseconds to a few milliseconds apart (the scale drawn
- * per run, log-uniform, so programs of any speed see switches inside their
- * windows), it lowers the task that is running below every other task of
- * the run: PCT (Burckhardt et al. 2010) on the kernel's own scheduler, with
- * change points counted in time rather than instructions. With one CPU and
- * strict priorities, the kernel switches at once (an IPI from our CPU),
- * between any two instructions, call or no call.
+ * One controller thread per chaos run, at SCHED_FIFO CTL_PRIO on the CPUs
+ * the run does not use. In one half of the seeds (hm_sched_spread) it pins
+ * every task of the run to one CPU and gives each a seeded SCHED_FIFO
+ * priority as it appears (a new task inherits its creator's priority and
+ * CPU, and gets its own at the next tick, itself a seeded preemption
+ * moment); then, at change points a seeded gap apart (the scale drawn per
+ * run, log-uniform over 20..320 us), it lowers the task that is running
+ * below every other task of the run: PCT (Burckhardt et al. 2010) on the
+ * kernel's own scheduler, with change points counted in time rather than
+ * instructions. With one CPU and strict priorities, the kernel switches at
+ * once (an IPI from our CPU), between any two instructions, call or no
+ * call. In the other half every task gets SPREAD_PRIO on every CPU, so the
+ * run's threads hold the CPUs together on a busy machine, and the shim's
+ * start gate (preload/sched.c) lines them up.
  *
  * Privilege (hermeticd is root): only SCHED_FIFO priorities 1..HI_PRIO and
  * the affinity of tasks of the caller's own run (checked by the server

@@ -1,22 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
- * --sched chaos in the shim: seeded start offsets. A race between two
- * threads (or processes) shows only while both run; on an idle machine a
- * new thread starts tens of microseconds after pthread_create returns, so
- * a short racy loop in each is over before the other begins and the bug
- * never shows. At each start point (a new thread before its function, the
- * creator after pthread_create, a fork's parent and child after fork) we
- * spin for a seeded number of iterations: none for half of the points,
- * else log-uniform up to 2^17 (about 0.1 ms), so that by seed the two
- * sides start together, in either order, or far apart. The racing
- * instructions then meet on the CPUs themselves, between any two
- * instructions (docs/scheduling.md); the daemon's part (daemon/chaos.c)
- * perturbs the run's tasks, shim or not, with priorities on one CPU.
+ * --sched chaos in the shim: start points (docs/scheduling.md). A race
+ * between two threads (or processes) shows only while both run; a new
+ * thread starts tens of microseconds after pthread_create returns, so a
+ * short racy loop in each is over before the other begins, and on a busy
+ * machine the two rarely hold a CPU at once.
  *
- * Deterministic per seed: the spin is counted in iterations, never read
- * from a clock, and its length is a function of the seed, this process
- * (its lineage, hm.proc) and the point (thread number, fork number).
- * HERMETIC_SCHED_SEED, read at initialisation (init.c), turns it on.
+ * In the spread half of the seeds (hm_sched_spread; the daemon gives the
+ * run's tasks one real-time priority on every CPU), a new thread before
+ * its function and a forked child after fork wait at a gate in a shared
+ * page until no start has come for a seeded quiet time, each on a CPU of
+ * its own: threads created one after the other leave together. 1 in 8
+ * goes on at once, 1 in 4 then takes a seeded head start. In both halves
+ * the creator, after pthread_create or fork, spins a seeded number of
+ * iterations half the time, so that what it does next meets the new
+ * thread's start, or does not.
+ *
+ * The decisions are a function of the seed, this process (its lineage,
+ * hm.proc) and the point (thread number, fork number); spins are counted
+ * in iterations. HERMETIC_SCHED_SEED, read at initialisation (init.c),
+ * turns it on.
  */
 #include <sched.h>
 #include <sys/mman.h>
