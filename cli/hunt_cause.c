@@ -109,7 +109,9 @@ static void name_cause(const struct hunt *h, struct hunt_group *g)
 					    : "scheduling, real time, the machine or state");
 		return;
 	}
-	if (c->state == 1) {
+	/* Under --vary sched a rerun of a passing try is a new schedule, not
+	 * the same run: a schedule that flips the outcome says more. */
+	if (c->state == 1 && !((h->vary & HUNT_AX_SCHED) && c->flips[3])) {
 		SAY("state left between runs: a try that passed in this hunt fails now with the "
 		    "same settings");
 		if (h->new_entries[0])

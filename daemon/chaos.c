@@ -14,7 +14,7 @@
  * kernel's own scheduler, with change points counted in time rather than
  * instructions. With one CPU and strict priorities, the kernel switches at
  * once (an IPI from our CPU), between any two instructions, call or no
- * call. In the other half every task gets SPREAD_PRIO on every CPU, so the
+ * call. In the other half every task gets SCHED_RR SPREAD_PRIO on every CPU, so the
  * run's threads hold the CPUs together on a busy machine, and the shim's
  * start gate (preload/sched.c) lines them up.
  *
@@ -127,10 +127,15 @@ static int set_prio(struct hmd_chaos *c, pid_t tid, int prio)
 {
 	struct sched_param sp = { .sched_priority = prio };
 
+	/* Spread, all at one priority: round robin, so that a thread that
+	 * spins (a Go runtime's, a spin lock's) cannot keep a CPU from the
+	 * run's other threads for longer than a time slice. */
+	int policy = !prio ? SCHED_OTHER : c->cpu < 0 ? SCHED_RR : SCHED_FIFO;
+
 	if (!in_run(c, tid))
 		return -ESRCH;
 	/* Privileged: a task of the caller's own run (just checked). */
-	if (sched_setscheduler(tid, prio ? SCHED_FIFO : SCHED_OTHER, &sp) < 0)
+	if (sched_setscheduler(tid, policy, &sp) < 0)
 		return -errno;
 	return 0;
 }

@@ -1,7 +1,7 @@
 # --sched chaos (daemon/chaos.c, preload/sched.c, cli/enroll_sched.c;
 # docs/scheduling.md): bad values are refused with a clear error; off
 # changes nothing (the kernel's policy, every CPU, no shim variable); under
-# chaos every task of the run is real-time, on one CPU or on all (by seed,
+# chaos every task of the run is real-time, on one CPU (FIFO) or on all (RR; by seed,
 # the same for a seed every time), the run's status says the schedule;
 # races of the corpus
 # (tests/sched/) show up; replay takes the journal's --sched; hunt --vary
@@ -41,7 +41,7 @@ refuse "chaos without the daemon" "needs the daemon" --sched chaos --no-daemon
 # forks of chrt.)
 cat >"$T/self.sh" <<'EOF'
 for i in $(seq 40); do
-	chrt -p $$ | grep -q SCHED_FIFO && break
+	chrt -p $$ | grep -q 'SCHED_FIFO\|SCHED_RR' && break
 	sleep 0.01
 done
 printf '%s %s %s\n' "$(chrt -p $$ | sed -n 's/.*policy: //p')" \
@@ -62,22 +62,22 @@ one=0 spread=0 bad=0
 for s in 1 2 3 4 5 6 7 8; do
 	"$HERMETIC" enroll --seed 5 --sched chaos:$s -- sh "$T/self.sh" >"$T/c$s.out" 2>"$T/c$s.err"
 	read -r pol prio cpus <"$T/c$s.out"
-	if [ "$pol" != SCHED_FIFO ] || ! grep -q "^shim $s$" "$T/c$s.out" ||
+	if ! [[ $pol =~ ^SCHED_(FIFO|RR)$ ]] || ! grep -q "^shim $s$" "$T/c$s.out" ||
 		! grep -q "sched chaos:$s" "$T/c$s.err"; then
 		bad=$((bad + 1))
 		fail "chaos:$s: the run's task is real-time and the shim has the seed" \
 			"$(tr '\n' '|' <"$T/c$s.out") $(tr '\n' '|' <"$T/c$s.err")"
 	elif [ "$cpus" = "$all_cpus" ]; then
 		spread=$((spread + 1))
-		[ "$prio" = 40 ] || fail "chaos:$s: spread at priority 40" "priority $prio"
-	elif [[ $cpus =~ ^[0-9]+$ ]]; then
+		[ "$pol $prio" = "SCHED_RR 40" ] || fail "chaos:$s: spread at SCHED_RR 40" "$pol $prio"
+	elif [[ $cpus =~ ^[0-9]+$ ]] && [ "$pol" = SCHED_FIFO ]; then
 		one=$((one + 1))
 	else
 		fail "chaos:$s: one CPU or all" "$cpus"
 	fi
 done
 if [ $bad = 0 ] && { [ "$(nproc)" = 1 ] || { [ $one -gt 0 ] && [ $spread -gt 0 ]; }; }; then
-	pass "chaos: 8 seeds, every task SCHED_FIFO, $one on one CPU, $spread spread, stderr names the schedule"
+	pass "chaos: 8 seeds, every task real-time, $one on one CPU (FIFO), $spread spread (RR), stderr names the schedule"
 else
 	fail "chaos: both halves among 8 seeds" "one $one spread $spread bad $bad"
 fi
