@@ -398,6 +398,8 @@ static void run_start(struct enroll *e)
 		       "  network traffic, and static binaries and raw syscalls are not seen");
 	else if (create_run(e) < 0)
 		return;
+	else
+		enroll_sched_start(e);
 	cli_phase("create");
 	/* From here on the run exists: a daemon that goes away must not take
 	 * this process (and the command's exit status) with it. */

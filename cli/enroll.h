@@ -47,6 +47,13 @@ struct enroll_connlog {
 	int write_err;
 };
 
+/* --sched: HM_SCHED_CHAOS or 0 (off); the seed, the run's own unless set. */
+struct enroll_sched {
+	uint32_t mode;
+	bool seed_set;
+	uint64_t seed;
+};
+
 struct enroll {
 	struct hm_config cfg;
 	bool parsed; /* enroll_parse is done: seed and start time are final */
@@ -121,6 +128,7 @@ struct enroll {
 	const char *report_path;
 	int report_fd;
 	const char *connlog_path; /* --connections FILE */
+	struct enroll_sched sched; /* --sched (enroll_sched.c) */
 	bool audit_syscalls; /* --audit-syscalls: the kernel counts time and entropy syscalls */
 	struct enroll_connlog connlog;
 	const char *fail_reason; /* hermetic_error.reason of a die() now, if not by status */
@@ -150,6 +158,13 @@ void enroll_daemon_lost(struct enroll *e);
 void enroll_daemon_retry(struct enroll *e);
 bool enroll_daemon_wait(struct enroll *e);
 void enroll_daemon_note(struct enroll *e, struct enroll_opt *ret_opt);
+
+/* enroll_sched.c: --sched's value (-EINVAL with a reason), its name
+ * ("chaos:SEED", "off"), and the daemon's schedule for the run (dies when
+ * refused). */
+int enroll_sched_parse(const char *arg, struct enroll_sched *ret, char *why, size_t size);
+const char *enroll_sched_name(const struct enroll_sched *s, char *buf, size_t size);
+void enroll_sched_start(struct enroll *e);
 /* A request after the command ended, or the journal's hand-over, that
  * outlives a restart of the daemon while it is out (cli_call's returns). */
 ssize_t enroll_daemon_call(struct enroll *e, uint16_t type, const void *req, uint32_t len,

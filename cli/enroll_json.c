@@ -257,6 +257,15 @@ void enroll_json_write(struct enroll *e, int code)
 	json_object_object_add(o, "passed", json_object_new_boolean(code == 0));
 	json_object_object_add(o, "seed", json_object_new_uint64(e->cfg.seed));
 	json_object_object_add(o, "now", json_object_new_string(now));
+	{
+		char sched[48];
+
+		/* --sched: "chaos:SEED", null for the kernel's schedule */
+		json_object_object_add(o, "sched", e->sched.mode
+						   ? json_object_new_string(enroll_sched_name(
+							     &e->sched, sched, sizeof(sched)))
+						   : NULL);
+	}
 	json_object_object_add(o, "network", json_object_new_string(
 						     e->no_daemon ? "unenforced" : hm_network_name(e->cfg.network)));
 	json_object_object_add(o, "refusals", e->no_daemon ? NULL : refusals(e));

@@ -58,7 +58,7 @@ static bool dashdash_follows(int argc, char **argv, int from)
 
 enum {
 	O_RECORD = 239, O_KEEP_PASSING, O_REPORT, O_JOURNAL_PER_SCOPE, O_CONFINE, O_SUPERVISE,
-	O_CONNECTIONS,
+	O_CONNECTIONS, O_SCHED,
 	O_AUDIT_SYSCALLS, O_RAW_SOCKETS, O_PASS_FD, O_IDENTITY, O_DIR_ORDER,
 	O_NETWORK = 256, O_NO_LOOPBACK, O_NO_UNIX, O_ALLOW, O_NO_DAEMON, O_GRACE, O_SEED,
 	O_NOW, O_TICK, O_CLOCK, O_RNG, O_SPIN, O_LAG, O_ASLR,
@@ -101,6 +101,7 @@ static const struct option opts[] = {
 	{ "journal-per-scope", no_argument, NULL, O_JOURNAL_PER_SCOPE },
 	{ "report", required_argument, NULL, O_REPORT },
 	{ "connections", required_argument, NULL, O_CONNECTIONS },
+	{ "sched", required_argument, NULL, O_SCHED },
 	{ "audit-syscalls", no_argument, NULL, O_AUDIT_SYSCALLS },
 	{ "identity", required_argument, NULL, O_IDENTITY },
 	{ "dir-order", required_argument, NULL, O_DIR_ORDER },
@@ -145,6 +146,14 @@ static void take_option(struct enroll *e, int c, const char *name, int argc, cha
 			bad_usage("--connections FILE: empty file name");
 		e->connlog_path = optarg;
 		break;
+	case O_SCHED: {
+		char why[128];
+
+		if (enroll_sched_parse(optarg, &e->sched, why, sizeof(why)) < 0)
+			bad_usage("--sched %s: %s", optarg, why);
+		add_opt(e, name, optarg); /* the journal keeps it: replay's schedule */
+		break;
+	}
 	case O_AUDIT_SYSCALLS:
 		e->audit_syscalls = true;
 		break;
@@ -238,6 +247,9 @@ static void check_options(struct enroll *e)
 	if (e->no_daemon && e->connlog_path)
 		bad_usage("--connections needs the daemon (not --no-daemon): the kernel hooks see "
 			  "the connections");
+	if (e->no_daemon && e->sched.mode)
+		bad_usage("--sched chaos needs the daemon (not --no-daemon): it sets the run's "
+			  "real-time priorities");
 	if (e->keep_passing && !e->record)
 		bad_usage("--keep-passing needs --record");
 	if (e->journal_per_scope && !e->record_dir)

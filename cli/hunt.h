@@ -26,10 +26,12 @@ enum {
 	/* the identity's two parts, as causes (never in --vary) */
 	HUNT_AX_ID_CPUS = 1 << 4,
 	HUNT_AX_ID_TZ = 1 << 5,
+	HUNT_AX_SCHED = 1 << 6, /* the schedule (--sched chaos:SEED) */
 };
 /* What cause analysis varies one at a time: entropy, clock, tick, the
- * identity's CPU count, its time zone. */
-#define HUNT_CAUSES 5
+ * identity's CPU count, its time zone, the schedule (hunt_cause.c). */
+#define HUNT_CAUSES 6
+#define HUNT_CAUSE_SCHED 5 /* the schedule's index among them */
 #define HUNT_AX_DEFAULT (HUNT_AX_ENTROPY | HUNT_AX_CLOCK)
 #define HUNT_MAX_SEEDS 8 /* seeds listed per failure */
 #define HUNT_LINE 256
@@ -43,6 +45,8 @@ struct hunt_settings {
 	bool tick_set;
 	unsigned id_cpus; /* 0: no --identity (identity not varied) */
 	char id_tz[48];
+	uint64_t sched_seed; /* --sched chaos:SEED when sched_set */
+	bool sched_set;
 };
 
 enum hunt_kind {

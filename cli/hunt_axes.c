@@ -31,7 +31,10 @@ static struct dst {
 } dst[MAX_DST];
 static size_t n_dst;
 
-static const char *const axis_names[] = { "entropy", "clock", "tick", "identity" };
+/* By bit (HUNT_AX_*): the identity's two parts are causes, not axes of
+ * --vary, and have no name here. */
+static const char *const axis_names[] = { "entropy", "clock", "tick", "identity", NULL, NULL,
+					  "sched" };
 
 /* --vary identity: one CPU or the machine's many (at least two), and a zone
  * west of, at or far east of UTC (Kiritimati: +14, where today is already
@@ -62,25 +65,18 @@ int hunt_axes_parse(const char *list, unsigned *ret, char *why, size_t size)
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		size_t i;
 
-		if (!strcmp(tok, "sched")) {
-			snprintf(why, size,
-				 "--vary %s: this build of hermetic has no %s axis yet (it comes "
-				 "with --%s); axes here: entropy, clock, tick, identity",
-				 tok, tok, tok);
-			return -EOPNOTSUPP;
-		}
 		for (i = 0; i < ARRAY_SIZE(axis_names); i++)
-			if (!strcmp(tok, axis_names[i]))
+			if (axis_names[i] && !strcmp(tok, axis_names[i]))
 				break;
 		if (i == ARRAY_SIZE(axis_names)) {
-			snprintf(why, size, "--vary %s: unknown axis '%s' (entropy, clock, tick, identity)",
+			snprintf(why, size, "--vary %s: unknown axis '%s' (entropy, clock, tick, identity, sched)",
 				 list, tok);
 			return -EINVAL;
 		}
 		axes |= 1u << i;
 	}
 	if (!axes) {
-		snprintf(why, size, "--vary: no axis given (entropy, clock, tick, identity)");
+		snprintf(why, size, "--vary: no axis given (entropy, clock, tick, identity, sched)");
 		return -EINVAL;
 	}
 	*ret = axes;
@@ -93,7 +89,7 @@ const char *hunt_axes_name(unsigned axes, char *buf, size_t size)
 
 	buf[0] = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(axis_names); i++)
-		if (axes & (1u << i))
+		if (axis_names[i] && (axes & (1u << i)))
 			used += snprintf(buf + used, used < size ? size - used : 0, "%s%s",
 					 used ? "," : "", axis_names[i]);
 	return buf;
@@ -222,6 +218,11 @@ void hunt_draw(const struct hunt *h, uint64_t index, struct hunt_settings *ret)
 		snprintf(ret->id_tz, sizeof(ret->id_tz), "%s",
 			 zones[hunt_mix(k, 6) % ARRAY_SIZE(zones)]);
 	}
+	ret->sched_set = false;
+	if (h->vary & HUNT_AX_SCHED) {
+		ret->sched_seed = SEED(hunt_mix(k, 7));
+		ret->sched_set = true;
+	}
 }
 
 void hunt_identity_spec(const struct hunt_settings *s, char *buf, size_t size)
@@ -264,6 +265,15 @@ size_t hunt_variants(const struct hunt *h, const struct hunt_settings *s, uint64
 				continue;
 			out[n] = *s;
 			snprintf(out[n++].id_tz, sizeof(out[0].id_tz), "%s", zones[i]);
+		}
+	} else if (axis == HUNT_AX_SCHED) {
+		/* Other schedules, the same seed and clock. */
+		for (uint64_t k = 0; n < max && n < 6; k++) {
+			out[n] = *s;
+			out[n].sched_set = true;
+			out[n].sched_seed = SEED(hunt_mix(hunt_mix(h->hunt_seed, index), 200 + k));
+			if (!s->sched_set || out[n].sched_seed != s->sched_seed)
+				n++;
 		}
 	} else if (axis == HUNT_AX_TICK) {
 		for (size_t i = 0; i < ARRAY_SIZE(ticks) && n < max; i++) {

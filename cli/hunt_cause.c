@@ -33,7 +33,7 @@ struct rerun {
 };
 
 static const unsigned axes[HUNT_CAUSES] = { HUNT_AX_ENTROPY, HUNT_AX_CLOCK, HUNT_AX_TICK,
-					    HUNT_AX_ID_CPUS, HUNT_AX_ID_TZ };
+					    HUNT_AX_ID_CPUS, HUNT_AX_ID_TZ, HUNT_AX_SCHED };
 
 static void free_names(char **names)
 {
@@ -110,7 +110,9 @@ static void name_cause(const struct hunt *h, struct hunt_group *g)
 					    : "scheduling, real time, the machine or state");
 		return;
 	}
-	if (c->state == 1) {
+	/* Under --vary sched a rerun of a passing try is a new schedule, not
+	 * the same run: a schedule that flips the outcome says more. */
+	if (c->state == 1 && !((h->vary & HUNT_AX_SCHED) && c->flips[HUNT_CAUSE_SCHED])) {
 		SAY("state left between runs: a try that passed in this hunt fails now with the "
 		    "same settings");
 		if (h->new_entries[0])
@@ -137,6 +139,10 @@ static void name_cause(const struct hunt *h, struct hunt_group *g)
 	if (c->flips[4])
 		SAY("%sthe time zone (identity (time zone)): fails in %s; %u of %u other zones pass",
 		    used ? "; " : "", g->first->s.id_tz, c->flips[4], c->tried[4]);
+	if (c->flips[HUNT_CAUSE_SCHED])
+		SAY("%sscheduling: %u of %u other schedules (--sched chaos seeds) pass with the "
+		    "same seed and clock",
+		    used ? "; " : "", c->flips[HUNT_CAUSE_SCHED], c->tried[HUNT_CAUSE_SCHED]);
 	if (!used)
 		SAY("none of the axes: fails whatever the seed, clock and tick (a constant "
 		    "failure, or something outside the run)");
@@ -161,7 +167,13 @@ void hunt_analyse(struct hunt *h)
 			what[n++] = (struct rerun){ g, VERIFY };
 		}
 		for (int a = 0; a < HUNT_CAUSES; a++) {
-			size_t k = hunt_variants(h, &f->s, f->index, axes[a], v, MAX_VARIANTS);
+			size_t k;
+
+			/* The schedule is varied only in a hunt that varies it:
+			 * without --vary sched the runs keep the kernel's. */
+			if (axes[a] == HUNT_AX_SCHED && !(h->vary & HUNT_AX_SCHED))
+				continue;
+			k = hunt_variants(h, &f->s, f->index, axes[a], v, MAX_VARIANTS);
 
 			for (size_t i = 0; i < k; i++) {
 				tries[n].s = v[i];

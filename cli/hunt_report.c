@@ -76,6 +76,9 @@ void hunt_repro(const struct hunt *h, const struct hunt_settings *s, char *buf, 
 	hunt_identity_spec(s, ident, sizeof(ident));
 	if (ident[0])
 		snprintf(buf + strlen(buf), size - strlen(buf), " --identity %s", ident);
+	if (s->sched_set)
+		snprintf(buf + strlen(buf), size - strlen(buf), " --sched chaos:%" PRIu64,
+			 s->sched_seed);
 	snprintf(buf + strlen(buf), size - strlen(buf), " --");
 	append_cmd(h->argv, buf, size);
 }
@@ -262,6 +265,9 @@ int hunt_report_write(const struct hunt *h, const char *path)
 				       t->s.tick_set ? json_object_new_uint64(t->s.tick_ns) : NULL);
 		hunt_identity_spec(&t->s, ident, sizeof(ident));
 		json_object_object_add(o, "identity", str_or_null(ident));
+		json_object_object_add(o, "sched_seed", t->s.sched_set
+								? json_object_new_uint64(t->s.sched_seed)
+								: NULL);
 		json_object_object_add(o, "kind",
 				       json_object_new_string(hunt_kind_name(t->r.kind)));
 		json_object_object_add(o, "exit_status", json_object_new_int(t->r.status));

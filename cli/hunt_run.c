@@ -124,7 +124,7 @@ void hunt_run_cleanup(const struct hunt *h, const char *tag)
 int hunt_run_one(const struct hunt *h, const struct hunt_settings *s, const char *tag, bool keep,
 		 struct hunt_result *ret)
 {
-	char seed[32], now[64], tick[32], ident[96], out[4352], report[4352], jdir[4352];
+	char seed[32], now[64], tick[32], ident[96], sched[48], out[4352], report[4352], jdir[4352];
 	char *args[32 + HUNT_MAX_ARGS];
 	size_t n = 0;
 	bool timed_out;
@@ -152,6 +152,11 @@ int hunt_run_one(const struct hunt *h, const struct hunt_settings *s, const char
 	if (ident[0]) {
 		args[n++] = "--identity";
 		args[n++] = ident;
+	}
+	if (s->sched_set) {
+		snprintf(sched, sizeof(sched), "chaos:%" PRIu64, s->sched_seed);
+		args[n++] = "--sched";
+		args[n++] = sched;
 	}
 	if (keep) {
 		args[n++] = "--record";

@@ -32,7 +32,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: hermetic replay JOURNAL [--no-strict] [--scope NAME] [--yes]\n"
 		"                       [--network block|audit|off] [--allow HOST[:PORT]]...\n"
-		"                       [--no-daemon] [--journal-policy] [-- CMD [ARGS...]]\n"
+		"                       [--no-daemon] [--journal-policy] [--sched chaos[:SEED]|off]\n"
+		"                       [-- CMD [ARGS...]]\n"
 		"\n"
 		"Run a recorded command again on the values its journal holds: the same\n"
 		"clock readings and random bytes, process by process (lineage key) and\n"
@@ -68,6 +69,9 @@ static void usage(FILE *f)
 		"  --no-daemon         shim only, as enroll's: NO kernel network refusal\n"
 		"  --journal-policy    take the journal's --network off or audit, --allow\n"
 		"                      and --no-daemon as recorded\n"
+		"  --sched chaos[:SEED]|off\n"
+		"                      the replay's schedule, as enroll's (default: the\n"
+		"                      journal's --sched, if it had one)\n"
 		"  -h, --help          show this help\n"
 		"\n"
 		"Exit status: CMD's own; 87 when a process asked for a value the journal\n"
@@ -275,7 +279,7 @@ static bool run_option(const char *name)
 	static const char *const names[] = {
 		"allow", "no-daemon", "grace", "fs", "temp-parent", "no-chdir", "env",
 		"unset", "scrub-env", "keep-env", "print-boundary", "stragglers", "keep-root",
-		"lag-bound", "identity", "dir-order",
+		"lag-bound", "identity", "dir-order", "sched",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
@@ -312,6 +316,10 @@ int cmd_replay(int argc, char **argv)
 			rp.scope = argv[i][7] == '=' ? argv[i] + 8 : i + 1 < argc ? argv[++i] : NULL;
 			if (!rp.scope || !rp.scope[0])
 				bad_usage("--scope needs the name of a scope (a test's node id)");
+		} else if (!strcmp(argv[i], "--sched") || !strncmp(argv[i], "--sched=", 8)) {
+			rp.sched = argv[i][7] == '=' ? argv[i] + 8 : i + 1 < argc ? argv[++i] : NULL;
+			if (!rp.sched || !rp.sched[0])
+				bad_usage("--sched needs chaos[:SEED] or off");
 		} else if (replay_policy_option(&rp.pol, argc, argv, &i)) {
 			continue;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -344,6 +352,8 @@ int cmd_replay(int argc, char **argv)
 	for (size_t i = 0; i < c->n_opts; i++) {
 		if (!strcmp(c->opts[i].key, "daemon_restart") || replay_policy_key(c->opts[i].key))
 			continue; /* a note of the recorded run; the network (replay_policy_push) */
+		if (rp.sched && !strcmp(c->opts[i].key, "sched"))
+			continue; /* this command line's, below */
 		if (!run_option(c->opts[i].key)) {
 			const char *k = c->opts[i].key;
 
@@ -358,6 +368,8 @@ int cmd_replay(int argc, char **argv)
 			 c->opts[i].value ? xasprintf("--%s=%s", c->opts[i].key, c->opts[i].value)
 						  : xasprintf("--%s", c->opts[i].key));
 	}
+	if (rp.sched)
+		push_arg(args, &n, MAX_ARGS, xasprintf("--sched=%s", rp.sched));
 	push_arg(args, &n, MAX_ARGS, "--");
 	for (char **a = cmd ? cmd : c->argv; *a; a++)
 		push_arg(args, &n, MAX_ARGS, *a);

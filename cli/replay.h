@@ -60,6 +60,7 @@ struct replay {
 	struct replay_policy pol;
 	bool strict;
 	const char *scope; /* --scope NAME */
+	const char *sched; /* --sched VALUE: instead of the journal's */
 	int32_t chosen; /* its occurrence in the journal (j->scopes), -1 none */
 	struct run_tmpdir dir; /* private: streams/ and report */
 	char streams[PATH_MAX + 16];

@@ -13,6 +13,7 @@
 #include "hermetic/net.h"
 #include "hermetic/trace.h"
 #include "hermetic/sched.h"
+#include "chaos.h"
 #include "hermetic/vclock.h"
 #include "proto.h"
 #include "audit.h"
@@ -352,6 +353,7 @@ struct hmd_run {
 	uint64_t received; /* kernel events this daemon received for it */
 	struct hmd_dns *dns; /* under block: its resolver (dns.c) */
 	struct hmd_connlog conns; /* HM_RUN_CONNLOG runs only */
+	struct hmd_chaos *chaos; /* --sched chaos (chaos.c), NULL without */
 	struct hmd_run *next;
 };
 

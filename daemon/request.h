@@ -24,6 +24,7 @@ struct hmd_req {
 		} create;
 		struct hm_run_ref ref; /* ADOPT, KILL, REPORT, AUDIT, KSTREAM, RECLAIM, CONNS */
 		struct hm_run_end end;
+		struct hm_run_sched sched;
 		struct hm_journal_store store; /* command NUL-terminated */
 		struct hm_journal_list list;
 		struct hm_journal_ref jref; /* FETCH, RM */

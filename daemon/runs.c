@@ -360,6 +360,8 @@ static void run_free(struct hmd *d, struct hmd_run *run)
 	d->ended_next = (d->ended_next + 1) % HMD_ENDED_MAX;
 	kstream_free(d, &run->ks);
 	hmd_connlog_free(run);
+	hmd_chaos_stop(run->chaos);
+	run->chaos = NULL;
 
 	for (pp = &d->runs; *pp; pp = &(*pp)->next)
 		if (*pp == run) {
@@ -404,6 +406,9 @@ void hmd_runs_end(struct hmd *d, struct hmd_run *r, bool keep)
 		return;
 	r->ending = true;
 	r->conn_id = -1;
+	/* What is kept (keep) goes on with the kernel's schedule. */
+	hmd_chaos_stop(r->chaos);
+	r->chaos = NULL;
 	if (!keep) {
 		err = hmd_cgroup_kill(r->fd);
 		if (err < 0 && err != -ENOENT)

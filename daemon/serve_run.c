@@ -359,6 +359,28 @@ static void serve_reclaim(struct hmd *d, int id, const struct hmd_req *req)
 	hmd_reply(c, HM_REP_RECLAIM, req->seq, &rep, sizeof(rep), -1);
 }
 
+/* --sched chaos: the controller of daemon/chaos.c for the peer's own run,
+ * asked from outside it, once. */
+static void serve_sched(struct hmd *d, int id, const struct hmd_req *req)
+{
+	struct hmd_conn *c = &d->conns[id];
+	struct hmd_run *r = controlled_run(d, id, req->seq, req->sched.run_id);
+	char why[160];
+	int err;
+
+	if (!r)
+		return;
+	if (r->chaos)
+		return (void)hmd_reply_error(c, req->seq, EBUSY,
+					     "run %" PRIu64 " already has a schedule", r->id);
+	if ((err = hmd_chaos_supported(why, sizeof(why))) < 0)
+		return (void)hmd_reply_error(c, req->seq, -err, "--sched chaos: %s", why);
+	err = hmd_chaos_start(&r->chaos, r->fd, r->path + strlen(d->cg.mount), req->sched.seed);
+	if (err < 0)
+		return (void)hmd_reply_error(c, req->seq, -err, "--sched chaos: %s", strerror(-err));
+	hmd_reply(c, HM_REP_OK, req->seq, NULL, 0, -1);
+}
+
 void hmd_serve_run(struct hmd *d, int id, const struct hmd_req *req)
 {
 	struct hmd_conn *c = &d->conns[id];
@@ -424,6 +446,12 @@ void hmd_serve_run(struct hmd *d, int id, const struct hmd_req *req)
 	case HM_REQ_RUN_CONNS:
 		/* The peer's own run only (controlled_run). */
 		serve_conns(d, id, req);
+		break;
+	case HM_REQ_RUN_SCHED:
+		/* Real-time priorities and one CPU for the tasks of the peer's
+		 * own run only (controlled_run; chaos.c re-checks each task),
+		 * refused while RT throttling is off. */
+		serve_sched(d, id, req);
 		break;
 	}
 }

@@ -296,6 +296,21 @@ static json_object *run_json(struct hmd *d, struct hmd_run *r)
 	json_object_object_add(j, "connected", json_object_new_boolean(r->conn_id >= 0));
 	json_object_object_add(j, "refused", json_object_new_int64(hmd_bpf_refused(d->bpf, r->cgid)));
 	run_counts_json(d, r, j);
+	if (r->chaos) {
+		struct hmd_chaos_info ci;
+		json_object *s = json_object_new_object();
+
+		hmd_chaos_describe(r->chaos, &ci);
+		json_object_object_add(s, "mode", json_object_new_string("chaos"));
+		json_object_object_add(s, "seed", json_object_new_uint64(ci.seed));
+		json_object_object_add(s, "cpu", json_object_new_int(ci.cpu));
+		json_object_object_add(s, "mean_gap_ns", json_object_new_uint64(ci.tick_ns));
+		json_object_object_add(s, "change_points", json_object_new_uint64(ci.changes));
+		json_object_object_add(s, "tasks", json_object_new_uint64(ci.tasks));
+		json_object_object_add(s, "tasks_uncontrolled", json_object_new_uint64(ci.lost));
+		json_object_object_add(s, "watchdog_fired", json_object_new_boolean(ci.watchdog_fired));
+		json_object_object_add(j, "sched", s);
+	}
 	if (r->has_clock) {
 		struct hmd_clock_stats cs;
 		json_object *c = json_object_new_object();
@@ -367,6 +382,19 @@ static json_object *status_json(struct hmd *d, size_t max, uid_t uid)
 	json_object_object_add(o, "kstream_bytes", json_object_new_uint64(d->kstream_bytes));
 	json_object_object_add(o, "kstream_total_max", json_object_new_uint64(d->kstream_total_max));
 	json_object_object_add(o, "runs_total", json_object_new_int(d->n_runs));
+	{
+		/* What --sched chaos gets on this machine (chaos.c). */
+		char why[160];
+		json_object *s = json_object_new_object();
+		bool ok = hmd_chaos_supported(why, sizeof(why)) == 0;
+
+		json_object_object_add(s, "chaos", json_object_new_string(
+			ok ? "real-time priorities: PCT on one CPU, or spread with the shim's start gate"
+			   : "refused"));
+		json_object_object_add(s, "why", ok ? NULL : json_object_new_string(why));
+		json_object_object_add(s, "sched_ext", json_object_new_boolean(false));
+		json_object_object_add(o, "sched", s);
+	}
 	used = strlen(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) + 64;
 	for (struct hmd_run *r = d->runs; r; r = r->next) {
 		json_object *j;
@@ -486,6 +514,7 @@ void hmd_server_handle(struct hmd *d, int id)
 	case HM_REQ_RUN_RECLAIM:
 	case HM_REQ_RUN_CLOCK:
 	case HM_REQ_RUN_CONNS:
+	case HM_REQ_RUN_SCHED:
 		/* Each handler says why it is safe (serve_run.c). */
 		hmd_serve_run(d, id, &req);
 		break;

@@ -20,6 +20,7 @@
 #ifndef HERMETIC_PROTO_H
 #define HERMETIC_PROTO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -57,6 +58,7 @@ enum hm_msg_type {
 	HM_REQ_RUN_RECLAIM = 16, /* hm_run_ref, after a daemon restart -> HM_REP_RECLAIM */
 	HM_REQ_RUN_CLOCK = 17, /* no payload, from a process of a run -> HM_REP_CLOCK (+ page fd) */
 	HM_REQ_RUN_CONNS = 24, /* hm_run_ref, a HM_RUN_CONNLOG run -> HM_REP_CONNS */
+	HM_REQ_RUN_SCHED = 25, /* hm_run_sched -> HM_REP_OK */
 	/* replies */
 	HM_REP_OK = 100,
 	HM_REP_ERROR = 101, /* hm_error */
@@ -129,6 +131,27 @@ struct hm_run_create {
 
 struct hm_run_ref {
 	uint64_t run_id;
+};
+
+/* HM_REQ_RUN_SCHED (enroll --sched chaos:SEED): perturb the schedule of
+ * the peer's own run by seed (daemon/chaos.c, docs/scheduling.md). */
+#define HM_SCHED_CHAOS 1u
+
+/* Which half of the chaos seeds spread the run over the CPUs (the shim's
+ * start gate, preload/sched.c) rather than put it on one CPU under the
+ * daemon's priorities (daemon/chaos.c): both sides draw it alike. */
+static inline bool hm_sched_spread(uint64_t seed)
+{
+	uint64_t z = (seed ^ 0x5c4edULL) * 0xbf58476d1ce4e5b9ULL;
+
+	return ((z ^ (z >> 31)) >> 17) & 1;
+}
+
+struct hm_run_sched {
+	uint64_t run_id;
+	uint64_t seed;
+	uint32_t mode; /* HM_SCHED_CHAOS */
+	uint32_t pad; /* 0 */
 };
 
 #define HM_END_KEEP 0x1u /* leave remaining processes; remove when empty */

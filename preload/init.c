@@ -178,6 +178,8 @@ static void init(void)
 		hm.now0 = end && !*end ? n : HM_DEFAULT_NOW_NS;
 	}
 	hm.tick = env_u64(HM_ENV_TICK, &v) ? v : HM_DEFAULT_TICK_NS;
+	hm.sched = env_u64(HM_ENV_SCHED_SEED, &hm.sched_seed);
+	hm_sched_init();
 	hm.spin_limit = env_u64(HM_ENV_SPIN_LIMIT, &v) ? v : HM_DEFAULT_SPIN_LIMIT;
 	hm.clock = env_is(HM_ENV_CLOCK, "virtual", true);
 	hm.rng = env_is(HM_ENV_RNG, "all", true);

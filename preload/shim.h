@@ -274,6 +274,8 @@ struct shim_state {
 	struct hm_jr_thread *jr_list; /* every thread's streams, under jr_lock */
 	pthread_mutex_t jr_lock;
 	uint64_t seed;
+	bool sched; /* --sched chaos (sched.c) */
+	uint64_t sched_seed;
 	int64_t now0; /* HERMETIC_NOW */
 	uint64_t tick;
 	uint64_t spin_limit;
@@ -755,5 +757,12 @@ void hm_env_add(const char *name, const char *value) HM_HIDDEN;
 
 /* This image's identity from hm.proc, hm.exe, hm.exe_count (init.c). */
 void hm_image_set(void) HM_HIDDEN;
+
+/* sched.c: a seeded spin at a start point (--sched chaos), n the thread
+ * or fork number. */
+enum hm_sched_where { HM_SCHED_THREAD, HM_SCHED_CREATOR, HM_SCHED_FORK_CHILD, HM_SCHED_FORK_PARENT };
+void hm_sched_point(enum hm_sched_where where, uint64_t n);
+/* The shared start gate, at initialisation when --sched chaos is on. */
+void hm_sched_init(void);
 
 #endif

@@ -572,6 +572,7 @@ void hm_fork_parent(void)
 		return;
 	hm_jr_fork_parent();
 	pthread_mutex_unlock(&hm.environ_lock);
+	hm_sched_point(HM_SCHED_FORK_PARENT, hm_t.pending_child);
 }
 
 void hm_fork_child(void)
@@ -600,6 +601,7 @@ void hm_fork_child(void)
 	hm_vc_fork_child();
 	hm_timers_fork_child();
 	hm_jr_fork_child(); /* (after the key and index: new streams use them) */
+	hm_sched_point(HM_SCHED_FORK_CHILD, 0);
 }
 
 /* Called by the vfork stub in the parent, before the real vfork: number the
@@ -671,6 +673,7 @@ static void *trampoline(void *p)
 	 * elapsed time measured across the two agrees. */
 	hm_t.last = s.view;
 	hm_t.lagoff = s.lagoff;
+	hm_sched_point(HM_SCHED_THREAD, s.index);
 	pthread_cleanup_push(thread_exited, NULL);
 	ret = s.fn(s.arg);
 	pthread_cleanup_pop(1);
@@ -681,6 +684,7 @@ HM_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*f
 			     void *arg)
 {
 	struct hm_start *s;
+	uint32_t index;
 	int r;
 
 	hm_ready();
@@ -691,9 +695,12 @@ HM_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*f
 	s->index = atomic_fetch_add(&hm.threads, 1) + 1;
 	s->lagoff = hm_t.lagoff;
 	s->view = hm.clock && hm.vc ? hm_clock_now(CLOCK_MONOTONIC) - hm_t.lagoff : 0;
+	index = s->index;
 	r = hm.real.pthread_create(t, attr, trampoline, s);
 	if (r)
 		free(s);
+	else
+		hm_sched_point(HM_SCHED_CREATOR, index);
 	return r;
 }
 

@@ -14,7 +14,7 @@ limit=${COMPAT_LIMIT:-900}
 pre=()
 case "$mode" in
 bare) ;;
-enrolled) pre=("${HERMETIC:?HERMETIC names the hermetic binary}" enroll --) ;;
+enrolled) pre=("${HERMETIC:?HERMETIC names the hermetic binary}" enroll ${COMPAT_ENROLL_OPTS:-} --) ;;
 *) echo "run-node.sh: MODE is bare or enrolled, not '$mode'" >&2; exit 2 ;;
 esac
 base=$out/tape.$mode
