@@ -213,7 +213,6 @@ bad "a command that cannot be executed" 126 "Permission denied" --runs 3 -- /etc
 bad "--runs 0" 2 "at least 1" --runs 0 -- true
 bad "a shard out of range" 2 "out of range" --shard 3/2 -- true
 bad "shard 0" 2 "out of range" --shard 0/2 -- true
-bad "--vary identity (not in this build)" 2 "no identity axis" --vary entropy,identity -- true
 bad "--vary of an unknown axis" 2 "unknown axis" --vary moon -- true
 bad "no command" 2 "no command" --runs 3
 HERMETIC_SOCKET=$T/no-daemon.sock "$HERMETIC" hunt --runs 3 -- true >"$T/bad.out" 2>&1

@@ -65,9 +65,11 @@ int main(void)
 
 	CHECK("--vary entropy,tick", !hunt_axes_parse("entropy,tick", &axes, why, sizeof(why)) &&
 					     axes == (HUNT_AX_ENTROPY | HUNT_AX_TICK));
-	CHECK("--vary sched: not in this build",
-	      hunt_axes_parse("clock,sched", &axes, why, sizeof(why)) == -EOPNOTSUPP &&
-		      strstr(why, "no sched axis"));
+	CHECK("--vary clock,identity,sched",
+	      !hunt_axes_parse("clock,identity,sched", &axes, why, sizeof(why)) &&
+		      axes == (HUNT_AX_CLOCK | HUNT_AX_IDENTITY | HUNT_AX_SCHED));
+	CHECK("the identity's parts are causes, not axes",
+	      hunt_axes_parse("entropy,", &axes, why, sizeof(why)) == 0 && axes == HUNT_AX_ENTROPY);
 	CHECK("--vary moon: unknown", hunt_axes_parse("moon", &axes, why, sizeof(why)) == -EINVAL);
 
 	setenv("TZ", "UTC", 1);
