@@ -105,6 +105,11 @@ $(B)/hermeticd: $(DAEMON_OBJS) $(B)/libhermetic.a
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -lbpf -lelf -lz -ljson-c -lsystemd -lzstd
 
 $(CLI_OBJS): CFLAGS += -Iengine
+# Moved from cli/ and not yet free of struct enroll, die() and cli.h: until
+# each is, it alone may see cli/ (engine/README.md, "Not yet here").
+ENGINE_CLI_OBJS := $(addprefix $(B)/engine/,launch.o phases.o signals.o reconnect.o \
+	record.o record_index.o record_scopes.o record_streams.o)
+$(ENGINE_CLI_OBJS): CFLAGS += -Icli -Iengine
 
 $(B)/libhermetic-engine.a: $(ENGINE_OBJS)
 	$(call msg,AR,$@)
