@@ -12,6 +12,7 @@
 static struct confine here;
 #include "supervise.h"
 #include "enroll.h"
+#include "run.h"
 
 static void usage(FILE *f)
 {

@@ -27,6 +27,7 @@
 #include "enroll.h"
 #include "supervise.h"
 #include "phases.h"
+#include "run.h"
 
 /* What the child reports on its error pipe before it gives up. */
 enum { LAUNCH_EXEC = 1, LAUNCH_ADOPT = 2, LAUNCH_CONFINE = 3 };
@@ -215,7 +216,7 @@ static bool supervise_wanted(struct enroll *e)
  * meanwhile the supervisor's listener arrives and its first exec is
  * answered (it waits for us). Returns what read() of the pipe returned, or
  * -ECANCELED when a signal cancelled the run first (the child is killed:
- * enroll_signals.c). */
+ * signals.c). */
 static ssize_t wait_exec(struct enroll *e, int fd, struct launch_err *le)
 {
 	for (;;) {
@@ -226,7 +227,7 @@ static ssize_t wait_exec(struct enroll *e, int fd, struct launch_err *le)
 			{ .fd = e->sig.fd, .events = POLLIN },
 		};
 
-		if (enroll_signals_take(e))
+		if (run_signals_take(&e->sig, &e->child))
 			return -ECANCELED;
 		if (poll(p, 4, -1) < 0) {
 			if (errno == EINTR)
@@ -277,8 +278,8 @@ void enroll_launch(struct enroll *e)
 			      e->clock.vc, !e->supervise_nowaits && !e->no_daemon, e->cfg.tick_ns, &err) < 0)
 		die(EXIT_INTERNAL, "%s", err.msg);
 	cli_phase("supervise-prep");
-	e->child = -1;
-	if (enroll_signals_take(e))
+	e->child.pid = -1;
+	if (run_signals_take(&e->sig, &e->child))
 		return; /* cancelled: no child */
 	if (pipe2(errp, O_CLOEXEC) < 0)
 		die(EXIT_INTERNAL, "pipe: %s", strerror(errno));
@@ -297,22 +298,22 @@ void enroll_launch(struct enroll *e)
 		if (pid == 0)
 			child_exec(e, oldmask, false, errp[1]);
 		if (pid > 0)
-			e->child = pid;
+			e->child.pid = pid;
 		else if (errno != EACCES && errno != EPERM && errno != ENOSYS && errno != EBUSY &&
 			 errno != ENOENT)
 			die(EXIT_INTERNAL, "clone3 into '%s': %s", e->run.cgroup_path, strerror(errno));
 	}
-	if (e->child < 0) {
+	if (e->child.pid < 0) {
 		/* Otherwise the child asks to be adopted before it execs, so it
 		 * never runs a command unenrolled. */
 		const char *path = cli_socket_path();
 
 		daemon_addr.sun_family = AF_UNIX;
 		snprintf(daemon_addr.sun_path, sizeof(daemon_addr.sun_path), "%s", path);
-		e->child = fork();
-		if (e->child < 0)
+		e->child.pid = fork();
+		if (e->child.pid < 0)
 			die(EXIT_INTERNAL, "fork: %s", strerror(errno));
-		if (e->child == 0)
+		if (e->child.pid == 0)
 			child_exec(e, oldmask, !e->no_daemon, errp[1]);
 	}
 	close(errp[1]);
@@ -328,10 +329,10 @@ void enroll_launch(struct enroll *e)
 		warnx_("processes without the shim (static binaries, Go) are not covered in full:\n"
 		       "  %s", e->sv.off_why);
 	if (n != sizeof(le)) {
-		e->cmd_started = true; /* CMD runs: the pipe closed at its exec */
+		e->child.cmd_started = true; /* CMD runs: the pipe closed at its exec */
 		return;
 	}
-	waitpid(e->child, NULL, 0);
+	waitpid(e->child.pid, NULL, 0);
 	if (le.kind == LAUNCH_ADOPT)
 		die(EXIT_INTERNAL, "hermeticd could not move the command into the run: %s",
 		    le.msg[0] ? le.msg : strerror(le.err));

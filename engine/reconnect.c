@@ -158,11 +158,11 @@ bool enroll_daemon_wait(struct enroll *e)
 		wait_s = WAIT_DEFAULT_S;
 	}
 	deadline = hm_now_ns() + wait_s * 1000000000ULL;
-	/* A signal that cancels the run (enroll_signals.c) ends the wait. */
+	/* A signal that cancels the run (signals.c) ends the wait. */
 	while (e->daemon_lost && !e->daemon_given_up && hm_now_ns() < deadline) {
 		e->daemon_last_try = 0;
 		enroll_daemon_retry(e);
-		if (e->daemon_lost && enroll_signals_wait(e, -1, 0, RETRY_MS) == -ECANCELED)
+		if (e->daemon_lost && run_signals_wait(&e->sig, &e->child, -1, 0, RETRY_MS) == -ECANCELED)
 			break;
 	}
 	if (e->daemon_lost && !e->daemon_given_up) {

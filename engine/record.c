@@ -205,8 +205,8 @@ static int fill(struct hm_journal_writer *w, void *userdata)
 		if (k < 0)
 			return k;
 	}
-	if (WIFSIGNALED(e->child_status)) {
-		x.signal = WTERMSIG(e->child_status);
+	if (WIFSIGNALED(e->child.status)) {
+		x.signal = WTERMSIG(e->child.status);
 		x.status = 128 + x.signal;
 	} else {
 		x.status = r->code;
