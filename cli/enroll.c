@@ -66,7 +66,11 @@ static void enroll_start(struct enroll *e)
 	if (e->before_spawn)
 		e->before_spawn(e, e->userdata);
 	e->started_mono = hm_now_ns();
-	enroll_launch(e);
+	/* CMD's own exec failing is the shell's 127 or 126, as before a run */
+	if ((r = enroll_launch(e, &err)) < 0 && e->child.exec_err)
+		die(e->child.exec_err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "%s", err.msg);
+	else if (r < 0)
+		die(EXIT_INTERNAL, "%s", err.msg);
 	e->bnd.started = e->child.pid > 0;
 	boundary_leave(&e->bnd);
 	cli_phase("launch");

@@ -186,11 +186,13 @@ void connlog_finish(struct enroll *e, bool daemon);
 void enroll_find_foreign_sockets(struct enroll *e);
 int enroll_drop_foreign_sockets(const struct enroll *e);
 
-/* launch.c: start CMD inside the run (clone3 into its cgroup, or a child
- * that asks the daemon to adopt it), confined (confine.c), before its
- * first instruction. Dies on failure; a signal that cancels the run before
- * the exec kills the child (e->sig.cancel, e->child.cmd_started false). */
-void enroll_launch(struct enroll *e);
+/* engine/launch.c: start CMD inside the run (clone3 into its cgroup, or a
+ * child that asks the daemon to adopt it), confined (confine.c), before its
+ * first instruction. -errno on failure (e->child.exec_err set when it was
+ * CMD's exec that failed); a signal that cancels the run before the exec
+ * kills the child and returns 0 (e->sig.cancel, e->child.cmd_started
+ * false). */
+int enroll_launch(struct enroll *e, struct eng_error *err);
 
 
 

@@ -27,6 +27,7 @@ struct run_child {
 	int status; /* its wait status, once done */
 	bool done;
 	bool cmd_started; /* it reached CMD's exec */
+	int exec_err; /* the errno CMD's exec failed with (launch.c), or 0 */
 };
 
 /* SIGINT, SIGTERM, SIGHUP, SIGQUIT */
