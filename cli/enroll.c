@@ -61,8 +61,8 @@ static void enroll_start(struct enroll *e)
 		return;
 	if (boundary_enter(&e->bnd, &err) < 0)
 		die(EXIT_INTERNAL, "%s", err.msg);
-	if (e->rec)
-		record_before_spawn(e);
+	if (e->rec && record_before_spawn(e, &err) < 0)
+		die(EXIT_INTERNAL, "%s", err.msg);
 	if (e->before_spawn)
 		e->before_spawn(e, e->userdata);
 	e->started_mono = hm_now_ns();
@@ -158,8 +158,8 @@ int enroll_run(struct enroll *e)
 		die(EXIT_INTERNAL, "%s", err.msg);
 	enroll_json_open(e);
 	connlog_open(e);
-	if (e->record)
-		record_setup(e);
+	if (e->record && record_setup(e, &err) < 0)
+		die(EXIT_INTERNAL, "%s", err.msg);
 	if (run_adopt_orphans(&err) < 0)
 		die(EXIT_INTERNAL, "%s", err.msg);
 

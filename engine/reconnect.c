@@ -81,9 +81,9 @@ void enroll_daemon_lost(struct enroll *e)
 	close(e->sock);
 	e->sock = -1;
 	clock_str(e->daemon_lost_ns, when, sizeof(when));
-	warnx_("hermeticd went away at %s (connection closed); run %" PRIu64
-	       " goes on, its network still refused by the kernel; reconnecting",
-	       when, e->run.run_id);
+	eng_warn("hermeticd went away at %s (connection closed); run %" PRIu64
+		 " goes on, its network still refused by the kernel; reconnecting",
+		 when, e->run.run_id);
 }
 
 /* One attempt to reach the new daemon and take the run back. */
@@ -109,7 +109,7 @@ static void try_reclaim(struct enroll *e)
 	if (n < 0) {
 		/* The new daemon has no such run for us: it could not adopt it
 		 * (and then killed it), so there is nothing to reconnect to. */
-		warnx_("hermeticd is back but does not have run %" PRIu64 ": %s", e->run.run_id, msg);
+		eng_warn("hermeticd is back but does not have run %" PRIu64 ": %s", e->run.run_id, msg);
 		close(fd);
 		e->sock = -1;
 		e->daemon_given_up = true;
@@ -126,7 +126,7 @@ static void try_reclaim(struct enroll *e)
 	snprintf(e->restart_note, sizeof(e->restart_note),
 		 "daemon restarted at %s, %" PRIu64 " kernel events lost", when,
 		 e->daemon_events_lost);
-	warnx_("reconnected to hermeticd: %s", e->restart_note);
+	eng_warn("reconnected to hermeticd: %s", e->restart_note);
 }
 
 void enroll_daemon_retry(struct enroll *e)
@@ -153,8 +153,8 @@ bool enroll_daemon_wait(struct enroll *e)
 	if (!e->daemon_lost)
 		return true;
 	if (s && *s && hm_parse_u64(s, &wait_s) < 0) {
-		warnx_("HERMETIC_RECONNECT_WAIT is not a number of seconds: '%s'; using %d", s,
-		       WAIT_DEFAULT_S);
+		eng_warn("HERMETIC_RECONNECT_WAIT is not a number of seconds: '%s'; using %d", s,
+			 WAIT_DEFAULT_S);
 		wait_s = WAIT_DEFAULT_S;
 	}
 	deadline = hm_now_ns() + wait_s * 1000000000ULL;
@@ -167,15 +167,15 @@ bool enroll_daemon_wait(struct enroll *e)
 	}
 	if (e->daemon_lost && !e->daemon_given_up) {
 		if (e->sig.cancel)
-			warnx_("run cancelled while hermeticd was away: no refusal report, audit or "
-			       "kernel stream for this run; its cgroup stays refused until a hermeticd "
-			       "ends it");
+			eng_warn("run cancelled while hermeticd was away: no refusal report, audit or "
+				 "kernel stream for this run; its cgroup stays refused until a hermeticd "
+				 "ends it");
 		else
-			warnx_("hermeticd did not come back within %" PRIu64
-			       " s (HERMETIC_RECONNECT_WAIT): no refusal report, audit or kernel "
-			       "stream for this run; its cgroup stays refused until a hermeticd ends "
-			       "it",
-			       wait_s);
+			eng_warn("hermeticd did not come back within %" PRIu64
+				 " s (HERMETIC_RECONNECT_WAIT): no refusal report, audit or kernel "
+				 "stream for this run; its cgroup stays refused until a hermeticd ends "
+				 "it",
+				 wait_s);
 		e->daemon_given_up = true;
 	}
 	return !e->daemon_lost;

@@ -107,7 +107,7 @@ int record_index_update(struct enroll *e, const char *name, const char *scope)
 		struct stat st;
 
 		if (arr || fstatat(dfd, INDEX_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			warnx_("%s was unreadable; rebuilt it from the journals in %s", path, r->dir);
+			eng_warn("%s was unreadable; rebuilt it from the journals in %s", path, r->dir);
 		json_object_put(arr);
 		arr = index_rebuild(dfd, r->dir);
 	}
