@@ -31,17 +31,21 @@ static void enroll_start(struct enroll *e)
 
 	if (run_signals_take(&e->sig, &e->child))
 		return;
-	if (e->no_daemon)
+	if (e->no_daemon) {
 		warnx_("--no-daemon: running shim-only; the kernel does NOT refuse this run's\n"
 		       "  network traffic, and static binaries and raw syscalls are not seen");
-	else if ((r = run_create(e, &err)) == -ECANCELED)
-		return;
-	else if (r < 0)
-		die(r == -EPERM ? EXIT_NESTED : EXIT_INTERNAL, "%s", err.msg);
+	} else {
+		e->conn.sock = cli_connect();
+		r = run_create(e, &err);
+		if (r == -ECANCELED)
+			return;
+		if (r < 0)
+			die(r == -EPERM ? EXIT_NESTED : EXIT_INTERNAL, "%s", err.msg);
+	}
 	cli_phase("create");
-	/* From here on the run exists: a daemon that goes away must not take
-	 * this process (and the command's exit status) with it. */
-	cli_soft_errors = true;
+	/* From here on the run exists: a daemon that goes away does not take
+	 * this process (and the command's exit status) with it; the engine's
+	 * requests say so (engine/client.h, engine/reconnect.c). */
 	if (run_clock_setup(&e->clock, e->no_daemon || !e->cfg.clock_virtual, &e->cfg, &err) < 0)
 		die(EXIT_INTERNAL, "%s", err.msg);
 	if (boundary_setup(&e->bnd, e->argv, &err) < 0)

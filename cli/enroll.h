@@ -19,6 +19,7 @@
 #include "supervise.h"
 #include "now.h"
 #include "signals.h"
+#include "client.h"
 #include "vclock.h"
 
 #define DEFAULT_GRACE_NS 2000000000ULL
@@ -92,7 +93,7 @@ struct enroll {
 	void *userdata;
 	struct run_signals sig; /* SIGINT, SIGTERM, SIGHUP, SIGQUIT (engine/signals.c) */
 	/* the run */
-	int sock;
+	struct hm_client conn; /* to hermeticd (engine/client.h) */
 	struct hm_run run;
 	int cgroup_fd;
 	int events_fd;
@@ -141,7 +142,7 @@ void enroll_daemon_retry(struct enroll *e);
 bool enroll_daemon_wait(struct enroll *e);
 void enroll_daemon_note(struct enroll *e, struct enroll_opt *ret_opt);
 /* A request after the command ended, or the journal's hand-over, that
- * outlives a restart of the daemon while it is out (cli_call's returns). */
+ * outlives a restart of the daemon while it is out (client_call's returns). */
 ssize_t enroll_daemon_call(struct enroll *e, uint16_t type, const void *req, uint32_t len,
 			   uint16_t expect, void *rep, size_t rep_size, bool exact, int *ret_fd,
 			   const char **ret_msg);

@@ -9,6 +9,7 @@
 #include "util.h"
 #include "journal.h"
 #include "cli.h"
+#include "client.h"
 #include "trust.h"
 #include "replay.h"
 
@@ -31,7 +32,7 @@ static struct hm_journal *fetch(struct replay *rp, const char *id_s, char *err, 
 	struct hm_journal *j = NULL;
 	const char *msg = NULL;
 	_cleanup_free_ uint8_t *buf = NULL;
-	_cleanup_close_ int sock = -1;
+	struct hm_client conn;
 	int fd = -1;
 	size_t got = 0;
 	struct stat st;
@@ -39,9 +40,10 @@ static struct hm_journal *fetch(struct replay *rp, const char *id_s, char *err, 
 
 	if (hm_parse_u64(id_s, &ref.id) < 0)
 		die(EXIT_NOINPUT, "Failed to read journal '%s': not a file, nor a store id", id_s);
-	sock = cli_connect();
-	n = cli_call(sock, HM_REQ_JOURNAL_FETCH, &ref, sizeof(ref), -1, HM_REP_JOURNAL, &info,
+	conn = (struct hm_client){ .sock = cli_connect() };
+	n = cli_call(&conn, HM_REQ_JOURNAL_FETCH, &ref, sizeof(ref), -1, HM_REP_JOURNAL, &info,
 		     sizeof(info), true, &fd, &msg);
+	close(conn.sock);
 	if (n < 0)
 		die(EXIT_NOINPUT, "Failed to fetch journal %s from hermeticd: %s", id_s, msg);
 	if (fd < 0)

@@ -316,7 +316,7 @@ static int launch_fork(struct enroll *e, int err_fd, struct eng_error *err)
 	if (e->child.pid < 0) {
 		/* Otherwise the child asks to be adopted before it execs, so it
 		 * never runs a command unenrolled. */
-		const char *path = cli_socket_path();
+		const char *path = client_socket_path();
 
 		daemon_addr.sun_family = AF_UNIX;
 		snprintf(daemon_addr.sun_path, sizeof(daemon_addr.sun_path), "%s", path);

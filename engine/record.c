@@ -24,7 +24,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include "util.h"
-#include "cli.h"
 #include "enroll.h"
 #include "record.h"
 #include "record_int.h"

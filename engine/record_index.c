@@ -13,7 +13,6 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include "util.h"
-#include "cli.h"
 #include "enroll.h"
 #include "record.h"
 #include "record_int.h"

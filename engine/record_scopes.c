@@ -19,7 +19,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "util.h"
-#include "cli.h"
 #include "enroll.h"
 #include "record.h"
 #include "trust.h"

@@ -11,7 +11,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include "util.h"
-#include "cli.h"
 #include "enroll.h"
 #include "record.h"
 #include "record_int.h"

@@ -31,16 +31,16 @@
 static void run_request(struct enroll *e, uint16_t type, const void *req, uint32_t len,
 			const char *what)
 {
-	struct pollfd p = { .fd = e->sock, .events = POLLIN };
+	struct pollfd p = { .fd = e->conn.sock, .events = POLLIN };
 	const char *msg = NULL;
-	int sent = cli_send_req(e->sock, type, req, len, -1);
+	int sent = client_send(&e->conn, type, req, len, -1);
 
-	if (e->sig.cancel && e->sock >= 0 && poll(&p, 1, CANCEL_WAIT_MS) == 0) {
-		close(e->sock);
-		e->sock = -1;
+	if (e->sig.cancel && e->conn.sock >= 0 && poll(&p, 1, CANCEL_WAIT_MS) == 0) {
+		close(e->conn.sock);
+		e->conn.sock = -1;
 		return;
 	}
-	if (cli_recv_rep(e->sock, sent, HM_REP_OK, NULL, 0, false, NULL, &msg) < 0)
+	if (client_recv(&e->conn, sent, HM_REP_OK, NULL, 0, false, NULL, &msg) < 0)
 		eng_warn("%s: %s", what, msg);
 }
 
@@ -291,7 +291,7 @@ void run_end(struct enroll *e, bool daemon, bool have_run, bool kept)
 	    enroll_daemon_call(e, HM_REQ_RUN_END, &end, sizeof(end), HM_REP_OK, NULL, 0, false,
 			       NULL, &msg) < 0)
 		eng_warn("hermeticd could not end the run: %s", msg);
-	else if (!daemon && have_run && e->sig.cancel && e->sock >= 0)
+	else if (!daemon && have_run && e->sig.cancel && e->conn.sock >= 0)
 		run_request(e, HM_REQ_RUN_END, &end, sizeof(end), "hermeticd could not end the run");
 	cli_phase("end");
 }

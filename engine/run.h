@@ -21,13 +21,13 @@ int run_begin(struct enroll *e, struct eng_error *err);
 /* This process becomes the subreaper of the run's orphans, and SIGPIPE is
  * ignored (the daemon may close a socket we write). */
 int run_adopt_orphans(struct eng_error *err);
-/* Ask hermeticd for the run: e->sock, e->run, e->cgroup_fd, e->events_fd
- * and the clock page's descriptor. -ECANCELED: a signal came before the
- * daemon answered (the connection closes unanswered and the daemon ends
- * what it made for it, as it ends every closed connection's runs); -EPERM:
- * the daemon refused a run inside a run; else -errno (e->fail_reason
- * "refused" when the daemon refused). Cannot reach the daemon: dies
- * (cli_connect, until the client's transport moves here). */
+/* Ask hermeticd for the run, on e->conn (the caller connected it, and
+ * says how when it cannot): e->run, e->cgroup_fd, e->events_fd and the
+ * clock page's descriptor. -ECANCELED: a signal came before the daemon
+ * answered (the connection closes unanswered and the daemon ends what it
+ * made for it, as it ends every closed connection's runs); -EPERM: the
+ * daemon refused a run inside a run; else -errno (e->fail_reason
+ * "refused" when the daemon refused). */
 int run_create(struct enroll *e, struct eng_error *err);
 /* CMD's environment, in this process's (it is forked from here): the run,
  * the clock page, the file-time shift, the shim in LD_PRELOAD; records

@@ -19,7 +19,6 @@
 #include "util.h"
 #include "config.h"
 #include "engine.h"
-#include "cli.h"
 #include "enroll.h"
 #include "record.h"
 #include "run.h"
@@ -171,14 +170,18 @@ int run_create(struct enroll *e, struct eng_error *err)
 	memcpy((char *)&req + len, e->names, e->n_names * sizeof(struct hm_allow_name));
 	len += e->n_names * sizeof(struct hm_allow_name);
 	snprintf(req.c.label, sizeof(req.c.label), "%s", e->argv[0]);
-	e->sock = cli_connect();
-	sent = cli_send_req(e->sock, HM_REQ_RUN_CREATE, &req, len, -1);
-	if (run_signals_wait(&e->sig, &e->child, e->sock, POLLIN, -1) == -ECANCELED) {
-		close(e->sock);
-		e->sock = -1;
+	sent = client_send(&e->conn, HM_REQ_RUN_CREATE, &req, len, -1);
+	if (sent < 0 && e->conn.broken)
+		return eng_fail(err, -sent, "%s", e->conn.why);
+	if (run_signals_wait(&e->sig, &e->child, e->conn.sock, POLLIN, -1) == -ECANCELED) {
+		close(e->conn.sock);
+		e->conn.sock = -1;
 		return -ECANCELED;
 	}
-	n = cli_recv_rep(e->sock, sent, HM_REP_RUN, &e->run, sizeof(e->run), true, fds, &msg);
+	n = client_recv(&e->conn, sent, HM_REP_RUN, &e->run, sizeof(e->run), true, fds, &msg);
+	/* (no daemon to ask: the command cannot run in a run) */
+	if (n < 0 && !e->conn.daemon_said)
+		return eng_fail(err, (int)-n, "%s", e->conn.why);
 	if (n == -EPERM)
 		return eng_fail(err, EPERM, "cannot enroll: %s", msg);
 	if (n < 0) {
@@ -201,7 +204,7 @@ int run_create(struct enroll *e, struct eng_error *err)
 
 int run_begin(struct enroll *e, struct eng_error *err)
 {
-	e->sock = e->cgroup_fd = e->events_fd = -1;
+	e->conn.sock = e->cgroup_fd = e->events_fd = -1;
 	e->child.pid = -1;
 	run_clock_init(&e->clock);
 	return run_signals_arm(&e->sig, err);
