@@ -23,6 +23,7 @@
 #define KILL_WAIT_MS 5000
 #define REAP_WAIT_MS 1000
 #define CANCEL_WAIT_MS 100 /* for the daemon, once the run is cancelled */
+
 /* A request about the run (RUN_KILL, RUN_END), answered HM_REP_OK; what
  * names it in a warning. Once the run is cancelled the daemon has
  * CANCEL_WAIT_MS to answer: one that does not (stopped, swamped) ends the
