@@ -181,10 +181,10 @@ int connlog_timeout(struct enroll *e, int timeout_ms);
 void connlog_tick(struct enroll *e);
 void connlog_finish(struct enroll *e, bool daemon);
 
-/* inherited.c: find the inet, inet6 and packet sockets CMD would inherit
- * (before the fork; each is named on stderr), and, in the child, put
- * /dev/null in their place. */
-void enroll_find_foreign_sockets(struct enroll *e);
+/* engine/inherited.c: before the fork, find the inet, inet6 and packet
+ * sockets CMD would inherit (each named through eng_warn; -errno), and, in
+ * the child, put /dev/null in their place. */
+int enroll_find_foreign_sockets(struct enroll *e, struct eng_error *err);
 int enroll_drop_foreign_sockets(const struct enroll *e);
 
 /* engine/launch.c: start CMD inside the run (clone3 into its cgroup, or a

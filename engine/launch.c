@@ -265,7 +265,8 @@ static int launch_prepare(struct enroll *e, struct eng_error *err)
 	/* Everything the child needs is computed here, before the fork. */
 	confine_prepare(&e->conf, !e->no_daemon && !e->unconfined,
 			e->cfg.network == HM_NETWORK_BLOCK);
-	enroll_find_foreign_sockets(e);
+	if ((r = enroll_find_foreign_sockets(e, err)) < 0)
+		return r;
 	e->conf.raw_sockets = e->raw_sockets;
 	if (e->conf.refuse[0])
 		return eng_fail(err, EPERM, "cannot confine the run: %s", e->conf.refuse);
