@@ -87,12 +87,12 @@ $(B)/%.skel.h: $(B)/%.bpf.o
 $(B)/%.o: %.c include/hermetic/*.h lib/*.h | $(B)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -MMD -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -MMD -MP -c $< -o $@
 
 $(B)/pic/%.o: %.c include/hermetic/*.h lib/*.h preload/*.h | $(B)
 	$(call msg,CC-PIC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec -MMD -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec -MMD -MP -c $< -o $@
 
 $(DAEMON_OBJS): $(BPF_SKELS)
 
@@ -105,6 +105,11 @@ $(B)/hermeticd: $(DAEMON_OBJS) $(B)/libhermetic.a
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -lbpf -lelf -lz -ljson-c -lsystemd -lzstd
 
 $(CLI_OBJS): CFLAGS += -Iengine
+# Moved from cli/ and not yet free of struct enroll, die() and cli.h: until
+# each is, it alone may see cli/ (engine/README.md, "Not yet here").
+ENGINE_CLI_OBJS := $(addprefix $(B)/engine/,inherited.o launch.o launch_identity.o reconnect.o \
+	run.o run_start.o record.o record_index.o record_scopes.o record_streams.o)
+$(ENGINE_CLI_OBJS): CFLAGS += -Icli -Iengine
 
 $(B)/libhermetic-engine.a: $(ENGINE_OBJS)
 	$(call msg,AR,$@)
@@ -155,6 +160,9 @@ $(B)/tests/%: tests/unit/%.c $(B)/libhermetic-engine.a $(B)/libhermetic.a
 $(B):
 	$(Q)mkdir -p $(B)
 
+# Headers that moved to engine/, still named by the .d files of a build made
+# before (-MP covers those made since): no rule is needed to remake them.
+cli/phases.h cli/record.h cli/record_int.h:
 -include $(shell find $(B) \( -path $(B)/deb -o -path $(B)/debroot \) -prune -o -name '*.d' -type f -print 2>/dev/null)
 
 # --- maintenance --------------------------------------------------------------

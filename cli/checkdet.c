@@ -22,6 +22,7 @@
 #include "journals.h"
 #include "spawn_self.h"
 #include "tmpdir.h"
+#include "run.h"
 
 #define PREFIX "hermetic check-determinism"
 #define MAX_RUNS 1000
@@ -198,7 +199,7 @@ static int run_one(struct checkdet *c, unsigned i)
 	st = cli_spawn_self(args, r->out, r->err, 0, &timed_out);
 	if (st < 0)
 		die(EXIT_INTERNAL, "Failed to run hermetic enroll: %s", strerror(-st));
-	r->status = enroll_status_code(st);
+	r->status = run_status_code(st);
 	o = json_object_from_file(r->report);
 	if (o && json_object_object_get_ex(o, "journal", &v) && v &&
 	    json_object_object_get_ex(v, "file", &v) && v)

@@ -43,40 +43,16 @@ void cli_vusage_error(const char *verb, const char *fmt, va_list ap)
 /* The one of names[n] within two edits of word ("enrol": "enroll"), or NULL. */
 const char *cli_near_miss(const char *word, const char *const *names, size_t n);
 
-/* client.c: talking to hermeticd */
-const char *cli_socket_path(void);
+/* client.c: talking to hermeticd (the transport: engine/client.h) */
+struct hm_client;
 /* Connect or die with EXIT_NODAEMON and a message saying what to do. */
 int cli_connect(void);
-/* Connect: the socket, or -errno. */
-int cli_try_connect(void);
-/* When set (enroll, once its run exists), cli_call returns -ECONNRESET or
- * -ENOTCONN (sock < 0) with a message instead of dying when the daemon is
- * gone: a run outlives a restart of hermeticd. */
-extern bool cli_soft_errors;
-/* Send a request and wait for its reply of type expect, copied into rep
- * (at most rep_size bytes; exactly rep_size when exact). Returns the payload
- * length; dies on transport errors and unexpected replies; HM_REP_ERROR is
- * returned as -err with *ret_msg set to the daemon's message. */
-ssize_t cli_call(int sock, uint16_t type, const void *req, uint32_t len, int send_fd,
+/* client_call, or die (EXIT_INTERNAL) when the transport failed: returns
+ * the payload length, or the daemon's HM_REP_ERROR as -err with *ret_msg
+ * its message. */
+ssize_t cli_call(struct hm_client *c, uint16_t type, const void *req, uint32_t len, int send_fd,
 		 uint16_t expect, void *rep, size_t rep_size, bool exact, int *ret_fd,
 		 const char **ret_msg);
-/* The same, keeping up to HM_MSG_MAX_FDS received descriptors in ret_fds
- * (-1 where none came; all closed when ret_fds is NULL). */
-ssize_t cli_call_fds(int sock, uint16_t type, const void *req, uint32_t len, int send_fd,
-		     uint16_t expect, void *rep, size_t rep_size, bool exact,
-		     int ret_fds[HM_MSG_MAX_FDS], const char **ret_msg);
-
-/* cli_call_fds in its two halves, for a caller that waits for the reply
- * itself (enroll, watching its signals meanwhile): cli_send_req returns
- * what cli_recv_rep is to be given as sent. */
-int cli_send_req(int sock, uint16_t type, const void *req, uint32_t len, int send_fd);
-ssize_t cli_recv_rep(int sock, int sent, uint16_t expect, void *rep, size_t rep_size, bool exact,
-		     int ret_fds[HM_MSG_MAX_FDS], const char **ret_msg);
-
-/* Store a journal (read from fd, whole) for req's run: JOURNAL_UPLOAD,
- * copy, JOURNAL_STORE. 0, or -errno with *ret_msg set when the daemon
- * refused (NULL when the copy itself failed). */
-int cli_store_journal(int sock, const struct hm_journal_store *req, int fd, const char **ret_msg);
 
 int cmd_enroll(int argc, char **argv);
 int cmd_status(int argc, char **argv);

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include <grp.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include "util.h"
 #include "cli.h"
+#include "client.h"
 
 void (*cli_die_hook)(int code, const char *msg);
 
@@ -138,44 +136,10 @@ const char *cli_near_miss(const char *word, const char *const *names, size_t n)
 	return best;
 }
 
-const char *cli_socket_path(void)
-{
-	const char *s = getenv("HERMETIC_SOCKET");
-
-	return s && *s ? s : HM_DEFAULT_SOCKET;
-}
-
-bool cli_soft_errors;
-
-int cli_try_connect(void)
-{
-	const char *path = cli_socket_path();
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd, err;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	/* Anything holding a daemon connection is not dumpable: processes of
-	 * a run (same uid, maybe root with reduced capabilities) must not
-	 * ptrace it or take the connection with pidfd_getfd, which the kernel
-	 * allows only for dumpable processes or with CAP_SYS_PTRACE. The
-	 * command itself becomes dumpable again at its exec. */
-	prctl(PR_SET_DUMPABLE, 0);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-		return fd;
-	err = -errno;
-	close(fd);
-	return err;
-}
-
 int cli_connect(void)
 {
-	const char *path = cli_socket_path();
-	int fd = cli_try_connect();
+	const char *path = client_socket_path();
+	int fd = client_connect();
 
 	if (fd == -ENAMETOOLONG)
 		die(EXIT_USAGE, "socket path too long: %s", path);
@@ -208,148 +172,16 @@ int cli_connect(void)
 	    path, strerror(errno));
 }
 
-ssize_t cli_call(int sock, uint16_t type, const void *req, uint32_t len, int send_fd,
+/* A verb cannot go on without its answer: a failure of the transport (not
+ * the daemon's own answer, which is the caller's to report) ends it. */
+ssize_t cli_call(struct hm_client *c, uint16_t type, const void *req, uint32_t len, int send_fd,
 		 uint16_t expect, void *rep, size_t rep_size, bool exact, int *ret_fd,
 		 const char **ret_msg)
 {
-	int fds[HM_MSG_MAX_FDS];
-	ssize_t n = cli_call_fds(sock, type, req, len, send_fd, expect, rep, rep_size, exact,
-				 ret_fd ? fds : NULL, ret_msg);
+	ssize_t n = client_call(c, type, req, len, send_fd, expect, rep, rep_size, exact, ret_fd,
+				ret_msg);
 
-	if (ret_fd)
-		*ret_fd = n >= 0 ? fds[0] : -1;
-	for (int i = 1; ret_fd && n >= 0 && i < HM_MSG_MAX_FDS; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+	if (n < 0 && !c->daemon_said)
+		die(EXIT_INTERNAL, "%s", c->why);
 	return n;
-}
-
-static void close_fds(int *fds)
-{
-	for (int i = 0; i < HM_MSG_MAX_FDS; i++)
-		if (fds[i] >= 0) {
-			close(fds[i]);
-			fds[i] = -1;
-		}
-}
-
-static uint32_t seq; /* of the request sent last */
-
-int cli_send_req(int sock, uint16_t type, const void *req, uint32_t len, int send_fd)
-{
-	int r;
-
-	if (sock < 0 && cli_soft_errors)
-		return -ENOTCONN;
-	r = hm_send(sock, type, ++seq, req, len, send_fd);
-	/* A daemon that refused the connection (a limit) said why before it
-	 * closed it: that answer counts, not the failed send. */
-	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
-		die(EXIT_INTERNAL, "Failed to send request to hermeticd: %s", strerror(-r));
-	return r;
-}
-
-ssize_t cli_recv_rep(int sock, int sent, uint16_t expect, void *rep, size_t rep_size, bool exact,
-		     int ret_fds[HM_MSG_MAX_FDS], const char **ret_msg)
-{
-	static char buf[HM_MSG_MAX];
-	static struct hm_error e;
-	struct hm_hdr *h;
-	int fds[HM_MSG_MAX_FDS], r = sent;
-	ssize_t n;
-
-	if (sock < 0 && r == -ENOTCONN) {
-		if (ret_msg)
-			*ret_msg = "not connected to hermeticd";
-		return -ENOTCONN;
-	}
-	n = hm_recv_fds(sock, buf, sizeof(buf), &h, fds, HM_MSG_MAX_FDS);
-	/* A send that failed (the daemon closed the connection) with no
-	 * answer to read: soft, like a closed connection, when asked to be.
-	 * (This dying first was why enroll exited 70 when the daemon went
-	 * away while it read the run's report.) */
-	if (cli_soft_errors && r < 0 && !(n >= 0 && h->type == HM_REP_ERROR)) {
-		if (n >= 0)
-			close_fds(fds);
-		n = -ECONNRESET;
-	}
-	if (r < 0 && !cli_soft_errors && !(n >= 0 && h->type == HM_REP_ERROR))
-		die(EXIT_INTERNAL, "Failed to send request to hermeticd: %s", strerror(-r));
-	if (n < 0 && cli_soft_errors) {
-		/* (enroll: the daemon went away; the caller carries on) */
-		if (ret_msg)
-			*ret_msg = "hermeticd closed the connection";
-		return n == -ECONNRESET || n == -EPIPE ? -ECONNRESET : n;
-	}
-	if (n == -ECONNRESET)
-		die(EXIT_INTERNAL, "hermeticd closed the connection (did it stop?)");
-	if (n < 0)
-		die(EXIT_INTERNAL, "Failed to read reply from hermeticd: %s", strerror(-n));
-	if (h->type == HM_REP_ERROR && (size_t)n == sizeof(e)) {
-		close_fds(fds);
-		memcpy(&e, buf + sizeof(*h), sizeof(e));
-		e.msg[sizeof(e.msg) - 1] = 0;
-		if (ret_msg)
-			*ret_msg = e.msg;
-		return e.err > 0 ? -e.err : -EPROTO;
-	}
-	if (h->type != expect || h->seq != seq || (rep && (size_t)n > rep_size) ||
-	    (rep && exact && (size_t)n != rep_size))
-		die(EXIT_INTERNAL, "unexpected reply from hermeticd (type %u, %zd bytes)", h->type, n);
-	if (rep)
-		memcpy(rep, buf + sizeof(*h), n);
-	for (int i = 0; i < HM_MSG_MAX_FDS; i++)
-		if (ret_fds)
-			ret_fds[i] = fds[i];
-		else if (fds[i] >= 0)
-			close(fds[i]);
-	return n;
-}
-
-ssize_t cli_call_fds(int sock, uint16_t type, const void *req, uint32_t len, int send_fd,
-		     uint16_t expect, void *rep, size_t rep_size, bool exact,
-		     int ret_fds[HM_MSG_MAX_FDS], const char **ret_msg)
-{
-	int sent = cli_send_req(sock, type, req, len, send_fd);
-
-	return cli_recv_rep(sock, sent, expect, rep, rep_size, exact, ret_fds, ret_msg);
-}
-
-int cli_store_journal(int sock, const struct hm_journal_store *req, int fd, const char **ret_msg)
-{
-	struct hm_journal_upload up;
-	struct stat st;
-	char buf[65536];
-	off_t off = 0;
-	ssize_t n;
-	int mfd = -1;
-
-	/* The daemon takes no descriptor from us: it hands out a buffer of its
-	 * own, we copy the journal in, and it seals and stores that. */
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	up.size = st.st_size;
-	n = cli_call(sock, HM_REQ_JOURNAL_UPLOAD, &up, sizeof(up), -1, HM_REP_UPLOAD, &up, sizeof(up),
-		     true, &mfd, ret_msg);
-	if (n < 0)
-		return n;
-	if (mfd < 0)
-		die(EXIT_INTERNAL, "hermeticd sent no upload buffer");
-	while (off < st.st_size) {
-		n = pread(fd, buf, sizeof(buf), off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0 || pwrite(mfd, buf, n, off) != n) {
-			int err = n < 0 ? -errno : -EIO;
-
-			close(mfd);
-			*ret_msg = NULL;
-			return err;
-		}
-		off += n;
-	}
-	close(mfd);
-	n = cli_call(sock, HM_REQ_JOURNAL_STORE, req, sizeof(*req), -1, HM_REP_OK, NULL, 0, false,
-		     NULL, ret_msg);
-	return n < 0 ? (int)n : 0;
 }

@@ -196,11 +196,11 @@ static void fetch(struct enroll *e)
 	const char *msg = NULL;
 	ssize_t n;
 
-	if (e->daemon_lost || e->sock < 0)
+	if (e->daemon_lost || e->conn.sock < 0)
 		return; /* after the reclaim (reconnect.c) */
 	do {
-		n = cli_call(e->sock, HM_REQ_RUN_CONNS, &ref, sizeof(ref), -1, HM_REP_CONNS, &rep,
-			     sizeof(rep), false, NULL, &msg);
+		n = client_call(&e->conn, HM_REQ_RUN_CONNS, &ref, sizeof(ref), -1, HM_REP_CONNS,
+				&rep, sizeof(rep), false, NULL, &msg);
 		if (n < (ssize_t)sizeof(rep.h) ||
 		    n != (ssize_t)(sizeof(rep.h) + rep.h.n * sizeof(rep.rec[0])) ||
 		    rep.h.n > HM_CONNS_MAX) {

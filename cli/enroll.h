@@ -18,6 +18,8 @@
 #include "confine.h"
 #include "supervise.h"
 #include "now.h"
+#include "signals.h"
+#include "client.h"
 #include "vclock.h"
 #include "identity.h"
 
@@ -98,22 +100,13 @@ struct enroll {
 	/* called once CMD's environment is final, just before it starts */
 	void (*before_spawn)(struct enroll *e, void *userdata);
 	void *userdata;
-	/* SIGINT, SIGTERM, SIGHUP, SIGQUIT (enroll_signals.c) */
-	struct enroll_signals {
-		bool armed;
-		int fd; /* the signalfd every wait of the run watches */
-		sigset_t oldmask; /* CMD's mask: the one enroll started with */
-		int cancel; /* the signal that cancelled the run, or 0 */
-	} sig;
+	struct run_signals sig; /* SIGINT, SIGTERM, SIGHUP, SIGQUIT (engine/signals.c) */
 	/* the run */
-	int sock;
+	struct hm_client conn; /* to hermeticd (engine/client.h) */
 	struct hm_run run;
 	int cgroup_fd;
 	int events_fd;
-	pid_t child; /* -1: none started */
-	int child_status;
-	bool child_done;
-	bool cmd_started; /* the child reached CMD's exec */
+	struct run_child child; /* CMD's process (engine/signals.h) */
 	int64_t started_ns; /* real wall clock at start */
 	int64_t fs_start_ns; /* the real start file times follow (replay: the recorded run's), or 0 */
 	uint64_t started_mono;
@@ -166,16 +159,13 @@ int enroll_sched_parse(const char *arg, struct enroll_sched *ret, char *why, siz
 const char *enroll_sched_name(const struct enroll_sched *s, char *buf, size_t size);
 void enroll_sched_start(struct enroll *e);
 /* A request after the command ended, or the journal's hand-over, that
- * outlives a restart of the daemon while it is out (cli_call's returns). */
+ * outlives a restart of the daemon while it is out (client_call's returns). */
 ssize_t enroll_daemon_call(struct enroll *e, uint16_t type, const void *req, uint32_t len,
 			   uint16_t expect, void *rep, size_t rep_size, bool exact, int *ret_fd,
 			   const char **ret_msg);
 int enroll_daemon_store(struct enroll *e, const struct hm_journal_store *req, int fd,
 			const char **ret_msg);
 
-/* enroll.c: a library next to the shim (the build tree, ../lib/hermetic,
- * HERMETIC_SHIMDIR): its real path into buf, or -ENOENT. */
-int enroll_find_lib(const char *name, char *buf, size_t size);
 
 
 /* Parse enroll's options and CMD from argv (argv[0] is the verb). Dies with
@@ -208,35 +198,21 @@ int connlog_timeout(struct enroll *e, int timeout_ms);
 void connlog_tick(struct enroll *e);
 void connlog_finish(struct enroll *e, bool daemon);
 
-/* inherited.c: find the inet, inet6 and packet sockets CMD would inherit
- * (before the fork; each is named on stderr), and, in the child, put
- * /dev/null in their place. */
-void enroll_find_foreign_sockets(struct enroll *e);
+/* engine/inherited.c: before the fork, find the inet, inet6 and packet
+ * sockets CMD would inherit (each named through eng_warn; -errno), and, in
+ * the child, put /dev/null in their place. */
+int enroll_find_foreign_sockets(struct enroll *e, struct eng_error *err);
 int enroll_drop_foreign_sockets(const struct enroll *e);
 
-/* launch.c: start CMD inside the run (clone3 into its cgroup, or a child
- * that asks the daemon to adopt it), confined (confine.c), before its
- * first instruction. Dies on failure; a signal that cancels the run before
- * the exec kills the child (e->sig.cancel, e->cmd_started false). */
-void enroll_launch(struct enroll *e);
+/* engine/launch.c: start CMD inside the run (clone3 into its cgroup, or a
+ * child that asks the daemon to adopt it), confined (confine.c), before its
+ * first instruction. -errno on failure (e->child.exec_err set when it was
+ * CMD's exec that failed); a signal that cancels the run before the exec
+ * kills the child and returns 0 (e->sig.cancel, e->child.cmd_started
+ * false). */
+int enroll_launch(struct enroll *e, struct eng_error *err);
 
-/* enroll_signals.c: from enroll_signals_arm (the start of enroll_run, or
- * replay's before it) SIGINT, SIGTERM, SIGHUP and SIGQUIT (those not
- * ignored when hermetic started) and SIGCHLD are blocked and read from
- * e->sig.fd. enroll_signals_take reads what arrived: while CMD runs a
- * signal is forwarded to it; at any other moment it cancels the run
- * (e->sig.cancel, the child killed if there is one). Returns whether the
- * run is cancelled. enroll_signals_wait polls fd (when >= 0) for events and
- * the signals for at most timeout_ms (-1: no limit): 1 when fd is ready,
- * 0 at the timeout, -ECANCELED once the run is cancelled. The signals stay
- * blocked until hermetic exits: one that comes after the run ended is not
- * acted on. */
-void enroll_signals_arm(struct enroll *e);
-bool enroll_signals_take(struct enroll *e);
-int enroll_signals_wait(struct enroll *e, int fd, short events, int timeout_ms);
 
-/* The child's wait status as an exit code. */
-int enroll_status_code(int st);
 
 /* enroll_report.c, once the run is over: refused connections; the kernel's
  * audit (fetched into e->audit) and what escaped the shim; the command line

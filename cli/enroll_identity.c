@@ -30,43 +30,6 @@ void enroll_identity_option(struct enroll *e, const char *name, const char *arg)
 	enroll_add_opt(e, name, spec[0] ? xasprintf("%s", spec) : "host");
 }
 
-/* In enroll_launch, once confine_prepare chose the namespaces. */
-void enroll_identity_prepare(struct enroll *e)
-{
-	struct eng_error err;
-
-	if (!identity_active(&e->ident))
-		return; /* host: nothing read, nothing set */
-	if (identity_prepare(&e->ident, e->cfg.seed, e->conf.on && e->conf.ns == CONFINE_NS_FULL,
-			     &err) < 0)
-		die(err.code == ENOENT ? EXIT_USAGE : EXIT_INTERNAL, "%s", err.msg);
-}
-
-/* After supervise_prepare: what only the supervisor says to static and Go
- * binaries (uname's release, sysinfo's memory, sched_getaffinity's CPUs
- * where the machine has fewer), or why they miss it. */
-void enroll_identity_supervise(struct enroll *e)
-{
-	struct run_identity *id = &e->ident;
-
-	if (!id->prepared)
-		return;
-	if (id->dir != IDENTITY_DIR_HOST && e->sv.want)
-		supervise_set_dir_order(&e->sv, (int)id->dir, id->dir_key);
-	else if (id->dir != IDENTITY_DIR_HOST)
-		identity_note_missing(id, "directory order for static and Go binaries (getdents64): "
-					  "the supervisor is off in this run");
-	if (!id->ax.release[0] && !id->ax.memory_kb && !id->more_cpus)
-		return;
-	if (e->sv.want)
-		supervise_set_identity(&e->sv, id->ax.release, id->ax.hostname, id->ax.domain,
-				       id->ax.memory_kb, id->more_cpus ? id->ax.cpus : 0);
-	else
-		identity_note_missing(id, "the kernel release, sysinfo's memory and a CPU count "
-					  "above the machine's for static and Go binaries: the "
-					  "supervisor is off in this run");
-}
-
 struct json_object *enroll_identity_status_json(const struct confine *here)
 {
 	json_object *o = json_object_new_object();

@@ -248,10 +248,10 @@ void enroll_json_write(struct enroll *e, int code)
 	json_object_object_add(o, "command", cmd);
 	json_object_object_add(o, "run_id", e->no_daemon ? NULL : json_object_new_uint64(e->run.run_id));
 	json_object_object_add(o, "exit_status", json_object_new_int(code));
-	json_object_object_add(o, "signal", WIFSIGNALED(e->child_status)
-						    ? json_object_new_int(WTERMSIG(e->child_status))
+	json_object_object_add(o, "signal", WIFSIGNALED(e->child.status)
+						    ? json_object_new_int(WTERMSIG(e->child.status))
 						    : NULL);
-	/* the signal that cancelled the run outside CMD's life (enroll_signals.c) */
+	/* the signal that cancelled the run outside CMD's life (engine/signals.c) */
 	json_object_object_add(o, "cancelled", e->sig.cancel ? json_object_new_int(e->sig.cancel)
 							     : NULL);
 	json_object_object_add(o, "passed", json_object_new_boolean(code == 0));

@@ -17,11 +17,9 @@ void enroll_resolve_allow(struct enroll *e, const char *spec);
 /* Record an option for the journal (enroll_opts.c). */
 void enroll_add_opt(struct enroll *e, const char *name, const char *value);
 
-/* enroll_identity.c: --identity and --dir-order into e; the plan before
- * the fork (after confine_prepare); the report's "identity" object. */
+/* enroll_identity.c: --identity and --dir-order into e; the report's
+ * "identity" object (the plan before the fork: engine/launch_identity.c). */
 void enroll_identity_option(struct enroll *e, const char *name, const char *arg);
-void enroll_identity_prepare(struct enroll *e);
-void enroll_identity_supervise(struct enroll *e);
 struct json_object;
 struct json_object *enroll_identity_json(const struct enroll *e);
 /* hermetic status: where --identity's axes come from for a run started

@@ -71,7 +71,7 @@ void enroll_sched_start(struct enroll *e)
 		snprintf(v, sizeof(v), "%" PRIu64, e->sched.seed);
 		setenv(HM_ENV_SCHED_SEED, v, 1);
 	}
-	if (cli_call(e->sock, HM_REQ_RUN_SCHED, &req, sizeof(req), -1, HM_REP_OK, NULL, 0, false,
+	if (cli_call(&e->conn, HM_REQ_RUN_SCHED, &req, sizeof(req), -1, HM_REP_OK, NULL, 0, false,
 		     NULL, &msg) < 0)
 		die(EXIT_INTERNAL, "hermeticd refused --sched %s: %s",
 		    enroll_sched_name(&e->sched, name, sizeof(name)), msg ? msg : "no answer");

@@ -22,6 +22,7 @@
 #include "hunt.h"
 #include "enroll.h"
 #include "spawn_self.h"
+#include "run.h"
 
 /* Lines of hermetic's own (the enroll around CMD): "hermetic: ..." and the
  * indented lines that continue it. */
@@ -174,7 +175,7 @@ int hunt_run_one(const struct hunt *h, const struct hunt_settings *s, const char
 	st = cli_spawn_self(args, out, NULL, h->timeout_ns, &timed_out);
 	if (st < 0)
 		return st; /* not started, or not waited for */
-	ret->status = enroll_status_code(st);
+	ret->status = run_status_code(st);
 	ret->duration_ms = (hm_now_ns() - t0) / 1000000;
 	classify(h, report, out, timed_out, ret);
 	(void)unlink(report);

@@ -23,6 +23,7 @@
 #include "config.h"
 #include "journal.h"
 #include "cli.h"
+#include "client.h"
 #include "record.h"
 #include "journals.h"
 #include "trust.h"
@@ -116,12 +117,13 @@ static int fetch_fd(uint64_t id, uint64_t *ret_size)
 	struct hm_journal_ref ref = { .id = id };
 	struct hm_journal_info info;
 	const char *msg = "";
-	int sock = cli_connect(), fd = -1;
+	struct hm_client conn = { .sock = cli_connect() };
+	int fd = -1;
 	ssize_t n;
 
-	n = cli_call(sock, HM_REQ_JOURNAL_FETCH, &ref, sizeof(ref), -1, HM_REP_JOURNAL, &info,
+	n = cli_call(&conn, HM_REQ_JOURNAL_FETCH, &ref, sizeof(ref), -1, HM_REP_JOURNAL, &info,
 		     sizeof(info), true, &fd, &msg);
-	close(sock);
+	close(conn.sock);
 	if (n < 0)
 		jl_store_die(n, msg, "fetch the journal");
 	if (fd < 0)
@@ -278,7 +280,8 @@ static void rm_usage(FILE *f)
 
 static int journals_rm(int argc, char **argv)
 {
-	int sock, rc = 0;
+	struct hm_client conn;
+	int rc = 0;
 
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
 		return rm_usage(stdout), 0;
@@ -286,12 +289,12 @@ static int journals_rm(int argc, char **argv)
 		return rm_usage(stderr), EXIT_USAGE;
 	for (int i = 1; i < argc; i++)
 		jl_parse_id(argv[i]);
-	sock = cli_connect();
+	conn = (struct hm_client){ .sock = cli_connect() };
 	for (int i = 1; i < argc; i++) {
 		struct hm_journal_ref ref = { .id = jl_parse_id(argv[i]) };
 		struct hm_journal_count cnt;
 		const char *msg = "";
-		ssize_t n = cli_call(sock, HM_REQ_JOURNAL_RM, &ref, sizeof(ref), -1, HM_REP_COUNT,
+		ssize_t n = cli_call(&conn, HM_REQ_JOURNAL_RM, &ref, sizeof(ref), -1, HM_REP_COUNT,
 				     &cnt, sizeof(cnt), true, NULL, &msg);
 
 		if (n == -ENOENT) {
@@ -303,7 +306,7 @@ static int journals_rm(int argc, char **argv)
 			jl_store_die(n, msg, "remove the journal");
 		printf("removed journal %" PRIu64 "\n", ref.id);
 	}
-	close(sock);
+	close(conn.sock);
 	return rc;
 }
 
@@ -329,7 +332,8 @@ static int journals_gc(int argc, char **argv)
 	uint64_t ns;
 	char b[32];
 	ssize_t n;
-	int c, sock;
+	struct hm_client conn;
+	int c;
 
 	opterr = 0;
 	opterr = 0;
@@ -347,10 +351,10 @@ static int journals_gc(int argc, char **argv)
 	}
 	if (optind != argc)
 		return gc_usage(stderr), EXIT_USAGE;
-	sock = cli_connect();
-	n = cli_call(sock, HM_REQ_JOURNAL_GC, &req, sizeof(req), -1, HM_REP_COUNT, &cnt,
+	conn = (struct hm_client){ .sock = cli_connect() };
+	n = cli_call(&conn, HM_REQ_JOURNAL_GC, &req, sizeof(req), -1, HM_REP_COUNT, &cnt,
 		     sizeof(cnt), true, NULL, &msg);
-	close(sock);
+	close(conn.sock);
 	if (n < 0)
 		jl_store_die(n, msg, "remove old journals");
 	printf("removed %" PRIu64 " journal%s (%s)\n", cnt.removed, cnt.removed == 1 ? "" : "s",

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "journal.h"
 #include "cli.h"
+#include "client.h"
 #include "record.h"
 #include "journals.h"
 #include "trust.h"
@@ -19,7 +20,7 @@
 static json_object *store_list(void)
 {
 	json_object *all = json_object_new_array();
-	int sock = cli_connect();
+	struct hm_client conn = { .sock = cli_connect() };
 
 	for (;;) {
 		static char buf[HM_MSG_MAX];
@@ -29,7 +30,7 @@ static json_object *store_list(void)
 		ssize_t n;
 		size_t k;
 
-		n = cli_call(sock, HM_REQ_JOURNAL_LIST, &req, sizeof(req), -1, HM_REP_JOURNALS, buf,
+		n = cli_call(&conn, HM_REQ_JOURNAL_LIST, &req, sizeof(req), -1, HM_REP_JOURNALS, buf,
 			     sizeof(buf) - 1, false, NULL, &msg);
 		if (n < 0)
 			jl_store_die(n, msg, "list journals");
@@ -44,7 +45,7 @@ static json_object *store_list(void)
 		if (!k)
 			break;
 	}
-	close(sock);
+	close(conn.sock);
 	return all;
 }
 

@@ -88,86 +88,6 @@ static void __attribute__((noreturn)) bad_usage(const char *what)
 	exit(EXIT_USAGE);
 }
 
-/* --- loading -------------------------------------------------------------------------- */
-
-static bool all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
-
-/* A journal from hermeticd's store: it hands its owner a read-only fd. */
-static struct hm_journal *fetch(struct replay *rp, const char *id_s, char *err, size_t errlen,
-				int *ret)
-{
-	struct hm_journal_ref ref = {};
-	struct hm_journal_info info;
-	struct hm_journal *j = NULL;
-	const char *msg = NULL;
-	_cleanup_free_ uint8_t *buf = NULL;
-	_cleanup_close_ int sock = -1;
-	int fd = -1;
-	size_t got = 0;
-	struct stat st;
-	ssize_t n;
-
-	if (hm_parse_u64(id_s, &ref.id) < 0)
-		die(EXIT_NOINPUT, "Failed to read journal '%s': not a file, nor a store id", id_s);
-	sock = cli_connect();
-	n = cli_call(sock, HM_REQ_JOURNAL_FETCH, &ref, sizeof(ref), -1, HM_REP_JOURNAL, &info,
-		     sizeof(info), true, &fd, &msg);
-	if (n < 0)
-		die(EXIT_NOINPUT, "Failed to fetch journal %s from hermeticd: %s", id_s, msg);
-	if (fd < 0)
-		die(EXIT_INTERNAL, "hermeticd sent no journal descriptor");
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > HM_JOURNAL_MAX_SIZE)
-		die(EXIT_NOINPUT, "Failed to fetch journal %s: not a regular file of sane size", id_s);
-	buf = malloc(st.st_size ? st.st_size : 1);
-	if (!buf)
-		die(EXIT_INTERNAL, "out of memory");
-	while (got < (size_t)st.st_size) {
-		n = pread(fd, buf + got, st.st_size - got, got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += n;
-	}
-	close(fd);
-	*ret = hm_journal_read(buf, got, 0, &j, err, errlen);
-	rp->bytes = buf;
-	rp->len = got;
-	buf = NULL;
-	return j;
-}
-
-static struct hm_journal *load(struct replay *rp, const char *src)
-{
-	struct hm_journal *j = NULL;
-	char err[256] = "";
-	struct stat st;
-	int r;
-
-	if (stat(src, &st) == 0 || !all_digits(src)) {
-		/* The very bytes parsed are the ones whose digest is checked. */
-		r = trust_read_file(src, HM_JOURNAL_MAX_SIZE, &rp->bytes, &rp->len, err, sizeof(err));
-		if (r == 0)
-			r = hm_journal_read(rp->bytes, rp->len, 0, &j, err, sizeof(err));
-	} else {
-		j = fetch(rp, src, err, sizeof(err), &r);
-	}
-	if (r == -EBADMSG || r == -EFBIG || r == -EPROTONOSUPPORT)
-		die(EXIT_DATAERR, "Failed to read journal '%s': %s", src, err);
-	if (r < 0)
-		die(r == -ENOMEM ? EXIT_INTERNAL : EXIT_NOINPUT, "Failed to read journal '%s': %s",
-		    src, err[0] ? err : strerror(-r));
-	return j;
-}
-
 /* --- the replay directory -------------------------------------------------------------- */
 
 /* --scope NAME: which of the journal's scopes of that name. */
@@ -295,6 +215,7 @@ int cmd_replay(int argc, char **argv)
 	static char *args[MAX_ARGS];
 	const struct hm_journal_config *c;
 	struct hm_config net;
+	struct eng_error err;
 	char **cmd = NULL, t[64];
 	size_t n = 0;
 	uint64_t lag;
@@ -337,7 +258,7 @@ int cmd_replay(int argc, char **argv)
 	}
 	if (!rp.source)
 		bad_usage("no journal given");
-	rp.j = load(&rp, rp.source);
+	rp.j = replay_load(&rp, rp.source);
 	c = &rp.j->config;
 	if (rp.scope)
 		choose_scope(&rp);
@@ -391,9 +312,10 @@ int cmd_replay(int argc, char **argv)
 	e.fs_start_ns = c->started_ns; /* file times as the recorded run saw them */
 	e.quiet_seed = true;
 
-	/* From here a signal cancels the run (enroll_signals.c): the streams'
+	/* From here a signal cancels the run (engine/signals.c): the streams'
 	 * directory is removed on the way out, as after any run. */
-	enroll_signals_arm(&e);
+	if (run_signals_arm(&e.sig, &err) < 0)
+		die(EXIT_INTERNAL, "%s", err.msg);
 	extract(&rp);
 	e.extra_env[e.n_extra_env][0] = HM_ENV_REPLAY;
 	e.extra_env[e.n_extra_env++][1] = rp.streams;

@@ -67,6 +67,10 @@ struct replay {
 	char report[PATH_MAX + 16];
 };
 
+/* replay_load.c: the journal src names (a file, or a store id), its bytes
+ * in rp->bytes; dies with EXIT_NOINPUT or EXIT_DATAERR. */
+struct hm_journal *replay_load(struct replay *rp, const char *src);
+
 /* replay_report.c: after CMD ended, what the shim reported (mismatches,
  * live values) on stderr; the exit status the replay ends with. */
 int replay_read_report(struct replay *rp, int code);

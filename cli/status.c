@@ -4,6 +4,7 @@
 #include <json-c/json.h>
 #include "util.h"
 #include "cli.h"
+#include "client.h"
 #include "confine.h"
 
 /* What a run started here, by this user, would get: containment is the
@@ -13,6 +14,7 @@ static struct confine here;
 #include "supervise.h"
 #include "enroll.h"
 #include "enroll_opts.h"
+#include "run.h"
 
 static void usage(FILE *f)
 {
@@ -58,7 +60,8 @@ int cmd_status(int argc, char **argv)
 	bool json = false;
 	json_object *o, *v;
 	ssize_t n;
-	int c, sock;
+	struct hm_client conn;
+	int c;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
@@ -74,8 +77,8 @@ int cmd_status(int argc, char **argv)
 			argv[optind]);
 		return EXIT_USAGE;
 	}
-	sock = cli_connect();
-	n = cli_call(sock, HM_REQ_STATUS, NULL, 0, -1, HM_REP_STATUS, buf, sizeof(buf) - 1, false,
+	conn = (struct hm_client){ .sock = cli_connect() };
+	n = cli_call(&conn, HM_REQ_STATUS, NULL, 0, -1, HM_REP_STATUS, buf, sizeof(buf) - 1, false,
 		     NULL, &msg);
 	if (n < 0)
 		die(EXIT_INTERNAL, "status: %s", msg);

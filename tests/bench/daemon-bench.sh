@@ -235,7 +235,7 @@ print("  containment (defaults vs --confine off):           mean %6.2f ms  media
 print("  added by unshare -rn:                              mean %6.2f ms  median %6.2f ms" % (m5 - m0, d5 - d0))
 print("  added by bwrap:                                    mean %6.2f ms  median %6.2f ms" % (m6 - m0, d6 - d0))
 ' "$m0" "$d0" "$m1" "$d1" "$m3" "$d3" "$m4" "$d4" "$m5" "$d5" "$m6" "$d6"
-# Where enroll's own time goes (HERMETIC_DEBUG=phases, cli/phases.c): the
+# Where enroll's own time goes (HERMETIC_DEBUG=phases, engine/phases.c): the
 # median of each step over the runs, in the order enroll takes them.
 for ((i = 0; i < 30; i++)); do
 	HERMETIC_DEBUG=phases "$HERMETIC" enroll -- "$TRUE" 2>&1 >/dev/null | grep '^hermetic: phases'

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A CI runner cancels a job with SIGTERM, SIGINT or SIGHUP whenever it
 # likes. Each of them is sent to `hermetic enroll` at every phase of its
-# set-up (the phases HERMETIC_DEBUG=phases names, cli/phases.c), before the
+# set-up (the phases HERMETIC_DEBUG=phases names, engine/phases.c), before the
 # daemon answered, while the command runs, and after it ended while a
 # straggler has its grace; all of it once on a quiet machine and once
 # beside two CPU hogs. Every case asks: enroll exits within 1 s of the

@@ -119,7 +119,7 @@ check "a --no-daemon journal says it was recorded with --no-daemon" grep -q "^ke
 
 # (many bpffs mounts on the host: confine_mounts.sh)
 
-# enroll finds CMD on PATH itself (cli/launch.c exec_searched): one execve,
+# enroll finds CMD on PATH itself (engine/launch.c exec_searched): one execve,
 # not one supervisor stop per PATH entry before the one that has it; and a
 # script without #! still runs under /bin/sh, a file not executable exits
 # 126, a missing one 127, as execvp's own search gave.

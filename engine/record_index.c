@@ -13,7 +13,6 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include "util.h"
-#include "cli.h"
 #include "enroll.h"
 #include "record.h"
 #include "record_int.h"
@@ -107,7 +106,7 @@ int record_index_update(struct enroll *e, const char *name, const char *scope)
 		struct stat st;
 
 		if (arr || fstatat(dfd, INDEX_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			warnx_("%s was unreadable; rebuilt it from the journals in %s", path, r->dir);
+			eng_warn("%s was unreadable; rebuilt it from the journals in %s", path, r->dir);
 		json_object_put(arr);
 		arr = index_rebuild(dfd, r->dir);
 	}

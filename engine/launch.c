@@ -27,7 +27,9 @@
 #include "enroll.h"
 #include "supervise.h"
 #include "phases.h"
-#include "enroll_opts.h"
+#include "run.h"
+#include "identity.h"
+#include "launch_identity.h"
 
 /* What the child reports on its error pipe before it gives up. */
 enum { LAUNCH_EXEC = 1, LAUNCH_ADOPT = 2, LAUNCH_CONFINE = 3 };
@@ -162,10 +164,10 @@ static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_
 		/* A container's seccomp profile may refuse it (Docker's and
 		 * podman's default allow only a few personalities): the run
 		 * goes on, and says what it lost. */
-		warnx_("address space randomisation stays on (personality: %s, as a container's "
-		       "seccomp profile refuses it): programs that mix addresses into their random "
-		       "state may differ between runs",
-		       strerror(errno));
+		eng_warn("address space randomisation stays on (personality: %s, as a container's "
+			 "seccomp profile refuses it): programs that mix addresses into their "
+			 "random state may differ between runs",
+			 strerror(errno));
 	/* The last step: no file stamp of the command may fall on the
 	 * before-the-run side of the line (engine/vclock.c). */
 	run_clock_wait_files(&e->clock);
@@ -177,7 +179,7 @@ static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_
 
 /* Where hermeticd keeps the clock pages: the directory of our page's file,
  * as this (outside) mount namespace names it. */
-static void hide_clock_dir(struct enroll *e)
+static int hide_clock_dir(struct enroll *e, struct eng_error *err)
 {
 	char link[64], path[sizeof(e->conf.hide)];
 	ssize_t n;
@@ -186,14 +188,17 @@ static void hide_clock_dir(struct enroll *e)
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", e->clock.page_fd);
 	n = readlink(link, path, sizeof(path) - 1);
 	if (n <= 0 || (size_t)n >= sizeof(path) - 1)
-		die(EXIT_INTERNAL, "cannot confine the run: where is its clock page? (%s)",
-		    n < 0 ? strerror(errno) : "path too long");
+		return eng_fail(err, n < 0 ? errno : ENAMETOOLONG,
+				"cannot confine the run: where is its clock page? (%s)",
+				n < 0 ? strerror(errno) : "path too long");
 	path[n] = 0;
 	slash = strrchr(path, '/');
 	if (path[0] != '/' || !slash || slash == path || strstr(path, " (deleted)"))
-		die(EXIT_INTERNAL, "cannot confine the run: its clock page is at '%s'", path);
+		return eng_fail(err, EINVAL, "cannot confine the run: its clock page is at '%s'",
+				path);
 	*slash = 0;
 	snprintf(e->conf.hide, sizeof(e->conf.hide), "%s", path);
+	return 0;
 }
 
 /* The supervisor needs no_new_privs (which --confine gives a non-root run)
@@ -204,14 +209,14 @@ static bool supervise_wanted(struct enroll *e)
 	if (e->no_supervise || (!e->cfg.clock_virtual && !e->cfg.rng))
 		return false;
 	if (e->bnd.opt.stragglers == HM_STRAGGLERS_KEEP) {
-		warnx_("--stragglers keep: processes without the shim (static binaries, Go) get\n"
-		       "  the real clock and entropy in this run (docs/static.md)");
+		eng_warn("--stragglers keep: processes without the shim (static binaries, Go) get\n"
+			 "  the real clock and entropy in this run (docs/static.md)");
 		return false;
 	}
 	if (geteuid() != 0 && (e->unconfined || e->no_daemon)) {
-		warnx_("processes without the shim (static binaries, Go) get the real clock and\n"
-		       "  entropy: the supervisor needs no_new_privs, which %s leaves off",
-		       e->unconfined ? "--confine off" : "--no-daemon");
+		eng_warn("processes without the shim (static binaries, Go) get the real clock and\n"
+			 "  entropy: the supervisor needs no_new_privs, which %s leaves off",
+			 e->unconfined ? "--confine off" : "--no-daemon");
 		return false;
 	}
 	return true;
@@ -219,10 +224,10 @@ static bool supervise_wanted(struct enroll *e)
 
 /* Until CMD runs (the error pipe closes at its exec) or reports a failure:
  * meanwhile the supervisor's listener arrives and its first exec is
- * answered (it waits for us). Returns what read() of the pipe returned, or
- * -ECANCELED when a signal cancelled the run first (the child is killed:
- * enroll_signals.c). */
-static ssize_t wait_exec(struct enroll *e, int fd, struct launch_err *le)
+ * answered (it waits for us). 0 with what read() of the pipe returned in
+ * *ret_n, -ECANCELED when a signal cancelled the run first (the child is
+ * killed: signals.c), -errno when poll fails. */
+static int wait_exec(struct enroll *e, int fd, struct launch_err *le, ssize_t *ret_n)
 {
 	for (;;) {
 		struct pollfd p[4] = {
@@ -232,12 +237,12 @@ static ssize_t wait_exec(struct enroll *e, int fd, struct launch_err *le)
 			{ .fd = e->sig.fd, .events = POLLIN },
 		};
 
-		if (enroll_signals_take(e))
+		if (run_signals_take(&e->sig, &e->child))
 			return -ECANCELED;
 		if (poll(p, 4, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			die(EXIT_INTERNAL, "poll: %s", strerror(errno));
+			return -errno;
 		}
 		if (p[1].revents) {
 			cli_phase("child-confined");
@@ -250,46 +255,54 @@ static ssize_t wait_exec(struct enroll *e, int fd, struct launch_err *le)
 		} else if (p[2].revents) {
 			supervise_gone(&e->sv);
 		}
-		if (p[0].revents)
-			return read(fd, le, sizeof(*le));
+		if (p[0].revents) {
+			*ret_n = read(fd, le, sizeof(*le));
+			return 0;
+		}
 	}
 }
 
-void enroll_launch(struct enroll *e)
+/* Before the fork: the confinement's plan, the sockets CMD must not
+ * inherit, the supervisor's. */
+static int launch_prepare(struct enroll *e, struct eng_error *err)
 {
-	const sigset_t *oldmask = &e->sig.oldmask;
-	struct launch_err le;
-	struct eng_error err;
 	char vdso[4096];
-	int errp[2];
-	ssize_t n;
+	int r;
 
 	/* Everything the child needs is computed here, before the fork. */
 	confine_prepare(&e->conf, !e->no_daemon && !e->unconfined,
 			e->cfg.network == HM_NETWORK_BLOCK);
-	enroll_find_foreign_sockets(e);
+	if ((r = enroll_find_foreign_sockets(e, err)) < 0)
+		return r;
 	e->conf.raw_sockets = e->raw_sockets;
 	if (e->conf.refuse[0])
-		die(EXIT_INTERNAL, "cannot confine the run: %s", e->conf.refuse);
-	if (e->conf.on && e->conf.root && !e->no_daemon && e->cfg.clock_virtual)
-		hide_clock_dir(e);
-	enroll_identity_prepare(e);
+		return eng_fail(err, EPERM, "cannot confine the run: %s", e->conf.refuse);
+	if (e->conf.on && e->conf.root && !e->no_daemon && e->cfg.clock_virtual &&
+	    (r = hide_clock_dir(e, err)) < 0)
+		return r;
+	if ((r = launch_identity_prepare(e, err)) < 0)
+		return r;
 	cli_phase("confine-prep");
 	/* Waits are virtual where hermeticd's keeper moves the clock, unless
 	 * --supervise clock keeps them real (docs/static.md). */
-	if (supervise_prepare(&e->sv, supervise_wanted(e), e->cfg.seed, e->cfg.clock_virtual,
+	r = supervise_prepare(&e->sv, supervise_wanted(e), e->cfg.seed, e->cfg.clock_virtual,
 			      e->cfg.rng, e->clock.page_fd,
 			      enroll_find_lib("libhermetic-vdso.so", vdso, sizeof(vdso)) == 0 ? vdso
 											     : NULL,
-			      e->clock.vc, !e->supervise_nowaits && !e->no_daemon, e->cfg.tick_ns, &err) < 0)
-		die(EXIT_INTERNAL, "%s", err.msg);
-	enroll_identity_supervise(e);
+			      e->clock.vc, !e->supervise_nowaits && !e->no_daemon, e->cfg.tick_ns, err);
+	if (r < 0)
+		return r;
+	launch_identity_supervise(e);
 	cli_phase("supervise-prep");
-	e->child = -1;
-	if (enroll_signals_take(e))
-		return; /* cancelled: no child */
-	if (pipe2(errp, O_CLOEXEC) < 0)
-		die(EXIT_INTERNAL, "pipe: %s", strerror(errno));
+	return 0;
+}
+
+/* The child, in the run's cgroup (clone3) or adopted into it (fork): it
+ * writes to err_fd only if it fails before CMD's exec. */
+static int launch_fork(struct enroll *e, int err_fd, struct eng_error *err)
+{
+	const sigset_t *oldmask = &e->sig.oldmask;
+
 	if (!e->no_daemon) {
 		/* Preferred: the child is born inside the run's cgroup. This needs
 		 * write access to cgroup.procs of the common ancestor (root), and
@@ -303,52 +316,85 @@ void enroll_launch(struct enroll *e)
 		long pid = syscall(SYS_clone3, &args, sizeof(args));
 
 		if (pid == 0)
-			child_exec(e, oldmask, false, errp[1]);
+			child_exec(e, oldmask, false, err_fd);
 		if (pid > 0)
-			e->child = pid;
+			e->child.pid = pid;
 		else if (errno != EACCES && errno != EPERM && errno != ENOSYS && errno != EBUSY &&
 			 errno != ENOENT)
-			die(EXIT_INTERNAL, "clone3 into '%s': %s", e->run.cgroup_path, strerror(errno));
+			return eng_fail(err, errno, "clone3 into '%s': %s", e->run.cgroup_path,
+					strerror(errno));
 	}
-	if (e->child < 0) {
+	if (e->child.pid < 0) {
 		/* Otherwise the child asks to be adopted before it execs, so it
 		 * never runs a command unenrolled. */
-		const char *path = cli_socket_path();
+		const char *path = client_socket_path();
 
 		daemon_addr.sun_family = AF_UNIX;
 		snprintf(daemon_addr.sun_path, sizeof(daemon_addr.sun_path), "%s", path);
-		e->child = fork();
-		if (e->child < 0)
-			die(EXIT_INTERNAL, "fork: %s", strerror(errno));
-		if (e->child == 0)
-			child_exec(e, oldmask, !e->no_daemon, errp[1]);
+		e->child.pid = fork();
+		if (e->child.pid < 0)
+			return eng_fail(err, errno, "fork: %s", strerror(errno));
+		if (e->child.pid == 0)
+			child_exec(e, oldmask, !e->no_daemon, err_fd);
 	}
+	return 0;
+}
+
+/* What the child reported before it gave up; e->child.exec_err for CMD's
+ * own exec. */
+static int launch_failed(struct enroll *e, const struct launch_err *le, struct eng_error *err)
+{
+	(void)waitpid(e->child.pid, NULL, 0);
+	if (le->kind == LAUNCH_ADOPT)
+		return eng_fail(err, le->err, "hermeticd could not move the command into the run: %s",
+				le->msg[0] ? le->msg : strerror(le->err));
+	if (le->kind == LAUNCH_CONFINE)
+		return eng_fail(
+			err, le->err,
+			"cannot confine the run (%s: %s); '--confine off' runs it without the\n"
+			"  kernel's backstop (packet sockets, the host clock, leaving the cgroup,\n"
+			"  processes outside the run)",
+			le->msg, strerror(le->err));
+	e->child.exec_err = le->err ? le->err : ENOEXEC;
+	return eng_fail(err, e->child.exec_err, "%s: %s", e->argv[0], strerror(le->err));
+}
+
+int enroll_launch(struct enroll *e, struct eng_error *err)
+{
+	struct launch_err le;
+	int errp[2], r;
+	ssize_t n = 0;
+
+	e->child.exec_err = 0;
+	if ((r = launch_prepare(e, err)) < 0)
+		return r;
+	e->child.pid = -1;
+	if (run_signals_take(&e->sig, &e->child))
+		return 0; /* cancelled: no child */
+	if (pipe2(errp, O_CLOEXEC) < 0)
+		return eng_fail(err, errno, "pipe: %s", strerror(errno));
+	r = launch_fork(e, errp[1], err);
 	close(errp[1]);
+	if (r < 0) {
+		close(errp[0]);
+		return r;
+	}
 	if (e->null_fd >= 0)
 		close(e->null_fd);
 	cli_phase("fork");
 	supervise_parent(&e->sv);
-	n = wait_exec(e, errp[0], &le);
+	r = wait_exec(e, errp[0], &le, &n);
 	close(errp[0]);
-	if (n == -ECANCELED)
-		return; /* the child is killed; enroll_run reaps it */
+	if (r == -ECANCELED)
+		return 0; /* the child is killed; enroll_run reaps it */
+	if (r < 0)
+		return eng_fail(err, -r, "poll: %s", strerror(-r));
 	if (e->sv.want && e->sv.off_why[0])
-		warnx_("processes without the shim (static binaries, Go) are not covered in full:\n"
-		       "  %s", e->sv.off_why);
+		eng_warn("processes without the shim (static binaries, Go) are not covered in full:\n"
+			 "  %s", e->sv.off_why);
 	if (n != sizeof(le)) {
-		e->cmd_started = true; /* CMD runs: the pipe closed at its exec */
-		return;
+		e->child.cmd_started = true; /* CMD runs: the pipe closed at its exec */
+		return 0;
 	}
-	waitpid(e->child, NULL, 0);
-	if (le.kind == LAUNCH_ADOPT)
-		die(EXIT_INTERNAL, "hermeticd could not move the command into the run: %s",
-		    le.msg[0] ? le.msg : strerror(le.err));
-	if (le.kind == LAUNCH_CONFINE)
-		die(EXIT_INTERNAL,
-		    "cannot confine the run (%s: %s); '--confine off' runs it without the\n"
-		    "  kernel's backstop (packet sockets, the host clock, leaving the cgroup,\n"
-		    "  processes outside the run)",
-		    le.msg, strerror(le.err));
-	die(le.err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "%s: %s", e->argv[0],
-	    strerror(le.err));
+	return launch_failed(e, &le, err);
 }

@@ -24,7 +24,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include "util.h"
-#include "cli.h"
 #include "enroll.h"
 #include "record.h"
 #include "record_int.h"
@@ -58,38 +57,47 @@ static int mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
-void record_setup(struct enroll *e)
+/* DIR made (0700) if need be, as an absolute path into r->dir. */
+static int record_use_dir(struct record *r, const char *dir, struct eng_error *err)
 {
-	struct record *r = calloc(1, sizeof(*r));
-	char ledger[PATH_MAX];
-	struct eng_error err;
 	struct stat st;
+	int k = mkdir_p(dir, 0700);
+
+	if (k < 0)
+		return eng_fail(err, -k, "Failed to create journal directory '%s': %s", dir,
+				strerror(-k));
+	errno = 0;
+	if (!realpath(dir, r->dir) || stat(r->dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return eng_fail(err, errno ? errno : ENOTDIR,
+				"Failed to use journal directory '%s': %s", dir,
+				errno ? strerror(errno) : "not a directory");
+	if (access(r->dir, W_OK | X_OK) < 0)
+		return eng_fail(err, errno, "Failed to use journal directory '%s': %s", r->dir,
+				strerror(errno));
+	return 0;
+}
+
+int record_setup(struct enroll *e, struct eng_error *err)
+{
+	_cleanup_free_ struct record *r = calloc(1, sizeof(*r));
+	char ledger[PATH_MAX];
+	int k;
 
 	/* Where the ledger is, while HOME and XDG_STATE_HOME are still ours. */
 	(void)trust_ledger_path(ledger, sizeof(ledger));
 
 	if (!r)
-		die(EXIT_INTERNAL, "out of memory");
+		return eng_fail(err, ENOMEM, "out of memory");
 	r->kfd = -1;
 	if (!getcwd(r->cwd, sizeof(r->cwd)))
 		r->cwd[0] = 0;
-	if (e->record_dir) {
-		int k = mkdir_p(e->record_dir, 0700);
-
-		if (k < 0)
-			die(EXIT_INTERNAL, "Failed to create journal directory '%s': %s", e->record_dir,
-			    strerror(-k));
-		if (!realpath(e->record_dir, r->dir) || stat(r->dir, &st) < 0 ||
-		    !S_ISDIR(st.st_mode))
-			die(EXIT_INTERNAL, "Failed to use journal directory '%s': %s", e->record_dir,
-			    errno ? strerror(errno) : "not a directory");
-		if (access(r->dir, W_OK | X_OK) < 0)
-			die(EXIT_INTERNAL, "Failed to use journal directory '%s': %s", r->dir,
-			    strerror(errno));
-	}
-	if (run_tmpdir_make(&r->spool, "hermetic-rec", "a recording spool", &err) < 0)
-		die(EXIT_INTERNAL, "%s", err.msg);
+	if (e->record_dir && (k = record_use_dir(r, e->record_dir, err)) < 0)
+		return k;
+	if ((k = run_tmpdir_make(&r->spool, "hermetic-rec", "a recording spool", err)) < 0)
+		return k;
 	e->rec = r;
+	r = NULL;
+	return 0;
 }
 
 void record_export_env(struct enroll *e)
@@ -97,13 +105,14 @@ void record_export_env(struct enroll *e)
 	setenv(HM_ENV_RECORD, e->rec->spool.path, 1);
 }
 
-void record_before_spawn(struct enroll *e)
+int record_before_spawn(struct enroll *e, struct eng_error *err)
 {
 	struct record *r = e->rec;
 
 	if (hm_journal_fingerprint_collect(&r->fp, environ, r->cwd[0] ? r->cwd : NULL) < 0)
-		die(EXIT_INTERNAL, "out of memory");
+		return eng_fail(err, ENOMEM, "out of memory");
 	r->have_fp = true;
+	return 0;
 }
 
 void record_cleanup(struct enroll *e)
@@ -205,8 +214,8 @@ static int fill(struct hm_journal_writer *w, void *userdata)
 		if (k < 0)
 			return k;
 	}
-	if (WIFSIGNALED(e->child_status)) {
-		x.signal = WTERMSIG(e->child_status);
+	if (WIFSIGNALED(e->child.status)) {
+		x.signal = WTERMSIG(e->child.status);
 		x.status = 128 + x.signal;
 	} else {
 		x.status = r->code;
@@ -273,13 +282,13 @@ void record_finish(struct enroll *e, int code)
 		/* enroll runs as the user who asked: the file is theirs. */
 		k = hm_journal_save(r->dir, name, (uid_t)-1, (gid_t)-1, 0, fill, &whole);
 		if (k < 0) {
-			warnx_("Failed to write journal '%s/%s': %s%s", r->dir, name, strerror(-k),
-			       e->no_daemon ? "" : "; handing it to hermeticd's store only");
+			eng_warn("Failed to write journal '%s/%s': %s%s", r->dir, name, strerror(-k),
+				 e->no_daemon ? "" : "; handing it to hermeticd's store only");
 		} else {
 			snprintf(path, sizeof(path), "%s/%s", r->dir, name);
 			k = record_index_update(e, name, NULL);
 			if (k < 0)
-				warnx_("Failed to update '%s/" INDEX_NAME "': %s", r->dir, strerror(-k));
+				eng_warn("Failed to update '%s/" INDEX_NAME "': %s", r->dir, strerror(-k));
 			fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		}
 	}
@@ -292,7 +301,7 @@ void record_finish(struct enroll *e, int code)
 		    (k = hm_journal_writer_finish(w)) < 0) {
 			if (fd < 0)
 				k = -errno;
-			warnx_("Failed to write the run's journal: %s", strerror(-k));
+			eng_warn("Failed to write the run's journal: %s", strerror(-k));
 			if (fd >= 0)
 				close(fd);
 			fd = -1;
@@ -302,7 +311,7 @@ void record_finish(struct enroll *e, int code)
 	if (!e->no_daemon && fd >= 0) {
 		k = store(e, fd, &msg);
 		if (k < 0)
-			warnx_("hermeticd did not keep the journal: %s", msg ? msg : strerror(-k));
+			eng_warn("hermeticd did not keep the journal: %s", msg ? msg : strerror(-k));
 		else
 			snprintf(stored, sizeof(stored), "%" PRIu64, e->run.run_id);
 	}
@@ -312,9 +321,9 @@ void record_finish(struct enroll *e, int code)
 		/* Nothing kept a journal: the spool's raw streams are the only
 		 * copy of what the run saw. Keep them rather than lose them. */
 		r->spool.keep = true;
-		warnx_("no journal of this run could be kept; its raw streams stay in %s "
-		       "(private to you; remove it when done)",
-		       r->spool.path);
+		eng_warn("no journal of this run could be kept; its raw streams stay in %s "
+			 "(private to you; remove it when done)",
+			 r->spool.path);
 	}
 	if (fd >= 0) {
 		/* The ledger of journals recorded here (trust.h): replay takes
@@ -324,26 +333,26 @@ void record_finish(struct enroll *e, int code)
 		close(fd);
 	}
 	if (r->cut_streams)
-		warnx_("journal: %" PRIu64 " stream%s ended mid-record (a thread was killed while "
-		       "writing); cut %" PRIu64 " torn byte%s",
-		       r->cut_streams, r->cut_streams == 1 ? "" : "s", r->cut_bytes,
-		       r->cut_bytes == 1 ? "" : "s");
+		eng_warn("journal: %" PRIu64 " stream%s ended mid-record (a thread was killed while "
+			 "writing); cut %" PRIu64 " torn byte%s",
+			 r->cut_streams, r->cut_streams == 1 ? "" : "s", r->cut_bytes,
+			 r->cut_bytes == 1 ? "" : "s");
 	if (r->bad_streams)
-		warnx_("journal: %" PRIu64 " stream file%s held no readable stream and %s left out",
-		       r->bad_streams, r->bad_streams == 1 ? "" : "s",
-		       r->bad_streams == 1 ? "was" : "were");
+		eng_warn("journal: %" PRIu64 " stream file%s held no readable stream and %s left out",
+			 r->bad_streams, r->bad_streams == 1 ? "" : "s",
+			 r->bad_streams == 1 ? "was" : "were");
 	if (r->khdr.kernel_dropped || r->khdr.daemon_dropped)
-		warnx_("journal: the kernel's view is incomplete: %" PRIu64
-		       " events lost by the kernel, %" PRIu64 " not kept by hermeticd",
-		       (uint64_t)r->khdr.kernel_dropped, (uint64_t)r->khdr.daemon_dropped);
+		eng_warn("journal: the kernel's view is incomplete: %" PRIu64
+			 " events lost by the kernel, %" PRIu64 " not kept by hermeticd",
+			 (uint64_t)r->khdr.kernel_dropped, (uint64_t)r->khdr.daemon_dropped);
 	if (stored[0] && path[0])
-		warnx_("journal %s: %s (%" PRIu64 " stream%s; replay with 'hermetic replay %s')",
-		       stored, path, r->streams, r->streams == 1 ? "" : "s", path);
+		eng_warn("journal %s: %s (%" PRIu64 " stream%s; replay with 'hermetic replay %s')",
+			 stored, path, r->streams, r->streams == 1 ? "" : "s", path);
 	else if (stored[0])
-		warnx_("journal %s in hermeticd's store (%" PRIu64
-		       " stream%s; 'hermetic replay %s', 'hermetic journals fetch %s')",
-		       stored, r->streams, r->streams == 1 ? "" : "s", stored, stored);
+		eng_warn("journal %s in hermeticd's store (%" PRIu64
+			 " stream%s; 'hermetic replay %s', 'hermetic journals fetch %s')",
+			 stored, r->streams, r->streams == 1 ? "" : "s", stored, stored);
 	else if (path[0])
-		warnx_("journal: %s (%" PRIu64 " stream%s; replay with 'hermetic replay %s')", path,
-		       r->streams, r->streams == 1 ? "" : "s", path);
+		eng_warn("journal: %s (%" PRIu64 " stream%s; replay with 'hermetic replay %s')", path,
+			 r->streams, r->streams == 1 ? "" : "s", path);
 }

@@ -7,21 +7,22 @@
  *
  * Also what replay shares with it: the kernel's view of a journal.
  */
-#ifndef HERMETIC_CLI_RECORD_H
-#define HERMETIC_CLI_RECORD_H
+#ifndef HERMETIC_ENGINE_RECORD_H
+#define HERMETIC_ENGINE_RECORD_H
 
 #include <stdint.h>
 #include "journal.h"
 #include "audit.h"
+#include "engine.h"
 
 struct enroll;
 
-/* Before the run: the spool (0700, under $TMPDIR) and DIR. Dies on failure. */
-void record_setup(struct enroll *e);
+/* Before the run: the spool (0700, under $TMPDIR) and DIR; -errno. */
+int record_setup(struct enroll *e, struct eng_error *err);
 /* HERMETIC_RECORD for CMD. */
 void record_export_env(struct enroll *e);
-/* CMD's environment is final: take the machine's fingerprint. */
-void record_before_spawn(struct enroll *e);
+/* CMD's environment is final: take the machine's fingerprint (-ENOMEM). */
+int record_before_spawn(struct enroll *e, struct eng_error *err);
 /* The run is over (cgroup empty), before RUN_END: fetch the kernel's
  * stream when a journal is to be written (a failed run, --keep-passing).
  * Apart from record_finish so that a restart of the daemon while it is

@@ -17,7 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include "util.h"
-#include "cli.h"
+#include "engine.h"
 #include "enroll.h"
 
 static const char *family_name(int fam)
@@ -33,7 +33,7 @@ static bool passed(const struct enroll *e, int fd)
 	return false;
 }
 
-void enroll_find_foreign_sockets(struct enroll *e)
+int enroll_find_foreign_sockets(struct enroll *e, struct eng_error *err)
 {
 	struct dirent *de;
 	DIR *dir;
@@ -41,11 +41,11 @@ void enroll_find_foreign_sockets(struct enroll *e)
 	e->n_foreign = 0;
 	e->null_fd = -1;
 	if (e->cfg.network == HM_NETWORK_OFF)
-		return; /* nothing is enforced: nothing to get around */
+		return 0; /* nothing is enforced: nothing to get around */
 	dir = opendir("/proc/self/fd");
 	if (!dir)
-		die(EXIT_INTERNAL, "cannot list enroll's descriptors (/proc/self/fd): %s",
-		    strerror(errno));
+		return eng_fail(err, errno, "cannot list enroll's descriptors (/proc/self/fd): %s",
+				strerror(errno));
 	while ((de = readdir(dir))) {
 		int fd, fam, fl;
 		socklen_t len = sizeof(fam);
@@ -65,22 +65,26 @@ void enroll_find_foreign_sockets(struct enroll *e)
 			continue;
 		if (passed(e, fd))
 			continue;
-		if (e->n_foreign == (int)ARRAY_SIZE(e->foreign))
-			die(EXIT_INTERNAL, "more than %zu network sockets inherited from enroll's "
-					   "parent: close them, or name them with --pass-fd",
-			    ARRAY_SIZE(e->foreign));
+		if (e->n_foreign == (int)ARRAY_SIZE(e->foreign)) {
+			closedir(dir);
+			return eng_fail(err, EMFILE,
+					"more than %zu network sockets inherited from enroll's "
+					"parent: close them, or name them with --pass-fd",
+					ARRAY_SIZE(e->foreign));
+		}
 		e->foreign[e->n_foreign++] = fd;
-		warnx_("descriptor %d, an %s socket made outside the run, is /dev/null in the "
-		       "run (the kernel would judge its traffic as outside the run's); "
-		       "--pass-fd %d passes it",
-		       fd, family_name(fam), fd);
+		eng_warn("descriptor %d, an %s socket made outside the run, is /dev/null in the "
+			 "run (the kernel would judge its traffic as outside the run's); "
+			 "--pass-fd %d passes it",
+			 fd, family_name(fam), fd);
 	}
 	closedir(dir);
 	if (e->n_foreign) {
 		e->null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (e->null_fd < 0)
-			die(EXIT_INTERNAL, "/dev/null: %s", strerror(errno));
+			return eng_fail(err, errno, "/dev/null: %s", strerror(errno));
 	}
+	return 0;
 }
 
 int enroll_drop_foreign_sockets(const struct enroll *e)

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "util.h"
-#include "cli.h"
+#include "engine.h"
 #include "phases.h"
 
 #define MAX_PHASES 24
@@ -64,5 +64,5 @@ void cli_phases_print(void)
 		off += (size_t)n;
 		prev = marks[i].ns;
 	}
-	warnx_("phases (ms): %s; total %.2f", line, (prev - t0) / 1e6);
+	eng_warn("phases (ms): %s; total %.2f", line, (prev - t0) / 1e6);
 }

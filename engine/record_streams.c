@@ -11,7 +11,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include "util.h"
-#include "cli.h"
 #include "enroll.h"
 #include "record.h"
 #include "record_int.h"
@@ -32,11 +31,11 @@ void record_fetch_kstream(struct enroll *e)
 	n = enroll_daemon_call(e, HM_REQ_RUN_KSTREAM, &ref, sizeof(ref), HM_REP_KSTREAM, &r->khdr,
 			       sizeof(r->khdr), true, &r->kfd, &msg);
 	if (n < 0) {
-		warnx_("cannot read the run's kernel stream: %s", msg);
+		eng_warn("cannot read the run's kernel stream: %s", msg);
 		return;
 	}
 	if (r->kfd < 0) {
-		warnx_("hermeticd sent no kernel stream");
+		eng_warn("hermeticd sent no kernel stream");
 		return;
 	}
 	/* The memfd is sealed; still, believe only what it holds. */
@@ -44,7 +43,7 @@ void record_fetch_kstream(struct enroll *e)
 	    h.record_size == 0 || h.record_size > HM_JOURNAL_KREC_MAX ||
 	    h.records > (UINT64_MAX - sizeof(h)) / h.record_size ||
 	    (need = sizeof(h) + h.records * h.record_size) > (uint64_t)st.st_size) {
-		warnx_("the run's kernel stream from hermeticd is malformed; not recorded");
+		eng_warn("the run's kernel stream from hermeticd is malformed; not recorded");
 		close(r->kfd);
 		r->kfd = -1;
 		return;
@@ -56,7 +55,7 @@ void record_fetch_kstream(struct enroll *e)
 	r->kmap = mmap(NULL, need, PROT_READ, MAP_PRIVATE, r->kfd, 0);
 	if (r->kmap == MAP_FAILED) {
 		r->kmap = NULL;
-		warnx_("cannot map the run's kernel stream: %s", strerror(errno));
+		eng_warn("cannot map the run's kernel stream: %s", strerror(errno));
 		return;
 	}
 	r->krec = (const uint8_t *)r->kmap + sizeof(h);

@@ -19,7 +19,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "util.h"
-#include "cli.h"
 #include "enroll.h"
 #include "record.h"
 #include "trust.h"
@@ -98,9 +97,9 @@ static bool describe(struct enroll *e, int spool, const char *name, struct sdir 
 		return false;
 	snprintf(base, sizeof(base), "%.*s", plus ? (int)(plus - name) : (int)strlen(name), name);
 	if (read_meta(spool, base, s) < 0) {
-		warnx_("journal: the scope directory '%s' of the recording has no readable "
-		       "description; left out",
-		       name);
+		eng_warn("journal: the scope directory '%s' of the recording has no readable "
+			 "description; left out",
+			 name);
 		return false;
 	}
 	if (plus) {
@@ -216,8 +215,8 @@ static void note_ours(const char *dir, const char *name)
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		warnx_("Failed to reopen journal '%s': %s; replaying it will ask first", path,
-		       strerror(errno));
+		eng_warn("Failed to reopen journal '%s': %s; replaying it will ask first", path,
+			 strerror(errno));
 	else
 		trust_note_fd(fd, path, "");
 }
@@ -254,16 +253,16 @@ int record_scope_journals(struct enroll *e, record_fill_scope_fn fill)
 				 e->run.run_id, kept + 1);
 		k = hm_journal_save(dir, name, (uid_t)-1, (gid_t)-1, 0, fill_one, &o);
 		if (k < 0) {
-			warnx_("Failed to write journal '%s/%s' of %s: %s", dir, name, v[i].sname,
-			       strerror(-k));
+			eng_warn("Failed to write journal '%s/%s' of %s: %s", dir, name, v[i].sname,
+				 strerror(-k));
 			continue;
 		}
 		kept++;
 		note_ours(dir, name);
 		if ((k = record_index_update(e, name, v[i].sname)) < 0)
-			warnx_("Failed to update '%s/index.json': %s", dir, strerror(-k));
-		warnx_("journal of failing %s: %s/%s (replay with 'hermetic replay %s/%s --scope '%s'')",
-		       v[i].sname, dir, name, dir, name, v[i].sname);
+			eng_warn("Failed to update '%s/index.json': %s", dir, strerror(-k));
+		eng_warn("journal of failing %s: %s/%s (replay with 'hermetic replay %s/%s --scope '%s'')",
+			 v[i].sname, dir, name, dir, name, v[i].sname);
 	}
 	return (int)kept;
 }

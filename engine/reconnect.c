@@ -21,7 +21,6 @@
 #include <sys/socket.h>
 #include <time.h>
 #include "util.h"
-#include "cli.h"
 #include "enroll.h"
 
 #define RETRY_MS 200
@@ -46,7 +45,7 @@ static uint64_t wall_ns(void)
 
 int enroll_daemon_pollfd(struct enroll *e)
 {
-	return e->no_daemon || e->daemon_lost ? -1 : e->sock;
+	return e->no_daemon || e->daemon_lost ? -1 : e->conn.sock;
 }
 
 int enroll_daemon_timeout(struct enroll *e, int timeout_ms)
@@ -64,7 +63,7 @@ void enroll_daemon_event(struct enroll *e, short revents)
 
 	if (!(revents & (POLLHUP | POLLERR | POLLIN)))
 		return;
-	if (!(revents & (POLLHUP | POLLERR)) && recv(e->sock, &c, 1, MSG_PEEK | MSG_DONTWAIT) != 0)
+	if (!(revents & (POLLHUP | POLLERR)) && recv(e->conn.sock, &c, 1, MSG_PEEK | MSG_DONTWAIT) != 0)
 		return;
 	enroll_daemon_lost(e);
 }
@@ -78,12 +77,12 @@ void enroll_daemon_lost(struct enroll *e)
 	e->daemon_lost = true;
 	e->daemon_lost_ns = wall_ns();
 	e->daemon_lost_mono = hm_now_ns();
-	close(e->sock);
-	e->sock = -1;
+	close(e->conn.sock);
+	e->conn.sock = -1;
 	clock_str(e->daemon_lost_ns, when, sizeof(when));
-	warnx_("hermeticd went away at %s (connection closed); run %" PRIu64
-	       " goes on, its network still refused by the kernel; reconnecting",
-	       when, e->run.run_id);
+	eng_warn("hermeticd went away at %s (connection closed); run %" PRIu64
+		 " goes on, its network still refused by the kernel; reconnecting",
+		 when, e->run.run_id);
 }
 
 /* One attempt to reach the new daemon and take the run back. */
@@ -94,24 +93,24 @@ static void try_reclaim(struct enroll *e)
 	const char *msg = NULL;
 	char when[32];
 	ssize_t n;
-	int fd = cli_try_connect();
+	int fd = client_connect();
 
 	if (fd < 0)
 		return; /* not back yet */
-	e->sock = fd;
-	n = cli_call(fd, HM_REQ_RUN_RECLAIM, &ref, sizeof(ref), -1, HM_REP_RECLAIM, &rep,
-		     sizeof(rep), true, NULL, &msg);
+	e->conn.sock = fd;
+	n = client_call(&e->conn, HM_REQ_RUN_RECLAIM, &ref, sizeof(ref), -1, HM_REP_RECLAIM, &rep,
+			sizeof(rep), true, NULL, &msg);
 	if (n == -ECONNRESET || n == -ENOTCONN) {
 		close(fd);
-		e->sock = -1;
+		e->conn.sock = -1;
 		return; /* going away again, or still starting: retry */
 	}
 	if (n < 0) {
 		/* The new daemon has no such run for us: it could not adopt it
 		 * (and then killed it), so there is nothing to reconnect to. */
-		warnx_("hermeticd is back but does not have run %" PRIu64 ": %s", e->run.run_id, msg);
+		eng_warn("hermeticd is back but does not have run %" PRIu64 ": %s", e->run.run_id, msg);
 		close(fd);
-		e->sock = -1;
+		e->conn.sock = -1;
 		e->daemon_given_up = true;
 		return;
 	}
@@ -126,7 +125,7 @@ static void try_reclaim(struct enroll *e)
 	snprintf(e->restart_note, sizeof(e->restart_note),
 		 "daemon restarted at %s, %" PRIu64 " kernel events lost", when,
 		 e->daemon_events_lost);
-	warnx_("reconnected to hermeticd: %s", e->restart_note);
+	eng_warn("reconnected to hermeticd: %s", e->restart_note);
 }
 
 void enroll_daemon_retry(struct enroll *e)
@@ -143,7 +142,7 @@ bool enroll_daemon_wait(struct enroll *e)
 {
 	const char *s = getenv("HERMETIC_RECONNECT_WAIT");
 	uint64_t wait_s = WAIT_DEFAULT_S, deadline;
-	struct pollfd p = { .fd = e->sock, .events = POLLIN };
+	struct pollfd p = { .fd = e->conn.sock, .events = POLLIN };
 
 	if (e->no_daemon)
 		return false;
@@ -153,29 +152,29 @@ bool enroll_daemon_wait(struct enroll *e)
 	if (!e->daemon_lost)
 		return true;
 	if (s && *s && hm_parse_u64(s, &wait_s) < 0) {
-		warnx_("HERMETIC_RECONNECT_WAIT is not a number of seconds: '%s'; using %d", s,
-		       WAIT_DEFAULT_S);
+		eng_warn("HERMETIC_RECONNECT_WAIT is not a number of seconds: '%s'; using %d", s,
+			 WAIT_DEFAULT_S);
 		wait_s = WAIT_DEFAULT_S;
 	}
 	deadline = hm_now_ns() + wait_s * 1000000000ULL;
-	/* A signal that cancels the run (enroll_signals.c) ends the wait. */
+	/* A signal that cancels the run (signals.c) ends the wait. */
 	while (e->daemon_lost && !e->daemon_given_up && hm_now_ns() < deadline) {
 		e->daemon_last_try = 0;
 		enroll_daemon_retry(e);
-		if (e->daemon_lost && enroll_signals_wait(e, -1, 0, RETRY_MS) == -ECANCELED)
+		if (e->daemon_lost && run_signals_wait(&e->sig, &e->child, -1, 0, RETRY_MS) == -ECANCELED)
 			break;
 	}
 	if (e->daemon_lost && !e->daemon_given_up) {
 		if (e->sig.cancel)
-			warnx_("run cancelled while hermeticd was away: no refusal report, audit or "
-			       "kernel stream for this run; its cgroup stays refused until a hermeticd "
-			       "ends it");
+			eng_warn("run cancelled while hermeticd was away: no refusal report, audit or "
+				 "kernel stream for this run; its cgroup stays refused until a hermeticd "
+				 "ends it");
 		else
-			warnx_("hermeticd did not come back within %" PRIu64
-			       " s (HERMETIC_RECONNECT_WAIT): no refusal report, audit or kernel "
-			       "stream for this run; its cgroup stays refused until a hermeticd ends "
-			       "it",
-			       wait_s);
+			eng_warn("hermeticd did not come back within %" PRIu64
+				 " s (HERMETIC_RECONNECT_WAIT): no refusal report, audit or kernel "
+				 "stream for this run; its cgroup stays refused until a hermeticd ends "
+				 "it",
+				 wait_s);
 		e->daemon_given_up = true;
 	}
 	return !e->daemon_lost;
@@ -214,10 +213,10 @@ ssize_t enroll_daemon_call(struct enroll *e, uint16_t type, const void *req, uin
 	ssize_t n = -ENOTCONN;
 
 	for (int tries = 0; tries < 3; tries++) {
-		if ((e->daemon_lost || e->sock < 0) && !enroll_daemon_wait(e))
+		if ((e->daemon_lost || e->conn.sock < 0) && !enroll_daemon_wait(e))
 			break;
-		n = cli_call(e->sock, type, req, len, -1, expect, rep, rep_size, exact, ret_fd,
-			     ret_msg);
+		n = client_call(&e->conn, type, req, len, -1, expect, rep, rep_size, exact, ret_fd,
+				ret_msg);
 		if (!conn_lost(n))
 			return n;
 		enroll_daemon_lost(e);
@@ -227,16 +226,16 @@ ssize_t enroll_daemon_call(struct enroll *e, uint16_t type, const void *req, uin
 	return n;
 }
 
-/* The journal's hand-over (cli_store_journal), tried again the same way. */
+/* The journal's hand-over (client_store_journal), tried again the same way. */
 int enroll_daemon_store(struct enroll *e, const struct hm_journal_store *req, int fd,
 			const char **ret_msg)
 {
 	int r = -ENOTCONN;
 
 	for (int tries = 0; tries < 3; tries++) {
-		if ((e->daemon_lost || e->sock < 0) && !enroll_daemon_wait(e))
+		if ((e->daemon_lost || e->conn.sock < 0) && !enroll_daemon_wait(e))
 			break;
-		r = cli_store_journal(e->sock, req, fd, ret_msg);
+		r = client_store_journal(&e->conn, req, fd, ret_msg);
 		if (!conn_lost(r))
 			return r;
 		enroll_daemon_lost(e);

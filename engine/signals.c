@@ -27,52 +27,51 @@
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include "util.h"
-#include "cli.h"
-#include "enroll.h"
+#include "engine.h"
+#include "signals.h"
 
 static const int cancelling[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
-void enroll_signals_arm(struct enroll *e)
+int run_signals_arm(struct run_signals *s, struct eng_error *err)
 {
-	struct enroll_signals *s = &e->sig;
 	struct sigaction sa;
 	sigset_t mask;
 
 	if (s->armed)
-		return;
+		return 0;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD); /* wakes the waits when the child ends */
 	for (size_t i = 0; i < ARRAY_SIZE(cancelling); i++) {
 		if (sigaction(cancelling[i], NULL, &sa) < 0)
-			die(EXIT_INTERNAL, "sigaction: %s", strerror(errno));
+			return eng_fail(err, errno, "sigaction: %s", strerror(errno));
 		if (sa.sa_handler != SIG_IGN)
 			sigaddset(&mask, cancelling[i]);
 	}
 	if (sigprocmask(SIG_BLOCK, &mask, &s->oldmask) < 0)
-		die(EXIT_INTERNAL, "sigprocmask: %s", strerror(errno));
+		return eng_fail(err, errno, "sigprocmask: %s", strerror(errno));
 	s->fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (s->fd < 0)
-		die(EXIT_INTERNAL, "signalfd: %s", strerror(errno));
+		return eng_fail(err, errno, "signalfd: %s", strerror(errno));
 	s->cancel = 0;
 	s->armed = true;
+	return 0;
 }
 
 /* CMD runs: it reached its exec and has not exited. One that exited but is
  * not reaped yet (WNOWAIT leaves it to enroll's reap) no longer runs: a
  * signal then is not forwarded to a zombie but cancels. */
-static bool cmd_running(struct enroll *e)
+static bool cmd_running(const struct run_child *c)
 {
 	siginfo_t si = { 0 };
 
-	if (!e->cmd_started || e->child_done)
+	if (!c->cmd_started || c->done)
 		return false;
-	return waitid(P_PID, (id_t)e->child, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
-	       si.si_pid != e->child;
+	return waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
+	       si.si_pid != c->pid;
 }
 
-bool enroll_signals_take(struct enroll *e)
+bool run_signals_take(struct run_signals *s, const struct run_child *c)
 {
-	struct enroll_signals *s = &e->sig;
 	struct signalfd_siginfo si;
 
 	if (!s->armed)
@@ -80,10 +79,10 @@ bool enroll_signals_take(struct enroll *e)
 	while (read(s->fd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			continue;
-		if (!s->cancel && cmd_running(e)) {
+		if (!s->cancel && cmd_running(c)) {
 			/* CMD's to handle; enroll waits for it as ever. */
 			if (si.ssi_code != SI_KERNEL)
-				(void)kill(e->child, (int)si.ssi_signo);
+				(void)kill(c->pid, (int)si.ssi_signo);
 			continue;
 		}
 		if (!s->cancel)
@@ -93,23 +92,24 @@ bool enroll_signals_take(struct enroll *e)
 	 * may be in the daemon's adoption or the supervisor's answer, and a
 	 * signal it inherited as ignored would not end it). It is ours and
 	 * not reaped, so the pid is still the child's. */
-	if (s->cancel && e->child > 0 && !e->cmd_started && !e->child_done)
-		(void)kill(e->child, SIGKILL);
+	if (s->cancel && c->pid > 0 && !c->cmd_started && !c->done)
+		(void)kill(c->pid, SIGKILL);
 	return s->cancel != 0;
 }
 
-int enroll_signals_wait(struct enroll *e, int fd, short events, int timeout_ms)
+int run_signals_wait(struct run_signals *s, const struct run_child *c, int fd, short events,
+		     int timeout_ms)
 {
 	uint64_t deadline = timeout_ms >= 0 ? hm_now_ns() + (uint64_t)timeout_ms * 1000000ULL : 0;
 
 	for (;;) {
 		struct pollfd p[2] = {
-			{ .fd = e->sig.armed ? e->sig.fd : -1, .events = POLLIN },
+			{ .fd = s->armed ? s->fd : -1, .events = POLLIN },
 			{ .fd = fd, .events = events },
 		};
 		int ms = -1;
 
-		if (enroll_signals_take(e))
+		if (run_signals_take(s, c))
 			return -ECANCELED;
 		if (timeout_ms >= 0) {
 			uint64_t now = hm_now_ns();
