@@ -14,10 +14,15 @@
  * zone this machine lacks fails with ENOENT (the user's to fix). */
 int launch_identity_prepare(struct enroll *e, struct eng_error *err)
 {
+	int r;
+
 	if (!identity_active(&e->ident))
 		return 0; /* host: nothing read, nothing set */
-	return identity_prepare(&e->ident, e->cfg.seed,
-				e->conf.on && e->conf.ns == CONFINE_NS_FULL, err);
+	r = identity_prepare(&e->ident, e->cfg.seed, e->conf.on && e->conf.ns == CONFINE_NS_FULL,
+			     err);
+	if (r < 0)
+		e->ident.prepared = false; /* half a plan is none (and enroll says whose fault) */
+	return r;
 }
 
 /* After supervise_prepare: what only the supervisor says to static and Go
