@@ -182,6 +182,29 @@ for lib in $(ldd "$B/hermeticd" "$B/hermetic" | grep -o '/[^ ]*\.so[^ ]*' | sort
 	cp -L "$lib" "$R$lib"
 done
 
+# Machine identity (issue 28): the static C probe under --identity fixed
+# and --dir-order seeded prints on this machine (its CPUs, hostname, time
+# zone, kernel, and a directory on its disk) what it prints in the VM (one
+# CPU, another hostname and kernel, no TZ, the directory in its ramfs).
+# The host's side needs a hermeticd (tests/integration/vm_lsm.sh starts one).
+IDNAMES="alpha bravo charlie delta echo foxtrot golf hotel india juliet"
+mkdir -p "$R/iddir" "$W/iddir" "$R/usr/share/zoneinfo"
+for f in $IDNAMES; do : >"$R/iddir/$f"; : >"$W/iddir/$f"; done
+cp /usr/share/zoneinfo/UTC "$R/usr/share/zoneinfo/UTC"
+# (a pinned locale is a name: its data is the machine's, as the zone's is;
+# Debian's glibc keeps C.UTF-8's in files, which the VM gets as any
+# machine with the locale installed has them)
+mkdir -p "$R/usr/lib/locale" && cp -r /usr/lib/locale/C.utf8 "$R/usr/lib/locale/"
+if cc -O2 -static -o "$R/bin/idprobe" "$TOP/tests/identity/probe.c"; then
+	if ! timeout 60 "$B/hermetic" enroll --seed 7 --identity fixed --dir-order seeded -- \
+		"$R/bin/idprobe" "$W/iddir" >"$R/id.host" 2>"$W/id.err"; then
+		echo "FAIL vm: --identity fixed on the host (a hermeticd? vm_lsm.sh starts one): $(tr '\n' '|' <"$W/id.err")"
+	fi
+	"$R/bin/idprobe" >"$R/id.bare"
+else
+	echo "FAIL vm: cannot build the identity probe"
+fi
+
 cat >"$R/init" <<'INIT'
 #!/bin/sh
 export PATH=/bin
@@ -452,6 +475,14 @@ if [ "$(echo "$i" | grep -c 'deputy ERROR EPERM')" = 2 ] && [ "$irc" = 0 ] && ! 
 	echo "PASS vm: attack 9: RUN_END with keep and RUN_REPORT of its own run refused from inside it (EPERM); enroll ended it (exit 0)"
 else
 	echo "FAIL vm: attack 9: exit $irc: $(echo "$i" | tr '\n' '|')"
+fi
+# Machine identity: the same probe's lines as on the host (see above).
+o=$(hermetic enroll --seed 7 --identity fixed --dir-order seeded -- idprobe /iddir 2>/tmp/id.err)
+b=$(idprobe)
+if [ -s /id.host ] && [ "$o" = "$(cat /id.host)" ] && [ "$b" != "$(cat /id.bare)" ]; then
+	echo "PASS vm: --identity fixed: the static probe prints in the VM (1 CPU, another hostname, kernel and time zone, a ramfs) what it prints on the host; bare it differs"
+else
+	echo "FAIL vm: --identity fixed in the VM [$(echo "$o" | tr '\n' '|')] on the host [$(tr '\n' '|' </id.host)] $(tr '\n' '|' </tmp/id.err)"
 fi
 echo "VM-DONE"
 poweroff -f
