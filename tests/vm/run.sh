@@ -195,15 +195,19 @@ cp /usr/share/zoneinfo/UTC "$R/usr/share/zoneinfo/UTC"
 # Debian's glibc keeps C.UTF-8's in files, which the VM gets as any
 # machine with the locale installed has them)
 mkdir -p "$R/usr/lib/locale" && cp -r /usr/lib/locale/C.utf8 "$R/usr/lib/locale/"
-if cc -O2 -static -o "$R/bin/idprobe" "$TOP/tests/identity/probe.c"; then
+cc -O2 -static -o "$R/bin/idprobe" "$TOP/tests/identity/probe.c" || echo "FAIL vm: cannot build the C identity probe"
+(cd "$TOP/tests/identity" && GO111MODULE=off CGO_ENABLED=0 GOFLAGS= GOCACHE="$W/gocache" \
+	GOPATH="$W/gopath" timeout 300 go build -o "$R/bin/idprobe_go" main.go) >"$W/go.log" 2>&1 ||
+	echo "FAIL vm: cannot build the Go identity probe: $(tail -n 3 "$W/go.log" | tr '\n' '|')"
+rm -rf "$W/gocache" "$W/gopath"
+for p in idprobe idprobe_go; do
+	[ -x "$R/bin/$p" ] || continue
 	if ! timeout 60 "$B/hermetic" enroll --seed 7 --identity fixed --dir-order seeded -- \
-		"$R/bin/idprobe" "$W/iddir" >"$R/id.host" 2>"$W/id.err"; then
+		"$R/bin/$p" "$W/iddir" >"$R/$p.host" 2>"$W/id.err"; then
 		echo "FAIL vm: --identity fixed on the host (a hermeticd? vm_lsm.sh starts one): $(tr '\n' '|' <"$W/id.err")"
 	fi
-	"$R/bin/idprobe" >"$R/id.bare"
-else
-	echo "FAIL vm: cannot build the identity probe"
-fi
+	"$R/bin/$p" >"$R/$p.bare"
+done
 
 cat >"$R/init" <<'INIT'
 #!/bin/sh
@@ -476,14 +480,19 @@ if [ "$(echo "$i" | grep -c 'deputy ERROR EPERM')" = 2 ] && [ "$irc" = 0 ] && ! 
 else
 	echo "FAIL vm: attack 9: exit $irc: $(echo "$i" | tr '\n' '|')"
 fi
-# Machine identity: the same probe's lines as on the host (see above).
-o=$(hermetic enroll --seed 7 --identity fixed --dir-order seeded -- idprobe /iddir 2>/tmp/id.err)
-b=$(idprobe)
-if [ -s /id.host ] && [ "$o" = "$(cat /id.host)" ] && [ "$b" != "$(cat /id.bare)" ]; then
-	echo "PASS vm: --identity fixed: the static probe prints in the VM (1 CPU, another hostname, kernel and time zone, a ramfs) what it prints on the host; bare it differs"
-else
-	echo "FAIL vm: --identity fixed in the VM [$(echo "$o" | tr '\n' '|')] on the host [$(tr '\n' '|' </id.host)] $(tr '\n' '|' </tmp/id.err)"
-fi
+# Machine identity: the same probes' lines as on the host (see above).
+# (Go's probe prints the hard descriptor limit too, which fixed pins only
+# where the machine lets root raise it: this one's is 20,000, the VM's
+# 524,288 is fixed's own; --report says so; the line is left out.)
+for p in idprobe idprobe_go; do
+	o=$(hermetic enroll --seed 7 --identity fixed --dir-order seeded -- $p /iddir 2>/tmp/id.err | grep -v '^nofile.hard ')
+	b=$($p)
+	if [ -s /$p.host ] && [ "$o" = "$(grep -v '^nofile.hard ' /$p.host)" ] && [ "$b" != "$(cat /$p.bare)" ]; then
+		echo "PASS vm: --identity fixed: $p (static) prints in the VM (1 CPU, another hostname, kernel and time zone, a ramfs) what it prints on the host; bare it differs"
+	else
+		echo "FAIL vm: --identity fixed, $p, in the VM [$(echo "$o" | tr '\n' '|')] on the host [$(tr '\n' '|' </$p.host 2>/dev/null)] $(tr '\n' '|' </tmp/id.err)"
+	fi
+done
 echo "VM-DONE"
 poweroff -f
 INIT
