@@ -209,6 +209,15 @@ go_static() {
 		timeout 300 go build -o "$2" main.go) >"$T/go.log" 2>&1
 }
 
+# For the benchmarks (tests/bench): the wall time of CMD in whole ms, its
+# output dropped; the median of numbers on stdin, one a line.
+wall_ms() {
+	local t
+	t=$({ TIMEFORMAT='%3R'; time "$@" >/dev/null 2>&1; } 2>&1)
+	awk -v t="$t" 'BEGIN { printf "%d\n", t * 1000 }'
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
+
 # Millisecond wall clock, for "within a second" checks.
 now_ms() { date +%s%3N; }
 

@@ -36,7 +36,6 @@ measure() {
 	rc=$?
 	awk -v t="$t" -v rc="$rc" 'BEGIN { split(t, a, " "); printf "%d %d %d\n", a[1] * 1000, (a[2] + a[3]) * 1000, rc }'
 }
-median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.2fx", b / a; else print "-" }'; }
 
 # pair NAME RUNS CMD...: CMD bare and under enroll, alternating; prints one row.

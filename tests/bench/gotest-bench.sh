@@ -24,7 +24,6 @@ if [ "$(id -u)" != 0 ]; then
 fi
 start_daemon || exit 1
 export HERMETIC HERMETIC_SOCKET
-median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.2fx", b / a; else print "-" }'; }
 # rcs DIR: the packages' exit statuses of one side, e.g. "0" or "0 1"
 rcs() {

@@ -17,11 +17,6 @@ PY=/usr/bin/python3
 N=${BENCH_HUNT_RUNS:-20}
 cd "$T"
 
-wall_ms() {
-	local t
-	t=$({ TIMEFORMAT='%3R'; time "$@" >/dev/null 2>&1; } 2>&1)
-	awk -v t="$t" 'BEGIN { printf "%d\n", t * 1000 }'
-}
 bare_n() { for ((i = 0; i < N; i++)); do "$@" || return 1; done; }
 row() { # NAME BARE_MS HUNT_MS
 	local ratio bare_rpm hunt_rpm

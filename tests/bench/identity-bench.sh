@@ -14,13 +14,6 @@ start_daemon || exit 1
 PY=/usr/bin/python3
 RUNS=${BENCH_IDENTITY_RUNS:-11}
 
-wall_ms() {
-	local t
-	t=$({ TIMEFORMAT='%3R'; time "$@" >/dev/null 2>&1; } 2>&1)
-	awk -v t="$t" 'BEGIN { printf "%d\n", t * 1000 }'
-}
-median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
-
 : >"$T/plain" && : >"$T/host" && : >"$T/fixed" && : >"$T/dir"
 for ((i = 0; i < RUNS; i++)); do
 	wall_ms "$HERMETIC" enroll --seed 1 -- "$PY" -c pass >>"$T/plain"

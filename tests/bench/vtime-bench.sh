@@ -16,18 +16,12 @@ start_daemon || exit 1
 PY=/usr/bin/python3
 RUNS=${BENCH_VTIME_RUNS:-5}
 
-wall_ms() {
-	local t
-	t=$({ TIMEFORMAT='%3R'; time "$@" >/dev/null 2>&1; } 2>&1)
-	awk -v t="$t" 'BEGIN { printf "%d\n", t * 1000 }'
-}
 # CPU time (user + system) of CMD and what it reaped, in ms
 cpu_ms() {
 	local t
 	t=$({ TIMEFORMAT='%3U %3S'; time "$@" >/dev/null 2>&1; } 2>&1)
 	awk -v t="$t" 'BEGIN { split(t, a, " "); printf "%d\n", (a[1] + a[2]) * 1000 }'
 }
-median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
 
 cat >"$T/hour.py" <<'PY'
 import time
