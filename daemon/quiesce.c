@@ -717,6 +717,7 @@ static void fill(struct kclock *c, uint64_t run_id, uint64_t cgid, struct hm_vcl
 	c->seen = calloc(HM_VSLOTS, sizeof(*c->seen));
 	c->last_mono = 0;
 	c->t_move = (int64_t)hm_now_ns();
+	c->tie_dl = c->tie_real = 0; /* (not the slot's last run's tie) */
 	snprintf(c->path, sizeof(c->path), "%s", path);
 }
 
