@@ -40,6 +40,9 @@ static size_t payload_of(const struct hmd_req *r, const void **ret)
 	case HM_REQ_RUN_END:
 		*ret = &r->end;
 		return sizeof(r->end);
+	case HM_REQ_RUN_SCHED:
+		*ret = &r->sched;
+		return sizeof(r->sched);
 	case HM_REQ_JOURNAL_FETCH:
 	case HM_REQ_JOURNAL_RM:
 		*ret = &r->jref;
@@ -146,6 +149,7 @@ int main(int argc, char **argv)
 	struct hm_journal_store st = { .run_id = 7, .exit_status = 1, .seed = 42, .command = "make" };
 	struct hm_run_end end = { .run_id = 7, .flags = HM_END_KEEP };
 	struct hm_journal_list list = { .skip = 3 };
+	struct hm_run_sched sched = { .run_id = 7, .seed = 42, .mode = HM_SCHED_CHAOS };
 	uint64_t id = 7;
 	int i = 0;
 
@@ -168,6 +172,7 @@ int main(int argc, char **argv)
 	seed(argv[1], i++, HM_REQ_RUN_RECLAIM, &id, sizeof(id));
 	seed(argv[1], i++, HM_REQ_RUN_CONNS, &id, sizeof(id));
 	seed(argv[1], i++, HM_REQ_RUN_CLOCK, NULL, 0);
+	seed(argv[1], i++, HM_REQ_RUN_SCHED, &sched, sizeof(sched));
 	return 0;
 }
 #endif
