@@ -36,6 +36,7 @@ pkgs=(
 	golang-golang-x-time-dev golang-github-patrickmn-go-cache-dev
 	# tests/bench/daemon-bench.sh: bubblewrap, an anchor for enroll's own cost
 	bubblewrap
+	libglib2.0-tests
 	# tests/fuzz: libFuzzer's runtime for clang 14
 	libclang-rt-14-dev
 	# tests/vm: Debian's kernel under qemu, where BPF-LSM trampolines work

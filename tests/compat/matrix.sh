@@ -6,7 +6,8 @@
 #   tests/compat/matrix.sh [-o OUT] [SUITE...]
 #
 # SUITE is a module of python.modules (CPython's own test suite), `tape`
-# (tape's own test suite, from the npm registry) or a Go suite of
+# (tape's own test suite, from the npm registry), `glib` (GLib's installed
+# tests of glib.tests: a C event loop, from Debian's libglib2.0-tests) or a Go suite of
 # go.packages (Go's standard library tests from Debian's golang-1.19-src,
 # golang.org/x/sync's and four timer modules' from Debian's gocode); `go` names every Go suite;
 # default all. Both sides run
@@ -42,7 +43,7 @@ suites=()
 for s in "$@"; do
 	if [ "$s" = go ]; then suites+=($gos); else suites+=("$s"); fi
 done
-[ "$#" = 0 ] && suites=($mods tape $gos)
+[ "$#" = 0 ] && suites=($mods tape glib $gos)
 
 need_root compat || exit 0
 if [ ! -x "$PY" ] || [ ! -d "${PY%/bin/*}/lib/python3.11/test/libregrtest" ]; then
@@ -65,6 +66,16 @@ for s in "${suites[@]}"; do
 		"$C/run-node.sh" enrolled "$out" "$nd"
 		wait $bare
 		"$PY" "$C/compare.py" tap tape "$out" --tsv "$out/matrix.tsv" --report "$out/tape.report"
+	elif [ "$s" = glib ]; then
+		if [ ! -x "${COMPAT_GLIB_DIR:-/usr/libexec/installed-tests/glib}/mainloop" ]; then
+			fail glib "GLib's installed tests are missing: apt-get install libglib2.0-tests (make deps)"
+			continue
+		fi
+		"$C/run-glib.sh" bare "$out" &
+		bare=$!
+		"$C/run-glib.sh" enrolled "$out"
+		wait $bare
+		"$PY" "$C/compare.py" tap glib "$out" --tsv "$out/matrix.tsv" --report "$out/glib.report"
 	elif grep -qx "$s" <<<"$gos"; then
 		# Compiled once for both sides (go-build.sh), outside their time.
 		gd=$T/$s
@@ -92,6 +103,6 @@ for s in "${suites[@]}"; do
 		wait $bare
 		"$PY" "$C/compare.py" junit "$s" "$out" --tsv "$out/matrix.tsv" --report "$out/$s.report"
 	else
-		fail "$s" "no such suite (python.modules, tape, go.packages or go)"
+		fail "$s" "no such suite (python.modules, tape, glib, go.packages or go)"
 	fi
 done
