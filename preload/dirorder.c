@@ -31,11 +31,12 @@ struct dir_list {
 
 static struct dir_list *lists;
 static pthread_mutex_t lists_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t cmp_key;
-static int cmp_order;
 
 /* The real call, resolved once (a benign race: every thread stores the
- * same pointer). */
+ * same pointer). Not hm.real: a program may read a directory before the
+ * shim's initialisation has resolved it (a constructor of another library),
+ * and these calls have no system call to fall back on. The one place the
+ * shim resolves them: identity.c keeps none of its own. */
 static void *real_sym(void **slot, const char *name)
 {
 	void *p = __atomic_load_n(slot, __ATOMIC_RELAXED);
@@ -50,11 +51,23 @@ static void *real_sym(void **slot, const char *name)
 #define REAL(name, type) ((type)real_sym(&real_##name, #name))
 static void *real_readdir64, *real_rewinddir, *real_telldir, *real_seekdir, *real_closedir;
 
-static int cmp(const void *pa, const void *pb)
+/* What the comparator needs: the run's order and key. */
+struct cmp_arg {
+	int order;
+	uint64_t key;
+};
+
+static int cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct dirent64 *a = *(struct dirent64 *const *)pa, *b = *(struct dirent64 *const *)pb;
+	const struct cmp_arg *c = arg;
 
-	return hm_dirorder_cmp(a->d_name, b->d_name, cmp_order == HM_DIR_SEEDED, cmp_key);
+	return hm_dirorder_cmp(a->d_name, b->d_name, c->order == HM_DIR_SEEDED, c->key);
+}
+
+static struct dirent64 *real_next(DIR *d)
+{
+	return REAL(readdir64, struct dirent64 * (*)(DIR *))(d);
 }
 
 static void free_ents(struct dir_list *l)
@@ -77,7 +90,7 @@ static void fill(struct dir_list *l, int order, uint64_t key)
 
 	for (;;) {
 		errno = 0;
-		e = hm_id_real_readdir64(l->d);
+		e = real_next(l->d);
 		if (!e) {
 			l->err = errno;
 			break;
@@ -99,11 +112,7 @@ static void fill(struct dir_list *l, int order, uint64_t key)
 		}
 		memcpy(l->ents[l->n++], e, e->d_reclen > sizeof(*e) ? sizeof(*e) : e->d_reclen);
 	}
-	/* qsort's comparator has no argument: the order and key are the
-	 * run's, the same for every stream (set under lists_lock) */
-	cmp_order = order;
-	cmp_key = key;
-	qsort(l->ents, l->n, sizeof(*l->ents), cmp);
+	qsort_r(l->ents, l->n, sizeof(*l->ents), cmp, &(struct cmp_arg){ order, key });
 	errno = saved;
 }
 
@@ -130,7 +139,7 @@ HM_EXPORT struct dirent64 *readdir64(DIR *d)
 	int order = hm_id_dir_order(&key);
 
 	if (order == HM_DIR_HOST) {
-		return REAL(readdir64, struct dirent64 * (*)(DIR *))(d);
+		return real_next(d);
 	}
 	pthread_mutex_lock(&lists_lock);
 	l = find(d, true);
@@ -202,7 +211,7 @@ HM_EXPORT void rewinddir(DIR *d)
 	if ((l = find(d, false)))
 		free_ents(l);
 	pthread_mutex_unlock(&lists_lock);
-	hm_id_real_rewinddir(d);
+	REAL(rewinddir, void (*)(DIR *))(d);
 }
 
 HM_EXPORT long telldir(DIR *d)
@@ -255,7 +264,6 @@ HM_EXPORT int closedir(DIR *d)
 				break;
 			}
 		pthread_mutex_unlock(&lists_lock);
-		return hm_id_real_closedir(d);
 	}
 	return REAL(closedir, int (*)(DIR *))(d);
 }

@@ -37,9 +37,6 @@ static struct {
 	uint64_t memkb, dirkey;
 	int dir;
 	char hostname[65], domain[65], release[65];
-	struct dirent64 *(*readdir64)(DIR *);
-	void (*rewinddir)(DIR *);
-	int (*closedir)(DIR *);
 	int (*sched_getaffinity)(pid_t, size_t, cpu_set_t *);
 	long (*sysconf)(int);
 	int (*uname)(struct utsname *);
@@ -81,9 +78,6 @@ static void id_init(void)
 	const char *spec = NULL;
 	char buf[16];
 
-	id.readdir64 = (struct dirent64 * (*)(DIR *)) dlsym(RTLD_NEXT, "readdir64");
-	id.rewinddir = (void (*)(DIR *))dlsym(RTLD_NEXT, "rewinddir");
-	id.closedir = (int (*)(DIR *))dlsym(RTLD_NEXT, "closedir");
 	id.sched_getaffinity = (int (*)(pid_t, size_t, cpu_set_t *))dlsym(RTLD_NEXT,
 									 "sched_getaffinity");
 	id.sysconf = (long (*)(int))dlsym(RTLD_NEXT, "sysconf");
@@ -117,29 +111,14 @@ static bool id_ready(void)
 	return true;
 }
 
-/* dirorder.c: the order readdir follows (HM_DIR_HOST: the filesystem's), its
- * key, and the real calls it wraps. */
+/* dirorder.c: the order readdir follows (HM_DIR_HOST: the filesystem's)
+ * and its key. */
 int hm_id_dir_order(uint64_t *ret_key)
 {
-	if (!id_ready() || !id.readdir64 || !id.rewinddir || !id.closedir)
+	if (!id_ready())
 		return HM_DIR_HOST;
 	*ret_key = id.dirkey;
 	return id.dir;
-}
-
-struct dirent64 *hm_id_real_readdir64(DIR *d)
-{
-	return id.readdir64(d);
-}
-
-void hm_id_real_rewinddir(DIR *d)
-{
-	id.rewinddir(d);
-}
-
-int hm_id_real_closedir(DIR *d)
-{
-	return id.closedir(d);
 }
 
 /* ---- CPUs and memory ---- */

@@ -3,7 +3,6 @@
 #ifndef HERMETIC_PRELOAD_IDENTITY_H
 #define HERMETIC_PRELOAD_IDENTITY_H
 
-#include <dirent.h>
 #include <stdint.h>
 #include "shim.h"
 
@@ -12,9 +11,5 @@ enum { HM_DIR_HOST, HM_DIR_SORTED, HM_DIR_SEEDED };
 /* The order readdir follows (HM_DIR_HOST: the filesystem's; also inside
  * the shim's own initialisation) and the seeded order's key. */
 int hm_id_dir_order(uint64_t *ret_key) HM_HIDDEN;
-/* The real calls dirorder.c wraps (valid once the order is not host). */
-struct dirent64 *hm_id_real_readdir64(DIR *d) HM_HIDDEN;
-void hm_id_real_rewinddir(DIR *d) HM_HIDDEN;
-int hm_id_real_closedir(DIR *d) HM_HIDDEN;
 
 #endif
