@@ -96,6 +96,37 @@ static __always_inline struct hm_trace_event *event(__u64 cgid, __u32 kind)
 
 /* ---- process lifecycle ---- */
 
+/* The task's page faults so far. An image's first instruction faults (the
+ * loader's text is not mapped in yet when exec returns), so an exit with
+ * as many faults as at the exec ran none of it (lib/audit.c). */
+static __always_inline __u64 faults(struct task_struct *p)
+{
+	return BPF_CORE_READ(p, min_flt) + BPF_CORE_READ(p, maj_flt);
+}
+
+#define AUXV_PAIRS 32 /* more than the kernel's AT_VECTOR_SIZE pairs */
+#define AT_BASE_ 7 /* the program interpreter's base (elf.h's AT_BASE) */
+
+/* Whether the image exec has just loaded has a program interpreter (a
+ * dynamic ELF, which loads the shim): AT_BASE in the auxiliary vector the
+ * kernel saved for it. */
+static __always_inline bool dynamic_image(struct task_struct *p)
+{
+	struct mm_struct *mm = BPF_CORE_READ(p, mm);
+	unsigned long key, val;
+
+	if (!mm)
+		return false;
+	for (int i = 0; i < AUXV_PAIRS; i++) {
+		if (bpf_core_read(&key, sizeof(key), &mm->saved_auxv[2 * i]) ||
+		    bpf_core_read(&val, sizeof(val), &mm->saved_auxv[2 * i + 1]) || key == 0)
+			return false;
+		if (key == AT_BASE_)
+			return val != 0;
+	}
+	return false;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(hm_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -107,6 +138,8 @@ int BPF_PROG(hm_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		return 0;
 	n = bpf_probe_read_kernel_str(e->data, sizeof(e->data), BPF_CORE_READ(bprm, filename));
 	e->len = n > 0 ? n - 1 : 0;
+	e->arg0 = faults(p);
+	e->flags = dynamic_image(p);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
@@ -138,6 +171,7 @@ int BPF_PROG(hm_exit, struct task_struct *p)
 	if (!enrolled(&cgid) || !(e = event(cgid, HM_EV_EXIT)))
 		return 0;
 	e->ret = BPF_CORE_READ(p, exit_code);
+	e->arg0 = faults(p);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

@@ -31,6 +31,29 @@ static struct hm_audit_proc *proc(struct hm_audit_acc *a, uint32_t pid, const ch
 	return p;
 }
 
+/*
+ * A process a signal ended while its image was still starting: a dynamic
+ * image (it loads the shim) that never announced the shim, was killed by a
+ * signal, made fewer page faults since its exec than the loader makes
+ * before any program's main (about 60 for a minimal C program; the bound
+ * is HM_AUDIT_START_FAULTS) and no time or entropy system call that the
+ * kernel's view counted. That is a child its parent killed at once
+ * (subprocess's Popen then kill): nothing of the program ran, with the
+ * shim or without it, so it is not a process that ran without the shim.
+ * The kernel streams of older journals have no fault counts (0 at the
+ * exec, which no real exec has): they keep the old answer.
+ */
+#define HM_AUDIT_START_FAULTS 256
+static bool unstarted(const struct hm_audit_proc *p, const struct hm_trace_event *e)
+{
+	int status = (int)e->ret;
+
+	return !p->shim && p->path[0] && (p->flags & HM_AUDIT_DYNAMIC) && p->exec_faults &&
+	       (status & 0x7f) != 0 && (status & 0x7f) != 0x7f &&
+	       (uint32_t)e->arg0 - p->exec_faults < HM_AUDIT_START_FAULTS && !p->getrandom &&
+	       !p->clock && !p->random_reads;
+}
+
 void hm_audit_add(struct hm_audit_acc *a, const struct hm_trace_event *e)
 {
 	struct hm_audit_proc *p, *c;
@@ -45,6 +68,8 @@ void hm_audit_add(struct hm_audit_acc *a, const struct hm_trace_event *e)
 		if (p) {
 			/* A new image: it has the shim only if it says so again. */
 			p->shim = 0;
+			p->exec_faults = (uint32_t)e->arg0;
+			p->flags = (e->flags & 1) ? HM_AUDIT_DYNAMIC : 0;
 			memcpy(p->comm, e->comm, sizeof(p->comm));
 			p->comm[sizeof(p->comm) - 1] = 0;
 			snprintf(p->path, sizeof(p->path), "%.*s",
@@ -61,10 +86,15 @@ void hm_audit_add(struct hm_audit_acc *a, const struct hm_trace_event *e)
 		if (c && p) {
 			c->shim = p->shim;
 			memcpy(c->path, p->path, sizeof(c->path));
+			/* its own fault count starts at 0: no exec of its own */
+			c->exec_faults = 0;
+			c->flags = 0;
 		}
 		break;
 	case HM_EV_EXIT:
 		a->sum.exits++;
+		if (p && unstarted(p, e))
+			p->flags |= HM_AUDIT_UNSTARTED;
 		break;
 	case HM_EV_SHIM:
 		/* What this image did before the shim's constructor ran (the

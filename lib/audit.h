@@ -25,10 +25,11 @@ void hm_audit_init(struct hm_audit_acc *a, struct hm_audit_proc *procs, uint32_t
 void hm_audit_add(struct hm_audit_acc *a, const struct hm_trace_event *e);
 
 /* A process that ran without the shim: its last image was exec'd (or
- * inherited from one that was) and never announced the shim. */
+ * inherited from one that was) and never announced the shim, and it was
+ * not killed while that image was still starting (audit.c, unstarted). */
 static inline int hm_audit_escaped(const struct hm_audit_proc *p)
 {
-	return !p->shim && p->path[0];
+	return !p->shim && p->path[0] && !(p->flags & HM_AUDIT_UNSTARTED);
 }
 
 /* A process with the shim whose time/entropy syscalls reached the kernel. */

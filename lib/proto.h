@@ -247,11 +247,17 @@ struct hm_audit_proc {
 	uint32_t getrandom; /* getrandom syscalls that reached the kernel */
 	uint32_t clock; /* clock syscalls that reached the kernel */
 	uint32_t random_reads; /* reads of /dev/urandom, /dev/random */
+	uint32_t exec_faults; /* its page faults at its last exec (low 32 bits; lib/audit.c) */
+	uint32_t flags; /* HM_AUDIT_* */
 	uint32_t pad;
 	uint64_t getrandom_bytes;
 	char comm[16];
 	char path[128]; /* last exec'd binary */
 };
+
+/* struct hm_audit_proc's flags */
+#define HM_AUDIT_DYNAMIC 0x1 /* its last image has a program interpreter (loads the shim) */
+#define HM_AUDIT_UNSTARTED 0x2 /* killed before its image's start-up reached the shim */
 
 /* The kernel's view of a run (hermetic enroll prints it as coverage). */
 struct hm_audit {

@@ -7,9 +7,11 @@
 #ifndef HERMETIC_TRACE_H
 #define HERMETIC_TRACE_H
 
-#define HM_EV_EXEC 2 /* a process of the run exec'd: data = binary path */
+#define HM_EV_EXEC 2 /* a process of the run exec'd: data = binary path; arg0 = its
+		      * page faults so far (min + maj) */
 #define HM_EV_FORK 3 /* aux = child pid (tgid); flags bit 0: a thread */
-#define HM_EV_EXIT 4 /* a process ended: ret = exit code (wait status form) */
+#define HM_EV_EXIT 4 /* a process ended: ret = exit code (wait status form); arg0 = its
+		      * page faults (as many as at its exec: no instruction of the image ran) */
 #define HM_EV_SYSCALL 5 /* a time/entropy syscall reached the kernel */
 #define HM_EV_SHIM 6 /* a process announced the shim (see HM_SHIM_HELLO_FLAGS); data = its
 		      * lineage key when it named one (len 0: none) */
