@@ -185,6 +185,9 @@ void enroll_build_repro(struct enroll *e)
 		APPEND(" --no-daemon");
 	if (e->unconfined)
 		APPEND(" --confine off");
+	if (e->sched.mode) /* its seed: the run's own unless --sched gave one */
+		APPEND(" --sched %s:%" PRIu64, e->sched.mode == HM_SCHED_SERIAL ? "serial" : "chaos",
+		       e->sched.seed_set ? e->sched.seed : e->cfg.seed);
 	if (e->grace_ns != DEFAULT_GRACE_NS)
 		APPEND(" --grace %" PRIu64 "ms", e->grace_ns / 1000000);
 	if (b->fs == HM_FS_ISOLATE)

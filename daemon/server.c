@@ -301,7 +301,7 @@ static json_object *run_json(struct hmd *d, struct hmd_run *r)
 		json_object *s = json_object_new_object();
 
 		hmd_chaos_describe(r->chaos, &ci);
-		json_object_object_add(s, "mode", json_object_new_string("chaos"));
+		json_object_object_add(s, "mode", json_object_new_string(ci.serial ? "serial" : "chaos"));
 		json_object_object_add(s, "seed", json_object_new_uint64(ci.seed));
 		json_object_object_add(s, "cpu", json_object_new_int(ci.cpu));
 		json_object_object_add(s, "mean_gap_ns", json_object_new_uint64(ci.tick_ns));
@@ -309,6 +309,8 @@ static json_object *run_json(struct hmd *d, struct hmd_run *r)
 		json_object_object_add(s, "tasks", json_object_new_uint64(ci.tasks));
 		json_object_object_add(s, "tasks_uncontrolled", json_object_new_uint64(ci.lost));
 		json_object_object_add(s, "watchdog_fired", json_object_new_boolean(ci.watchdog_fired));
+		if (ci.serial) /* tasks lowered for spinning: the run is not serial then */
+			json_object_object_add(s, "spinners_lowered", json_object_new_uint64(ci.spun));
 		json_object_object_add(j, "sched", s);
 	}
 	if (r->has_clock) {
