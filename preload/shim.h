@@ -772,6 +772,11 @@ void hm_sched_init(void);
 /* --sched serial: this image's main thread takes its own priority, once
  * hm.proc is known (init.c). */
 void hm_sched_image(void);
+/* wait.c: under --sched serial, a replayed sleep (or timed-out wait) still
+ * blocks, on the run's virtual clock until the monotonic time the
+ * recording's ended at (record.c): the recorded run let the others run
+ * there, so the replay must, for the seed's order to repeat. */
+void hm_serial_replay_wait(int64_t deadline) HM_HIDDEN;
 /* The CPUs sched_getaffinity answers for the calling process under
  * --sched (identity.c): true and *mask set when the run was pinned. */
 bool hm_sched_affinity(pid_t pid, size_t size, cpu_set_t *mask);
