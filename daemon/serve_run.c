@@ -418,6 +418,12 @@ void hmd_serve_run(struct hmd *d, int id, const struct hmd_req *req)
 
 			hmd_bpf_drain(d->bpf);
 			hmd_runs_audit(d, r, &a);
+			if (r->chaos) {
+				struct hmd_chaos_info ci;
+
+				hmd_chaos_describe(r->chaos, &ci);
+				a.sched_spun = ci.spun > UINT32_MAX ? UINT32_MAX : (uint32_t)ci.spun;
+			}
 			hmd_reply(c, HM_REP_AUDIT, req->seq, &a, sizeof(a), -1);
 		}
 		break;

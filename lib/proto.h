@@ -288,7 +288,7 @@ struct hm_audit {
 	uint64_t syscalls_noshim; /* ... and from processes without it */
 	uint64_t getrandom_bytes;
 	uint32_t n; /* entries in procs[]: processes without the shim first */
-	uint32_t pad;
+	uint32_t sched_spun; /* --sched serial: tasks lowered for spinning (0 otherwise) */
 	struct hm_audit_proc procs[HM_AUDIT_MAX];
 };
 

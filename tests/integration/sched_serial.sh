@@ -147,6 +147,35 @@ for sched in "chaos:${one:-1}" serial:2; do
 	fi
 done
 
+# --- a spinner cannot starve the rest; the audit says the run is not serial ------
+# main spins on a flag only a thread it created sets: the thread starts at
+# main's priority behind it, so it runs only once main is lowered.
+cat >"$T/spin.c" <<'EOS'
+#include <pthread.h>
+static volatile int flag;
+static void *setter(void *a) { flag = 1; return a; }
+int main(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, 0, setter, 0))
+		return 2;
+	while (!flag)
+		;
+	pthread_join(t, 0);
+	return 0;
+}
+EOS
+gcc -O2 -pthread -o "$T/spin" "$T/spin.c"
+timeout 60 "$HERMETIC" enroll --seed 1 --sched serial:3 -- "$T/spin" >/dev/null 2>"$T/spin.err"
+rc=$?
+if [ $rc = 0 ] && grep -q "sched serial: 1 task ran 0.2 s of CPU without blocking" "$T/spin.err" &&
+	grep -q "not serial" "$T/spin.err"; then
+	pass "a spinning thread is lowered below the rest (the run ends) and the audit says the run was not serial"
+else
+	fail "serial spinner" "exit $rc: $(tr '\n' '|' <"$T/spin.err")"
+fi
+
 # --- status says the mode ---------------------------------------------------------
 "$HERMETIC" enroll --seed 5 --sched serial:4 -- sh -c "
 	for i in \$(seq 40); do
