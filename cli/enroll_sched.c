@@ -56,17 +56,14 @@ const char *enroll_sched_name(const struct enroll_sched *s, char *buf, size_t si
 	return buf;
 }
 
-/* The CPUs this process may use, as "0-3,8": what the run's tasks would
- * have had without the pinning, for the shim to answer sched_getaffinity
- * with (preload/identity.c). Empty when it cannot be read. */
-static void cpu_list(char *buf, size_t size)
+/* The CPUs in set as "0-3,8", for the shim (preload/sched.c). Empty when
+ * too many to say. */
+static void cpu_list(const cpu_set_t *set_, char *buf, size_t size)
 {
-	cpu_set_t set;
+	const cpu_set_t set = *set_;
 	size_t used = 0;
 
 	buf[0] = 0;
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		return;
 	for (int i = 0; i < CPU_SETSIZE; i++) {
 		int j = i;
 
@@ -100,14 +97,22 @@ void enroll_sched_start(struct enroll *e)
 
 		/* The shim's start offsets (preload/sched.c). */
 		char cpus[1024];
+		cpu_set_t set;
 
 		snprintf(v, sizeof(v), "%" PRIu64, e->sched.seed);
 		setenv(HM_ENV_SCHED_SEED, v, 1);
 		if (e->sched.mode == HM_SCHED_SERIAL)
 			setenv(HM_ENV_SCHED_MODE, "serial", 1);
-		cpu_list(cpus, sizeof(cpus));
-		if (cpus[0])
-			setenv(HM_ENV_SCHED_CPUS, cpus, 1);
+		/* What the run's tasks would have had without the pinning: the
+		 * shim and the supervisor answer sched_getaffinity with it, so
+		 * that nproc, GOMAXPROCS and the like see the machine they
+		 * would have seen (the schedule is the only thing changed). */
+		if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+			cpu_list(&set, cpus, sizeof(cpus));
+			if (cpus[0])
+				setenv(HM_ENV_SCHED_CPUS, cpus, 1);
+			supervise_set_sched_cpus(&e->sv, &set);
+		}
 	}
 	if (cli_call(&e->conn, HM_REQ_RUN_SCHED, &req, sizeof(req), -1, HM_REP_OK, NULL, 0, false,
 		     NULL, &msg) < 0)

@@ -128,9 +128,41 @@ else
 fi
 
 # --- the CPUs programs see: those of the run before the pinning -------------------
-cat >"$T/cpus.sh" <<'EOS'
-echo "nproc $(nproc)"
+# (and without the shim: a static C program and Go, answered by the
+# supervisor)
+cat >"$T/scpu.c" <<'EOS'
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+int main(void)
+{
+	cpu_set_t s;
+
+	if (sched_getaffinity(0, sizeof(s), &s))
+		return 2;
+	printf("static %d\n", CPU_COUNT(&s));
+	return 0;
+}
+EOS
+gcc -static -O2 -o "$T/scpu" "$T/scpu.c"
+mkdir -p "$T/gocpu"
+cat >"$T/gocpu/main.go" <<'EOS'
+package main
+
+import (
+	"fmt"
+	"runtime"
+)
+
+func main() { fmt.Println("go", runtime.NumCPU(), runtime.GOMAXPROCS(0)) }
+EOS
+(cd "$T/gocpu" && GOFLAGS=-mod=mod GO111MODULE=off GOCACHE=$T/gocache go build -o "$T/gocpu/gocpu" main.go) ||
+	fail "sched_serial: build the Go probe" "go build"
+cat >"$T/cpus.sh" <<EOS
+echo "nproc \$(nproc)"
 python3 -c 'import os; print("py", sorted(os.sched_getaffinity(0)))'
+$T/scpu
+$T/gocpu/gocpu
 EOS
 "$HERMETIC" enroll --seed 1 -- sh "$T/cpus.sh" >"$T/cpus.bare" 2>/dev/null
 one=
@@ -138,10 +170,11 @@ for s in $(seq 1 12); do
 	"$HERMETIC" enroll --seed 1 --sched "chaos:$s" -- true 2>"$T/ch.err" >/dev/null
 	grep -q "the run on one CPU" "$T/ch.err" && { one=$s; break; }
 done
+[ -n "$one" ] || fail "sched_serial: a chaos seed on one CPU" "none in 1..12"
 for sched in "chaos:${one:-1}" serial:2; do
 	"$HERMETIC" enroll --seed 1 --sched "$sched" -- sh "$T/cpus.sh" >"$T/cpus.out" 2>/dev/null
 	if [ -s "$T/cpus.bare" ] && cmp -s "$T/cpus.bare" "$T/cpus.out" && grep -q "^nproc $(nproc)$" "$T/cpus.out"; then
-		pass "--sched $sched: nproc and os.sched_getaffinity print what they print without --sched ($(tr '\n' ' ' <"$T/cpus.out"))"
+		pass "--sched $sched: nproc, os.sched_getaffinity, a static program and Go print what they print without --sched ($(tr '\n' ' ' <"$T/cpus.out"))"
 	else
 		fail "--sched $sched: the CPUs before the pinning" "bare $(tr '\n' '|' <"$T/cpus.bare") sched $(tr '\n' '|' <"$T/cpus.out")"
 	fi
