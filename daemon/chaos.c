@@ -39,7 +39,10 @@
  * then: its ticks only adopt tasks that escaped and lower a spinner (a task
  * that ran SERIAL_SPIN_NS of CPU without blocking) to SCHED_RR 1, so it
  * cannot starve the rest (the run is then not serial any more; status
- * counts it).
+ * and the run's audit count it). Its privileged calls are chaos's own
+ * (set_prio, sched_setaffinity: tasks of the caller's run, checked just
+ * before), and it gives the run no privilege: tasks only lower their own
+ * priorities.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -385,13 +385,16 @@ static json_object *status_json(struct hmd *d, size_t max, uid_t uid)
 	json_object_object_add(o, "kstream_total_max", json_object_new_uint64(d->kstream_total_max));
 	json_object_object_add(o, "runs_total", json_object_new_int(d->n_runs));
 	{
-		/* What --sched chaos gets on this machine (chaos.c). */
+		/* What --sched chaos and serial get on this machine (chaos.c). */
 		char why[160];
 		json_object *s = json_object_new_object();
 		bool ok = hmd_chaos_supported(why, sizeof(why)) == 0;
 
 		json_object_object_add(s, "chaos", json_object_new_string(
 			ok ? "real-time priorities: PCT on one CPU, or spread with the shim's start gate"
+			   : "refused"));
+		json_object_object_add(s, "serial", json_object_new_string(
+			ok ? "one CPU, SCHED_FIFO priorities drawn by seed and task identity"
 			   : "refused"));
 		json_object_object_add(s, "why", ok ? NULL : json_object_new_string(why));
 		json_object_object_add(s, "sched_ext", json_object_new_boolean(false));
