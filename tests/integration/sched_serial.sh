@@ -4,11 +4,14 @@
 # serial_*: C threads, Python threads, two processes over a pipe) fails
 # under some seeds and passes under others, each seed the same way on
 # every rerun and in the replay of its journal; output whose order only
-# scheduling decides is the same for one seed. Under chaos and serial the
+# scheduling decides is the same for one seed; an unprivileged user's run
+# behaves as root's. Under chaos and serial the
 # run's programs see the CPUs they had before the pinning.
 # timeout: 900
 source "$(dirname "$0")/../lib.sh"
 need_root sched_serial || exit 0
+# (an unprivileged user too: tasks only lower their own priorities)
+test_user U || { fail "sched_serial: test user" "useradd"; exit 0; }
 start_daemon || { fail "sched_serial: daemon" "did not start"; exit 0; }
 S=$TOP/tests/sched
 for p in serial_c_sleep serial_proc_pipe serial_order; do
@@ -93,6 +96,25 @@ race() {
 race "C threads, lost update over a sleep" "$T/serial_c_sleep"
 race "Python threads, lost update over a sleep" python3 "$S/serial_py_sleep.py"
 race "two processes over a pipe, order violation" "$T/serial_proc_pipe"
+
+# --- the same without privilege: a user's run, its tasks lowering themselves ----
+bad=${C_threads__lost_update_over_a_sleep_bad:-1}
+good=
+for s in $(seq 1 16); do
+	run "$s" "$T/serial_c_sleep"
+	[ $? = 0 ] && { good=$s; break; }
+done
+codes=
+for s in "$bad" "$good"; do
+	as_user "$U" "$HERMETIC" enroll --seed 1 --sched "serial:$s" -- "$T/serial_c_sleep" \
+		>"$T/user.out" 2>"$T/user.err"
+	codes="$codes $?"
+done
+if [ "$codes" = " 1 0" ]; then
+	pass "as an unprivileged user: serial:$bad fails and serial:$good passes, as for root"
+else
+	fail "serial as an unprivileged user" "exit codes$codes: $(tail -3 "$T/user.err" | tr '\n' '|')"
+fi
 
 # --- the failing run's journal replays its failure --------------------------------
 bad=${C_threads__lost_update_over_a_sleep_bad:-1}
