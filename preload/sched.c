@@ -29,9 +29,10 @@
  * deterministic identity, when the draw is below what it inherited (an
  * unprivileged task may lower its priority, not raise it: a draw above
  * keeps the creator's, and ties run in the kernel's FIFO order, which is
- * as deterministic). The kernel then runs the highest runnable task of
- * the run until it blocks, so every choice at a blocking point follows
- * from the seed.
+ * as deterministic). The creator, by seed, yields once after the
+ * creation, so that the new task may go first. The kernel then runs the
+ * highest runnable task of the run until it blocks, so every choice at a
+ * blocking point follows from the seed.
  *
  * Under either mode sched_getaffinity answers the CPUs the run had before
  * the pinning (HERMETIC_SCHED_CPUS): programs size their pools for the
@@ -215,6 +216,13 @@ void hm_sched_point(enum hm_sched_where where, uint64_t n)
 	if (hm.sched_serial) {
 		if (where == HM_SCHED_THREAD || where == HM_SCHED_FORK_CHILD)
 			serial_set(where == HM_SCHED_THREAD ? n : 0);
+		else if (mix(mix(hm.sched_seed, hm.proc), n * 4 + where) & 1)
+			/* By seed, the creator lets the new task (queued behind
+			 * it at its priority) go first: it lowers itself to its
+			 * draw and gives the CPU back, or, drawn at or above the
+			 * creator's, runs its own code first. A decision at a
+			 * point of the program: as deterministic. */
+			(void)hm_sys(SYS_sched_yield, 0, 0, 0);
 		return;
 	}
 	k = mix(mix(hm.sched_seed, hm.proc), n * 4 + where);

@@ -14,7 +14,7 @@ need_root sched_serial || exit 0
 test_user U || { fail "sched_serial: test user" "useradd"; exit 0; }
 start_daemon || { fail "sched_serial: daemon" "did not start"; exit 0; }
 S=$TOP/tests/sched
-for p in serial_c_sleep serial_proc_pipe serial_order; do
+for p in serial_c_sleep serial_proc_pipe serial_order c_order_init; do
 	gcc -O2 -pthread -o "$T/$p" "$S/$p.c" || { fail "sched_serial: build $p" "gcc"; exit 0; }
 done
 
@@ -96,6 +96,24 @@ race() {
 race "C threads, lost update over a sleep" "$T/serial_c_sleep"
 race "Python threads, lost update over a sleep" python3 "$S/serial_py_sleep.py"
 race "two processes over a pipe, order violation" "$T/serial_proc_pipe"
+
+# --- a new thread first: the creator's seeded yield (c_order_init of the corpus:
+# the worker reads the table before main has filled it) -------------------------
+found=
+for s in $(seq 1 40); do
+	run "$s" "$T/c_order_init"
+	[ $? = 1 ] && { found=$s; break; }
+done
+codes=
+for k in 1 2 3; do
+	[ -n "$found" ] && run "$found" "$T/c_order_init"
+	codes="$codes $?"
+done
+if [ -n "$found" ] && [ "$codes" = " 1 1 1" ]; then
+	pass "c_order_init: a new thread runs before its creator goes on under serial:$found, 3 reruns alike"
+else
+	fail "c_order_init under serial" "seed '$found', reruns$codes"
+fi
 
 # --- the same without privilege: a user's run, its tasks lowering themselves ----
 bad=${C_threads__lost_update_over_a_sleep_bad:-1}
