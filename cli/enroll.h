@@ -49,7 +49,7 @@ struct enroll_connlog {
 	int write_err;
 };
 
-/* --sched: HM_SCHED_CHAOS or 0 (off); the seed, the run's own unless set. */
+/* --sched: HM_SCHED_CHAOS, HM_SCHED_SERIAL or 0 (off); the seed, the run's own unless set. */
 struct enroll_sched {
 	uint32_t mode;
 	bool seed_set;

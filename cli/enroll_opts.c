@@ -248,7 +248,7 @@ static void check_options(struct enroll *e)
 		bad_usage("--connections needs the daemon (not --no-daemon): the kernel hooks see "
 			  "the connections");
 	if (e->no_daemon && e->sched.mode)
-		bad_usage("--sched chaos needs the daemon (not --no-daemon): it sets the run's "
+		bad_usage("--sched needs the daemon (not --no-daemon): it sets the run's "
 			  "real-time priorities");
 	if (e->keep_passing && !e->record)
 		bad_usage("--keep-passing needs --record");

@@ -106,6 +106,11 @@ void enroll_print_audit(struct enroll *e)
 	size_t used = 0;
 	uint64_t bypass = 0;
 
+	if (e->have_audit && e->sched.mode == HM_SCHED_SERIAL && ap->sched_spun)
+		warnx_("sched serial: %u task%s ran 0.2 s of CPU without blocking and went below "
+		       "the rest of the run (so as not to starve them): from then on the run was "
+		       "not serial, and its order not the seed's alone",
+		       ap->sched_spun, ap->sched_spun == 1 ? "" : "s");
 	if (!e->cfg.clock_virtual && !e->cfg.rng)
 		return; /* nothing was meant to be controlled */
 	if (!e->have_audit)
@@ -185,6 +190,9 @@ void enroll_build_repro(struct enroll *e)
 		APPEND(" --no-daemon");
 	if (e->unconfined)
 		APPEND(" --confine off");
+	if (e->sched.mode) /* its seed: the run's own unless --sched gave one */
+		APPEND(" --sched %s:%" PRIu64, e->sched.mode == HM_SCHED_SERIAL ? "serial" : "chaos",
+		       e->sched.seed_set ? e->sched.seed : e->cfg.seed);
 	if (e->grace_ns != DEFAULT_GRACE_NS)
 		APPEND(" --grace %" PRIu64 "ms", e->grace_ns / 1000000);
 	if (b->fs == HM_FS_ISOLATE)

@@ -23,8 +23,10 @@ int enroll_sched_parse(const char *arg, struct enroll_sched *ret, char *why, siz
 	}
 	if (n == 5 && !strncmp(arg, "chaos", 5)) {
 		s.mode = HM_SCHED_CHAOS;
+	} else if (n == 6 && !strncmp(arg, "serial", 6)) {
+		s.mode = HM_SCHED_SERIAL;
 	} else {
-		snprintf(why, size, "expected chaos[:SEED] or off");
+		snprintf(why, size, "expected chaos[:SEED], serial[:SEED] or off");
 		return -EINVAL;
 	}
 	if (colon) {
@@ -49,8 +51,34 @@ const char *enroll_sched_name(const struct enroll_sched *s, char *buf, size_t si
 	if (!s->mode)
 		snprintf(buf, size, "off");
 	else
-		snprintf(buf, size, "chaos:%" PRIu64, s->seed);
+		snprintf(buf, size, "%s:%" PRIu64, s->mode == HM_SCHED_SERIAL ? "serial" : "chaos",
+			 s->seed);
 	return buf;
+}
+
+/* The CPUs in set as "0-3,8", for the shim (preload/sched.c). Empty when
+ * too many to say. */
+static void cpu_list(const cpu_set_t *set_, char *buf, size_t size)
+{
+	const cpu_set_t set = *set_;
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < CPU_SETSIZE; i++) {
+		int j = i;
+
+		if (!CPU_ISSET(i, &set))
+			continue;
+		while (j + 1 < CPU_SETSIZE && CPU_ISSET(j + 1, &set))
+			j++;
+		used += (size_t)snprintf(buf + used, used < size ? size - used : 0,
+					 j > i ? "%s%d-%d" : "%s%d", used ? "," : "", i, j);
+		if (used >= size) {
+			buf[0] = 0; /* too many to say: the shim leaves the kernel's */
+			return;
+		}
+		i = j;
+	}
 }
 
 void enroll_sched_start(struct enroll *e)
@@ -68,8 +96,23 @@ void enroll_sched_start(struct enroll *e)
 		char v[32];
 
 		/* The shim's start offsets (preload/sched.c). */
+		char cpus[1024];
+		cpu_set_t set;
+
 		snprintf(v, sizeof(v), "%" PRIu64, e->sched.seed);
 		setenv(HM_ENV_SCHED_SEED, v, 1);
+		if (e->sched.mode == HM_SCHED_SERIAL)
+			setenv(HM_ENV_SCHED_MODE, "serial", 1);
+		/* What the run's tasks would have had without the pinning: the
+		 * shim and the supervisor answer sched_getaffinity with it, so
+		 * that nproc, GOMAXPROCS and the like see the machine they
+		 * would have seen (the schedule is the only thing changed). */
+		if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+			cpu_list(&set, cpus, sizeof(cpus));
+			if (cpus[0])
+				setenv(HM_ENV_SCHED_CPUS, cpus, 1);
+			supervise_set_sched_cpus(&e->sv, &set);
+		}
 	}
 	if (cli_call(&e->conn, HM_REQ_RUN_SCHED, &req, sizeof(req), -1, HM_REP_OK, NULL, 0, false,
 		     NULL, &msg) < 0)
@@ -78,7 +121,9 @@ void enroll_sched_start(struct enroll *e)
 	if (!e->quiet_seed)
 		warnx_("sched %s: %s (pass --sched %s to repeat its decisions)",
 		       enroll_sched_name(&e->sched, name, sizeof(name)),
-		       hm_sched_spread(e->sched.seed)
+		       e->sched.mode == HM_SCHED_SERIAL
+			       ? "the run's threads one at a time on one CPU, in seeded priority order"
+		       : hm_sched_spread(e->sched.seed)
 			       ? "the run on every CPU at one real-time priority, starts lined up"
 			       : "the run on one CPU under seeded real-time priorities",
 		       name);

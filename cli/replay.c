@@ -32,7 +32,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: hermetic replay JOURNAL [--no-strict] [--scope NAME] [--yes]\n"
 		"                       [--network block|audit|off] [--allow HOST[:PORT]]...\n"
-		"                       [--no-daemon] [--journal-policy] [--sched chaos[:SEED]|off]\n"
+		"                       [--no-daemon] [--journal-policy] [--sched chaos[:SEED]|serial[:SEED]|off]\n"
 		"                       [-- CMD [ARGS...]]\n"
 		"\n"
 		"Run a recorded command again on the values its journal holds: the same\n"
@@ -69,9 +69,10 @@ static void usage(FILE *f)
 		"  --no-daemon         shim only, as enroll's: NO kernel network refusal\n"
 		"  --journal-policy    take the journal's --network off or audit, --allow\n"
 		"                      and --no-daemon as recorded\n"
-		"  --sched chaos[:SEED]|off\n"
+		"  --sched chaos[:SEED]|serial[:SEED]|off\n"
 		"                      the replay's schedule, as enroll's (default: the\n"
-		"                      journal's --sched, if it had one)\n"
+		"                      journal's --sched, if it had one: a serial run's\n"
+		"                      replay repeats its order, its sleeps blocking too)\n"
 		"  -h, --help          show this help\n"
 		"\n"
 		"Exit status: CMD's own; 87 when a process asked for a value the journal\n"
@@ -240,7 +241,7 @@ int cmd_replay(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--sched") || !strncmp(argv[i], "--sched=", 8)) {
 			rp.sched = argv[i][7] == '=' ? argv[i] + 8 : i + 1 < argc ? argv[++i] : NULL;
 			if (!rp.sched || !rp.sched[0])
-				bad_usage("--sched needs chaos[:SEED] or off");
+				bad_usage("--sched needs chaos[:SEED], serial[:SEED] or off");
 		} else if (replay_policy_option(&rp.pol, argc, argv, &i)) {
 			continue;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {

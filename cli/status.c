@@ -170,13 +170,15 @@ int cmd_status(int argc, char **argv)
 		printf("--identity of a run started here: %s\n", k ? json_object_get_string(k) : "?");
 	}
 	if (json_object_object_get_ex(o, "sched", &v)) {
-		json_object *ch, *why;
+		json_object *ch, *se, *why;
 
 		json_object_object_get_ex(v, "chaos", &ch);
 		printf("--sched chaos: %s", ch ? json_object_get_string(ch) : "?");
 		if (json_object_object_get_ex(v, "why", &why) && why)
 			printf(" (%s)", json_object_get_string(why));
 		printf(" (sched_ext is not used)\n");
+		if (json_object_object_get_ex(v, "serial", &se) && se)
+			printf("--sched serial: %s\n", json_object_get_string(se));
 	}
 	if (json_object_object_get_ex(o, "runs", &v)) {
 		size_t nr = json_object_array_length(v);

@@ -29,6 +29,20 @@
  * stays on one CPU of several; change points rotate a spinning task down,
  * so no task of the run starves the others; and after CHAOS_MAX_NS of wall
  * time chaos ends by itself (every task back to SCHED_OTHER on every CPU).
+ *
+ * --sched serial uses the one-CPU half without change points: the
+ * controller pins the run to one CPU and gives the tasks it finds outside
+ * SCHED_FIFO (the run's first, which waits for it before its exec) the top
+ * serial priority; every task then inherits its creator's CPU and
+ * priority, and the shim lowers each task's own priority to one drawn from
+ * the seed and its identity before its code runs (preload/sched.c). The controller makes no decision of the schedule
+ * then: its ticks only adopt tasks that escaped and lower a spinner (a task
+ * that ran SERIAL_SPIN_NS of CPU without blocking) to SCHED_RR 1, so it
+ * cannot starve the rest (the run is then not serial any more; status
+ * and the run's audit count it). Its privileged calls are chaos's own
+ * (set_prio, sched_setaffinity: tasks of the caller's run, checked just
+ * before), and it gives the run no privilege: tasks only lower their own
+ * priorities.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -46,6 +60,8 @@
 #include "util.h"
 #include "daemon.h"
 #include "chaos.h"
+#include "procfs.h"
+#include "proto.h"
 
 #define CHAOS_MAX_TASKS 256
 #define CHAOS_MAX_NS (300ULL * 1000000000ULL) /* the watchdog's bound */
@@ -55,11 +71,17 @@
 #define SPREAD_PRIO 40 /* every task of a spread run */
 #define MIN_TICK_NS 20000ULL /* the change-point scale: log-uniform from here */
 #define TICK_OCTAVES 4 /* up to 16 times as long (0.6 ms) */
+#define SERIAL_TICK_NS 2000000ULL /* serial: adoption and the spin check */
+#define SERIAL_SPIN_NS 200000000ULL /* serial: CPU time without blocking */
+#define SERIAL_SPIN_TICKS 5 /* serial: the spin check every 5th tick (10 ms) */
 
 struct chaos_task {
 	pid_t tid;
 	int prio;
 	bool seen; /* in this scan */
+	bool spun; /* serial: lowered for spinning */
+	long nvcsw; /* serial: voluntary switches at the last check */
+	uint64_t run0; /* serial: its CPU time then (ns) */
 };
 
 struct hmd_chaos {
@@ -69,10 +91,11 @@ struct hmd_chaos {
 	char cgpath[256]; /* as /proc/TID/cgroup names it: "/hermetic/run-N" */
 	uint64_t seed, rng;
 	int cpu; /* the run's CPU, -1: spread (the kernel's placement) */
+	bool serial; /* --sched serial: no change points, the shim's priorities */
 	uint64_t tick_ns; /* the mean gap between change points */
 	struct chaos_task t[CHAOS_MAX_TASKS];
 	int n;
-	atomic_uint_fast64_t changes, tasks, lost; /* for status */
+	atomic_uint_fast64_t changes, tasks, lost, spun; /* for status */
 	atomic_bool watchdog_fired;
 };
 
@@ -132,12 +155,80 @@ static int set_prio(struct hmd_chaos *c, pid_t tid, int prio)
 	 * run's other threads for longer than a time slice. */
 	int policy = !prio ? SCHED_OTHER : c->cpu < 0 ? SCHED_RR : SCHED_FIFO;
 
+	if (c->serial && prio == 1)
+		policy = SCHED_RR; /* spinners lowered together share the CPU */
+
 	if (!in_run(c, tid))
 		return -ESRCH;
 	/* Privileged: a task of the caller's own run (just checked). */
 	if (sched_setscheduler(tid, policy, &sp) < 0)
 		return -errno;
 	return 0;
+}
+
+/* Serial: a task already at SCHED_FIFO inherited its creator's priority
+ * (and CPU), which is the deterministic start the shim builds on: left as
+ * it is. Only a task outside SCHED_FIFO (the run's first, which waits for
+ * this before its exec, or one that left it) gets the top serial priority;
+ * the shim lowers each task from there (it may only lower: no task of the
+ * run gets a limit to raise its own). */
+static int serial_adopt(struct hmd_chaos *c, struct chaos_task *t)
+{
+	struct sched_param sp;
+	int pol = sched_getscheduler(t->tid);
+
+	if (pol < 0)
+		return -errno;
+	if ((pol & ~SCHED_RESET_ON_FORK) == SCHED_FIFO && sched_getparam(t->tid, &sp) == 0) {
+		t->prio = sp.sched_priority;
+		return 0;
+	}
+	t->prio = HM_SERIAL_TOP;
+	return set_prio(c, t->tid, t->prio); /* checks that the task is the run's */
+}
+
+/* CPU time of tid (the first field of /proc/TID/schedstat), 0 if gone. */
+static uint64_t cpu_ns(pid_t tid)
+{
+	char p[64], buf[128];
+
+	snprintf(p, sizeof(p), "/proc/%d/schedstat", (int)tid);
+	if (hm_read_file_at(AT_FDCWD, p, buf, sizeof(buf)) < 0)
+		return 0;
+	return strtoull(buf, NULL, 10);
+}
+
+/* Serial: a task that ran SERIAL_SPIN_NS of CPU since it last blocked (its
+ * voluntary switch count unchanged) keeps every lower task of the run from
+ * the CPU for as long as it spins: it drops to SCHED_RR 1, below all. The
+ * status file for the switch count is read only when the CPU time says so. */
+static void serial_spin_check(struct hmd_chaos *c)
+{
+	char buf[4096]; /* the switch counts are near the end of status */
+
+	for (int i = 0; i < c->n; i++) {
+		struct chaos_task *t = &c->t[i];
+		uint64_t ns = cpu_ns(t->tid);
+		int v;
+
+		if (t->spun || !ns)
+			continue;
+		if (t->nvcsw >= 0 && ns - t->run0 < SERIAL_SPIN_NS)
+			continue;
+		if (hm_proc_status(t->tid, buf, sizeof(buf)) < 0 ||
+		    hm_status_int(buf, "voluntary_ctxt_switches", &v) < 0)
+			continue;
+		if (v != t->nvcsw) { /* it blocked since: measure from here */
+			t->nvcsw = v;
+			t->run0 = ns;
+			continue;
+		}
+		if (set_prio(c, t->tid, 1) == 0) {
+			t->prio = 1;
+			t->spun = true;
+			atomic_fetch_add(&c->spun, 1);
+		}
+	}
 }
 
 static struct chaos_task *find(struct hmd_chaos *c, pid_t tid)
@@ -173,10 +264,14 @@ static void adopt(struct hmd_chaos *c, pid_t tid)
 	t = &c->t[c->n];
 	/* Spread: one priority for all, so that the run's threads have the
 	 * CPUs together, whatever else the machine runs. */
-	*t = (struct chaos_task){ .tid = tid, .seen = true,
+	*t = (struct chaos_task){ .tid = tid, .seen = true, .nvcsw = -1,
 				  .prio = c->cpu < 0 ? SPREAD_PRIO : draw(c, LOW_BAND + 1, HI_PRIO) };
-	if (set_prio(c, tid, t->prio) < 0)
+	if (c->serial) {
+		if (serial_adopt(c, t) < 0)
+			return;
+	} else if (set_prio(c, tid, t->prio) < 0) {
 		return;
+	}
 	c->n++;
 	atomic_fetch_add(&c->tasks, 1);
 }
@@ -280,16 +375,18 @@ static void restore_all(struct hmd_chaos *c)
 	CPU_ZERO(&all);
 	for (int i = 0; i < CPU_SETSIZE; i++)
 		CPU_SET(i, &all);
-	for (int i = 0; i < c->n; i++)
-		if (set_prio(c, c->t[i].tid, 0) == 0)
-			(void)sched_setaffinity(c->t[i].tid, sizeof(all), &all);
+	for (int i = 0; i < c->n; i++) {
+		if (set_prio(c, c->t[i].tid, 0) < 0)
+			continue;
+		(void)sched_setaffinity(c->t[i].tid, sizeof(all), &all);
+	}
 	c->n = 0;
 }
 
 static void *chaos_main(void *arg)
 {
 	struct hmd_chaos *c = arg;
-	uint64_t start = hm_now_ns();
+	uint64_t start = hm_now_ns(), ticks = 0;
 	struct timespec ts;
 
 	/* Our ticks must be punctual: no timer slack, and a real-time
@@ -304,12 +401,17 @@ static void *chaos_main(void *arg)
 	}
 	while (!atomic_load(&c->stop)) {
 		/* Gaps uniform in [0, 2 * the run's scale). */
-		uint64_t gap = next(c) % (2 * c->tick_ns);
+		uint64_t gap = c->serial ? c->tick_ns : next(c) % (2 * c->tick_ns);
 
 		ts = (struct timespec){ .tv_sec = gap / 1000000000ULL, .tv_nsec = gap % 1000000000ULL };
 		(void)clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
 		scan(c);
-		if (c->cpu >= 0)
+		if (c->serial) {
+			/* one read of schedstat per task: not at every tick */
+			if (++ticks % SERIAL_SPIN_TICKS == 0)
+				serial_spin_check(c);
+		}
+		else if (c->cpu >= 0)
 			change_point(c);
 		if (hm_now_ns() - start > CHAOS_MAX_NS) {
 			atomic_store(&c->watchdog_fired, true);
@@ -342,7 +444,8 @@ static int pick_cpu(struct hmd_chaos *c, cpu_set_t *others)
 	return cpu;
 }
 
-int hmd_chaos_start(struct hmd_chaos **ret, int cgfd, const char *cgpath, uint64_t seed)
+int hmd_chaos_start(struct hmd_chaos **ret, int cgfd, const char *cgpath, uint64_t seed,
+		    bool serial)
 {
 	struct hmd_chaos *c = calloc(1, sizeof(*c));
 	pthread_attr_t attr;
@@ -352,6 +455,7 @@ int hmd_chaos_start(struct hmd_chaos **ret, int cgfd, const char *cgpath, uint64
 	if (!c)
 		return -ENOMEM;
 	c->seed = c->rng = seed;
+	c->serial = serial;
 	snprintf(c->cgpath, sizeof(c->cgpath), "%s", cgpath);
 	if ((c->cgfd = fcntl(cgfd, F_DUPFD_CLOEXEC, 3)) < 0) {
 		err = -errno;
@@ -362,13 +466,13 @@ int hmd_chaos_start(struct hmd_chaos **ret, int cgfd, const char *cgpath, uint64
 		err = c->cpu;
 		goto fail;
 	}
-	if (hm_sched_spread(seed))
+	if (!serial && hm_sched_spread(seed))
 		c->cpu = -1; /* the run on every CPU, with the shim's start gate */
 	/* Log-uniform: MIN_TICK_NS times 2^(0..TICK_OCTAVES), in 1/8 octaves. */
 	{
 		unsigned k = (unsigned)(next(c) % (TICK_OCTAVES * 8 + 1));
 
-		c->tick_ns = (MIN_TICK_NS << (k / 8)) * (8 + k % 8) / 8;
+		c->tick_ns = serial ? SERIAL_TICK_NS : (MIN_TICK_NS << (k / 8)) * (8 + k % 8) / 8;
 	}
 	if ((err = -pthread_attr_init(&attr)) < 0)
 		goto fail;
@@ -394,6 +498,8 @@ void hmd_chaos_describe(const struct hmd_chaos *c, struct hmd_chaos_info *ret)
 		.changes = atomic_load(&c->changes),
 		.tasks = atomic_load(&c->tasks),
 		.lost = atomic_load(&c->lost),
+		.serial = c->serial,
+		.spun = atomic_load(&c->spun),
 		.watchdog_fired = atomic_load(&c->watchdog_fired),
 	};
 }

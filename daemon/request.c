@@ -118,7 +118,7 @@ int hmd_req_decode(const void *buf, size_t n, struct hmd_req *r, char *why, size
 	case HM_REQ_RUN_SCHED:
 		if ((err = fixed(p, h->len, &r->sched, sizeof(r->sched), "RUN_SCHED", why, ws)) < 0)
 			return err;
-		if (r->sched.mode != HM_SCHED_CHAOS || r->sched.pad)
+		if ((r->sched.mode != HM_SCHED_CHAOS && r->sched.mode != HM_SCHED_SERIAL) || r->sched.pad)
 			return bad(why, ws, EINVAL, "unknown RUN_SCHED mode %u", r->sched.mode);
 		return 0;
 	case HM_REQ_JOURNAL_STORE:

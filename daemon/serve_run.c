@@ -359,7 +359,7 @@ static void serve_reclaim(struct hmd *d, int id, const struct hmd_req *req)
 	hmd_reply(c, HM_REP_RECLAIM, req->seq, &rep, sizeof(rep), -1);
 }
 
-/* --sched chaos: the controller of daemon/chaos.c for the peer's own run,
+/* --sched chaos or serial: the controller of daemon/chaos.c for the peer's own run,
  * asked from outside it, once. */
 static void serve_sched(struct hmd *d, int id, const struct hmd_req *req)
 {
@@ -375,7 +375,8 @@ static void serve_sched(struct hmd *d, int id, const struct hmd_req *req)
 					     "run %" PRIu64 " already has a schedule", r->id);
 	if ((err = hmd_chaos_supported(why, sizeof(why))) < 0)
 		return (void)hmd_reply_error(c, req->seq, -err, "--sched chaos: %s", why);
-	err = hmd_chaos_start(&r->chaos, r->fd, r->path + strlen(d->cg.mount), req->sched.seed);
+	err = hmd_chaos_start(&r->chaos, r->fd, r->path + strlen(d->cg.mount), req->sched.seed,
+			      req->sched.mode == HM_SCHED_SERIAL);
 	if (err < 0)
 		return (void)hmd_reply_error(c, req->seq, -err, "--sched chaos: %s", strerror(-err));
 	hmd_reply(c, HM_REP_OK, req->seq, NULL, 0, -1);
@@ -417,6 +418,12 @@ void hmd_serve_run(struct hmd *d, int id, const struct hmd_req *req)
 
 			hmd_bpf_drain(d->bpf);
 			hmd_runs_audit(d, r, &a);
+			if (r->chaos) {
+				struct hmd_chaos_info ci;
+
+				hmd_chaos_describe(r->chaos, &ci);
+				a.sched_spun = ci.spun > UINT32_MAX ? UINT32_MAX : (uint32_t)ci.spun;
+			}
 			hmd_reply(c, HM_REP_AUDIT, req->seq, &a, sizeof(a), -1);
 		}
 		break;

@@ -301,7 +301,7 @@ static json_object *run_json(struct hmd *d, struct hmd_run *r)
 		json_object *s = json_object_new_object();
 
 		hmd_chaos_describe(r->chaos, &ci);
-		json_object_object_add(s, "mode", json_object_new_string("chaos"));
+		json_object_object_add(s, "mode", json_object_new_string(ci.serial ? "serial" : "chaos"));
 		json_object_object_add(s, "seed", json_object_new_uint64(ci.seed));
 		json_object_object_add(s, "cpu", json_object_new_int(ci.cpu));
 		json_object_object_add(s, "mean_gap_ns", json_object_new_uint64(ci.tick_ns));
@@ -309,6 +309,8 @@ static json_object *run_json(struct hmd *d, struct hmd_run *r)
 		json_object_object_add(s, "tasks", json_object_new_uint64(ci.tasks));
 		json_object_object_add(s, "tasks_uncontrolled", json_object_new_uint64(ci.lost));
 		json_object_object_add(s, "watchdog_fired", json_object_new_boolean(ci.watchdog_fired));
+		if (ci.serial) /* tasks lowered for spinning: the run is not serial then */
+			json_object_object_add(s, "spinners_lowered", json_object_new_uint64(ci.spun));
 		json_object_object_add(j, "sched", s);
 	}
 	if (r->has_clock) {
@@ -383,13 +385,16 @@ static json_object *status_json(struct hmd *d, size_t max, uid_t uid)
 	json_object_object_add(o, "kstream_total_max", json_object_new_uint64(d->kstream_total_max));
 	json_object_object_add(o, "runs_total", json_object_new_int(d->n_runs));
 	{
-		/* What --sched chaos gets on this machine (chaos.c). */
+		/* What --sched chaos and serial get on this machine (chaos.c). */
 		char why[160];
 		json_object *s = json_object_new_object();
 		bool ok = hmd_chaos_supported(why, sizeof(why)) == 0;
 
 		json_object_object_add(s, "chaos", json_object_new_string(
 			ok ? "real-time priorities: PCT on one CPU, or spread with the shim's start gate"
+			   : "refused"));
+		json_object_object_add(s, "serial", json_object_new_string(
+			ok ? "one CPU, SCHED_FIFO priorities drawn by seed and task identity"
 			   : "refused"));
 		json_object_object_add(s, "why", ok ? NULL : json_object_new_string(why));
 		json_object_object_add(s, "sched_ext", json_object_new_boolean(false));

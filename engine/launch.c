@@ -121,6 +121,31 @@ plain:
 	execvp(file, argv);
 }
 
+/* --sched serial: wait until hermeticd has put this process on the run's
+ * CPU at the top serial priority (daemon/chaos.c adopts a new task within a
+ * tick), so that no instruction of CMD runs outside the serial schedule.
+ * Only async-signal-safe calls; at most 2 s of real time. */
+static int wait_serial(void)
+{
+	struct timespec now, until, ms = { 0, 1000000 };
+
+	if (clock_gettime(CLOCK_MONOTONIC, &until) < 0)
+		return -errno;
+	until.tv_sec += 2;
+	for (;;) {
+		int pol = sched_getscheduler(0);
+
+		if (pol >= 0 && (pol & ~SCHED_RESET_ON_FORK) == SCHED_FIFO)
+			return 0;
+		if (clock_gettime(CLOCK_MONOTONIC, &now) < 0)
+			return -errno;
+		if (now.tv_sec > until.tv_sec ||
+		    (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec))
+			return -ETIMEDOUT;
+		(void)nanosleep(&ms, NULL);
+	}
+}
+
 static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_t *oldmask,
 						  bool adopt, int err_fd)
 {
@@ -131,6 +156,10 @@ static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_
 	signal(SIGPIPE, SIG_DFL);
 	if (adopt && (err = adopt_self(e->run.run_id, &msg)) < 0) {
 		report(err_fd, LAUNCH_ADOPT, -err, msg);
+		_exit(EXIT_INTERNAL);
+	}
+	if (e->sched.mode == HM_SCHED_SERIAL && (err = wait_serial()) < 0) {
+		report(err_fd, LAUNCH_CONFINE, -err, "wait for hermeticd's --sched serial priority");
 		_exit(EXIT_INTERNAL);
 	}
 	/* No network socket made outside the run crosses into it unasked. */

@@ -105,7 +105,8 @@ static void build_filter(struct supervise *s)
 	 * what they say and the kernel cannot (supervise_identity.c), and
 	 * getdents64 under --dir-order (supervise_dirorder.c) */
 	uint32_t u = s->id.release[0] ? 0 : NEVER, m = s->id.memkb ? 0 : NEVER;
-	uint32_t a = s->id.cpus ? 0 : NEVER, g = s->id.dir_order ? 0 : NEVER;
+	uint32_t a = s->id.cpus || CPU_COUNT(&s->id.sched_cpus) ? 0 : NEVER;
+	uint32_t g = s->id.dir_order ? 0 : NEVER;
 	struct sock_filter f[] = {
 		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, TO(L_ALLOW, 1)),
@@ -306,6 +307,13 @@ void supervise_set_dir_order(struct supervise *s, int order, uint64_t key)
 {
 	s->id.dir_order = order;
 	s->id.dir_key = key;
+	if (s->want)
+		build_filter(s); /* before the fork: the child installs it */
+}
+
+void supervise_set_sched_cpus(struct supervise *s, const cpu_set_t *cpus)
+{
+	s->id.sched_cpus = *cpus;
 	if (s->want)
 		build_filter(s); /* before the fork: the child installs it */
 }

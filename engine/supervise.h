@@ -161,6 +161,9 @@ struct supervise {
 		unsigned cpus; /* a count above the machine's, or 0 */
 		int dir_order; /* 0 host, 1 sorted, 2 seeded (enum identity_dir_order) */
 		uint64_t dir_key;
+		/* --sched: the run's CPUs before the daemon pinned it, which
+		 * sched_getaffinity says (cpu_set: a count of 0 is none) */
+		cpu_set_t sched_cpus;
 	} id;
 	void *dirs; /* supervise_dirorder.c's lists */
 };
@@ -253,6 +256,9 @@ void sv_dirorder_call(struct supervise *s, const struct seccomp_notif *req,
 		      struct seccomp_notif_resp *resp);
 void sv_dirorder_free(struct supervise *s);
 void supervise_set_dir_order(struct supervise *s, int order, uint64_t key);
+/* --sched chaos or serial: sched_getaffinity of a supervised process says
+ * these CPUs (the run's before the pinning), unless --identity's count. */
+void supervise_set_sched_cpus(struct supervise *s, const cpu_set_t *cpus);
 void supervise_set_identity(struct supervise *s, const char *release, const char *hostname,
 			    const char *domain, uint64_t memkb, unsigned cpus);
 void sv_warn_pid(int pid, const char *what, int err);

@@ -45,11 +45,12 @@ static void answer(const struct seccomp_notif *req, struct seccomp_notif_resp *r
 	resp->val = 0;
 }
 
-/* A CPU count above the machine's: CPUs 0..cpus-1, as the raw call says
- * it (the bytes written: whole longs covering the larger of the count and
- * the machine's possible CPUs; EINVAL for a buffer shorter than that or
- * not a multiple of a long, as the kernel). Another process's affinity is
- * the kernel's to say. */
+/* A CPU count above the machine's: CPUs 0..cpus-1; else, under --sched,
+ * the run's CPUs before the pinning; as the raw call says it (the bytes
+ * written: whole longs covering the larger of the count and the machine's
+ * possible CPUs; EINVAL for a buffer shorter than that or not a multiple
+ * of a long, as the kernel). Another process's affinity is the kernel's
+ * to say. */
 static void affinity(struct supervise *s, const struct seccomp_notif *req,
 		     struct seccomp_notif_resp *resp)
 {
@@ -69,6 +70,9 @@ static void affinity(struct supervise *s, const struct seccomp_notif *req,
 	}
 	for (unsigned i = 0; i < s->id.cpus; i++)
 		mask[i / 8] |= (uint8_t)(1u << (i % 8));
+	for (unsigned i = 0; !s->id.cpus && i < bits && i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &s->id.sched_cpus))
+			mask[i / 8] |= (uint8_t)(1u << (i % 8));
 	answer(req, resp, req->data.args[2], mask, size);
 	if (!resp->error)
 		resp->val = (int64_t)size;

@@ -24,7 +24,11 @@
 #define HM_ENV_DNS_ALLOW "HERMETIC_DNS_ALLOW" /* comma-separated host names */
 #define HM_ENV_PRELOAD "HERMETIC_PRELOAD" /* absolute path of the shim */
 #define HM_ENV_HOME "HERMETIC_HOME" /* --fs isolate: HOME, also the passwd entry's home */
-#define HM_ENV_SCHED_SEED "HERMETIC_SCHED_SEED" /* --sched chaos: its seed (u64, non-zero) */
+#define HM_ENV_SCHED_SEED "HERMETIC_SCHED_SEED" /* --sched chaos|serial: its seed (u64, non-zero) */
+#define HM_ENV_SCHED_MODE "HERMETIC_SCHED_MODE" /* "serial"; unset: chaos */
+/* The run's CPUs before --sched pinned it (sched_getaffinity answers them):
+ * CPU numbers and ranges, "0-3,8". */
+#define HM_ENV_SCHED_CPUS "HERMETIC_SCHED_CPUS"
 #define HM_ENV_FS_SHIFT "HERMETIC_FS_SHIFT" /* real - virtual file times, whole seconds (i64) */
 /* Record and replay (issue 4). Spool and replay directories hold one file
  * per stream, named "<lineage>.<thread>.<image>.hjs", image in 16 hex digits

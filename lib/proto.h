@@ -136,6 +136,30 @@ struct hm_run_ref {
 /* HM_REQ_RUN_SCHED (enroll --sched chaos:SEED): perturb the schedule of
  * the peer's own run by seed (daemon/chaos.c, docs/scheduling.md). */
 #define HM_SCHED_CHAOS 1u
+/* --sched serial:SEED: the run's tasks one at a time on one CPU, each at a
+ * SCHED_FIFO priority drawn from the seed and its identity (hm_serial_prio),
+ * so the choice at every blocking point repeats from the seed. */
+#define HM_SCHED_SERIAL 2u
+/* Serial priorities: the run's first task starts at SERIAL_TOP (the
+ * daemon); a task of the shim then lowers its own to its draw in
+ * [SERIAL_MIN, SERIAL_TOP - 1] if that is below what it inherited (a task
+ * may lower its priority without privilege, not raise it); a task that
+ * spins past the daemon's bound drops to 1. */
+#define HM_SERIAL_TOP 79
+#define HM_SERIAL_MIN 2
+
+/* The serial priority of thread `index` of process `proc` (its lineage's
+ * hash, the shim's hm.proc): a function of the seed and the task's
+ * deterministic identity, never of its thread id. */
+static inline int hm_serial_prio(uint64_t seed, uint64_t proc, uint64_t index)
+{
+	uint64_t z = seed ^ (proc * 0x9e3779b97f4a7c15ULL) ^ (index * 0xd1b54a32d192ed03ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	z ^= z >> 31;
+	return HM_SERIAL_MIN + (int)(z % (uint64_t)(HM_SERIAL_TOP - HM_SERIAL_MIN));
+}
 
 /* Which half of the chaos seeds spread the run over the CPUs (the shim's
  * start gate, preload/sched.c) rather than put it on one CPU under the
@@ -150,7 +174,7 @@ static inline bool hm_sched_spread(uint64_t seed)
 struct hm_run_sched {
 	uint64_t run_id;
 	uint64_t seed;
-	uint32_t mode; /* HM_SCHED_CHAOS */
+	uint32_t mode; /* HM_SCHED_CHAOS or HM_SCHED_SERIAL */
 	uint32_t pad; /* 0 */
 };
 
@@ -270,7 +294,7 @@ struct hm_audit {
 	uint64_t syscalls_noshim; /* ... and from processes without it */
 	uint64_t getrandom_bytes;
 	uint32_t n; /* entries in procs[]: processes without the shim first */
-	uint32_t pad;
+	uint32_t sched_spun; /* --sched serial: tasks lowered for spinning (0 otherwise) */
 	struct hm_audit_proc procs[HM_AUDIT_MAX];
 };
 

@@ -168,10 +168,15 @@ HM_EXPORT int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *mask)
 		if (n < 0)
 			return (int)hm_sys_errno(n);
 		memset((char *)mask + n, 0, size - (size_t)n);
+		(void)hm_sched_affinity(pid, size, mask);
 		return 0;
 	}
 	r = id.sched_getaffinity(pid, size, mask);
 	err = errno;
+	/* --sched pinned the run: its CPUs before that (sched.c), and then
+	 * the identity's count as without --sched. */
+	if (r == 0)
+		(void)hm_sched_affinity(pid, size, mask);
 	if (r == 0 && id.cpus && (unsigned)CPU_COUNT_S(size, mask) >= id.real_cpus &&
 	    id.cpus <= size * 8) {
 		CPU_ZERO_S(size, mask);

@@ -185,6 +185,7 @@ static void init(void)
 	hm.rng = env_is(HM_ENV_RNG, "all", true);
 	hm.net_block = env_is(HM_ENV_NETWORK, "block", true);
 	first = hm_lineage_init();
+	hm_sched_image();
 	{
 		const char *d = getenv("HERMETIC_DEBUG");
 

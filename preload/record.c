@@ -609,10 +609,14 @@ bool hm_jw_begin(struct hm_jw *w, enum hm_jwait_call call, bool sleep)
 		w->rec_timed_out = true; /* (a sleep: whatever it returned) */
 		/* The lag bound moved the recording thread's own clock, not the
 		 * run's: so here too. */
-		if (r.wait.lag)
+		if (r.wait.lag) {
 			hm_clock_lag_to((int64_t)w->vtime - hm.sc_mono);
-		else
+		} else {
+			/* --sched serial: a blocking point still (shim.h). */
+			if (hm.sched_serial)
+				hm_serial_replay_wait((int64_t)w->vtime - hm.sc_mono);
 			hm_clock_jump((int64_t)w->vtime);
+		}
 		return true;
 	}
 	hm_t.jw_event = true; /* the recording saw an event: wait for it, for real */

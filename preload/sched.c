@@ -20,10 +20,29 @@
  * hm.proc) and the point (thread number, fork number); spins are counted
  * in iterations. HERMETIC_SCHED_SEED, read at initialisation (init.c),
  * turns it on.
+ *
+ * --sched serial (HERMETIC_SCHED_MODE=serial): no spins, no gate. The run
+ * is on one CPU at SCHED_FIFO (hermeticd, daemon/chaos.c), a new thread or
+ * child at its creator's priority, queued behind it; before its own code
+ * each task lowers its own priority to its draw, hm_serial_prio(seed,
+ * hm.proc, thread number), a function of the seed and the task's
+ * deterministic identity, when the draw is below what it inherited (an
+ * unprivileged task may lower its priority, not raise it: a draw above
+ * keeps the creator's, and ties run in the kernel's FIFO order, which is
+ * as deterministic). The creator, by seed, yields once after the
+ * creation, so that the new task may go first. The kernel then runs the
+ * highest runnable task of the run until it blocks, so every choice at a
+ * blocking point follows from the seed.
+ *
+ * Under either mode sched_getaffinity answers the CPUs the run had before
+ * the pinning (HERMETIC_SCHED_CPUS): programs size their pools for the
+ * machine they would have had; the schedule is the only thing changed.
  */
 #include <sched.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include "shim.h"
+#include "config.h"
 #include "proto.h"
 
 static uint64_t mix(uint64_t a, uint64_t b)
@@ -44,12 +63,50 @@ struct gate {
 };
 static struct gate *gate;
 
+/* "0-3,8" into hm.sched_cpus; false when it does not parse. */
+static bool parse_cpus(const char *s)
+{
+	CPU_ZERO(&hm.sched_cpus);
+	while (s && *s) {
+		unsigned long a = 0, b;
+
+		if (*s < '0' || *s > '9')
+			return false;
+		while (*s >= '0' && *s <= '9')
+			a = a * 10 + (unsigned long)(*s++ - '0');
+		b = a;
+		if (*s == '-') {
+			s++;
+			b = 0;
+			if (*s < '0' || *s > '9')
+				return false;
+			while (*s >= '0' && *s <= '9')
+				b = b * 10 + (unsigned long)(*s++ - '0');
+		}
+		if (b < a || b >= CPU_SETSIZE)
+			return false;
+		for (unsigned long i = a; i <= b; i++)
+			CPU_SET(i, &hm.sched_cpus);
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return false;
+	}
+	return CPU_COUNT(&hm.sched_cpus) > 0;
+}
+
 void hm_sched_init(void)
 {
+	const char *mode;
 	void *p;
 
 	if (!hm.sched)
 		return;
+	mode = getenv(HM_ENV_SCHED_MODE);
+	hm.sched_serial = mode && !strcmp(mode, "serial");
+	hm.sched_cpus_set = parse_cpus(getenv(HM_ENV_SCHED_CPUS));
+	if (hm.sched_serial)
+		return; /* no gate: one task runs at a time */
 	p = mmap(NULL, sizeof(struct gate), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 		 -1, 0);
 	gate = p == MAP_FAILED ? NULL : p; /* without it: head starts only */
@@ -114,6 +171,41 @@ static void wait_gate(int64_t quiet_ns, uint64_t k)
 		(void)hm_sys(SYS_sched_setaffinity, 0, sizeof(mask), &mask);
 }
 
+/* --sched serial: this task's own priority, before its own code runs. A
+ * failure (a task that left SCHED_FIFO or its CPU on its own, or a run
+ * without the daemon's limit) leaves the inherited one: still a
+ * deterministic order, only not the seed's. */
+static void serial_set(uint64_t index)
+{
+	struct sched_param sp = { .sched_priority = hm_serial_prio(hm.sched_seed, hm.proc, index) };
+	struct sched_param now;
+
+	if (hm_sys(SYS_sched_getparam, 0, &now, 0) < 0 || sp.sched_priority >= now.sched_priority)
+		return;
+	(void)hm_sys(SYS_sched_setscheduler, 0, SCHED_FIFO, &sp);
+}
+
+void hm_sched_image(void)
+{
+	if (hm.sched && hm.sched_serial)
+		serial_set(hm_t.index);
+}
+
+bool hm_sched_affinity(pid_t pid, size_t size, cpu_set_t *mask)
+{
+	size_t n = size < sizeof(cpu_set_t) ? size : sizeof(cpu_set_t);
+
+	if (!hm.sched || !hm.sched_cpus_set)
+		return false;
+	/* The calling process's own tasks only: another's mask is the
+	 * kernel's to say. */
+	if (pid && pid != hm.pid && pid != (pid_t)hm_sys(SYS_gettid, 0, 0, 0))
+		return false;
+	memset(mask, 0, size);
+	memcpy(mask, &hm.sched_cpus, n);
+	return true;
+}
+
 void hm_sched_point(enum hm_sched_where where, uint64_t n)
 {
 	uint64_t k, run = mix(hm.sched_seed, 0);
@@ -121,6 +213,18 @@ void hm_sched_point(enum hm_sched_where where, uint64_t n)
 
 	if (likely(!hm.sched))
 		return;
+	if (hm.sched_serial) {
+		if (where == HM_SCHED_THREAD || where == HM_SCHED_FORK_CHILD)
+			serial_set(where == HM_SCHED_THREAD ? n : 0);
+		else if (mix(mix(hm.sched_seed, hm.proc), n * 4 + where) & 1)
+			/* By seed, the creator lets the new task (queued behind
+			 * it at its priority) go first: it lowers itself to its
+			 * draw and gives the CPU back, or, drawn at or above the
+			 * creator's, runs its own code first. A decision at a
+			 * point of the program: as deterministic. */
+			(void)hm_sys(SYS_sched_yield, 0, 0, 0);
+		return;
+	}
 	k = mix(mix(hm.sched_seed, hm.proc), n * 4 + where);
 	/* The run's quiet time, log-uniform over 20 us .. 640 us (seeded). */
 	quiet = (20000LL << (run % 6)) * (int64_t)(8 + (run >> 3) % 8) / 8;

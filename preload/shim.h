@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 #include <sys/types.h>
@@ -274,8 +275,11 @@ struct shim_state {
 	struct hm_jr_thread *jr_list; /* every thread's streams, under jr_lock */
 	pthread_mutex_t jr_lock;
 	uint64_t seed;
-	bool sched; /* --sched chaos (sched.c) */
+	bool sched; /* --sched chaos or serial (sched.c) */
+	bool sched_serial; /* --sched serial */
+	bool sched_cpus_set; /* sched_cpus holds the run's CPUs before the pinning */
 	uint64_t sched_seed;
+	cpu_set_t sched_cpus;
 	int64_t now0; /* HERMETIC_NOW */
 	uint64_t tick;
 	uint64_t spin_limit;
@@ -762,7 +766,19 @@ void hm_image_set(void) HM_HIDDEN;
  * or fork number. */
 enum hm_sched_where { HM_SCHED_THREAD, HM_SCHED_CREATOR, HM_SCHED_FORK_CHILD, HM_SCHED_FORK_PARENT };
 void hm_sched_point(enum hm_sched_where where, uint64_t n);
-/* The shared start gate, at initialisation when --sched chaos is on. */
+/* The shared start gate, at initialisation when --sched chaos is on; the
+ * mode and the run's CPUs before the pinning (HERMETIC_SCHED_CPUS). */
 void hm_sched_init(void);
+/* --sched serial: this image's main thread takes its own priority, once
+ * hm.proc is known (init.c). */
+void hm_sched_image(void);
+/* wait.c: under --sched serial, a replayed sleep (or timed-out wait) still
+ * blocks, on the run's virtual clock until the monotonic time the
+ * recording's ended at (record.c): the recorded run let the others run
+ * there, so the replay must, for the seed's order to repeat. */
+void hm_serial_replay_wait(int64_t deadline) HM_HIDDEN;
+/* The CPUs sched_getaffinity answers for the calling process under
+ * --sched (identity.c): true and *mask set when the run was pinned. */
+bool hm_sched_affinity(pid_t pid, size_t size, cpu_set_t *mask);
 
 #endif

@@ -64,6 +64,13 @@ static int vsleep_until(int64_t deadline, int64_t *left)
 	return r;
 }
 
+void hm_serial_replay_wait(int64_t deadline)
+{
+	int64_t left;
+
+	(void)vsleep_until(deadline, &left); /* EINTR: a handler ran; go on */
+}
+
 int hm_nanosleep_v(const struct timespec *req, struct timespec *rem)
 {
 	int64_t left;

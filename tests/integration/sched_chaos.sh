@@ -27,11 +27,11 @@ refuse() {
 		fail "refused: $name" "exit $rc: $(tr '\n' '|' <"$T/bad.out")"
 	fi
 }
-refuse "an unknown mode" "expected chaos\[:SEED\] or off" --sched fast
+refuse "an unknown mode" "expected chaos\[:SEED\], serial\[:SEED\] or off" --sched fast
 refuse "a seed that is no number" "SEED must be a number" --sched chaos:12x
 refuse "an empty seed" "SEED must be a number" --sched chaos:
 refuse "a negative seed" "SEED must be a number" --sched chaos:-3
-refuse "off with a seed" "expected chaos\[:SEED\] or off" --sched off:3
+refuse "off with a seed" "expected chaos\[:SEED\], serial\[:SEED\] or off" --sched off:3
 refuse "chaos without the daemon" "needs the daemon" --sched chaos --no-daemon
 
 # --- what the run's tasks get --------------------------------------------------
