@@ -246,6 +246,7 @@ struct tracee {
 	bool code_saved;
 	int added; /* a page descriptor the supervisor put in at its exec, or -1 */
 	int inherited_closed; /* its own, marked closed by its parent's program, or -1 */
+	uint64_t vdso_base; /* where the synthetic vDSO went, or 0 */
 };
 
 /* Wait for the next ptrace stop of t that is a syscall stop; signals that
@@ -520,6 +521,7 @@ static int map_vdso(struct supervise *s, struct tracee *t, uint64_t auxv_at, uin
 	r = poke(t, auxv_at, &base, 8);
 	if (r < 0)
 		goto fail;
+	t->vdso_base = (uint64_t)base;
 	return 0;
 fail:
 	inject(t, SYS_munmap, base, REGION, 0, 0, 0, 0);
@@ -584,6 +586,14 @@ static bool set_up(struct supervise *s, struct tracee *t)
 		p->rng_on = rng;
 		if (rng && av.random && seed_at_random(t, p, av.random) < 0)
 			sv_warn_pid(t->pid, "cannot write its AT_RANDOM bytes", errno);
+		/* Go's crypto/rand in the process, from the blocks of this
+		 * stream the supervisor would have answered; its raw calls
+		 * elsewhere from blocks that never meet them */
+		if (rng && vclock &&
+		    sv_gorand_setup(s, t->pid, t->memfd, av.entry, t->vdso_base, key) == 0) {
+			p->rng.block = HM_VDSO_RNG_SUPER_BLOCK;
+			s->gorand++;
+		}
 	} else if (rng || vclock) {
 		sv_warn_pid(t->pid, "too many supervised processes at once (its entropy and waits are real)", 0);
 		rng = false;
