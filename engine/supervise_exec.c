@@ -247,6 +247,10 @@ struct tracee {
 	int added; /* a page descriptor the supervisor put in at its exec, or -1 */
 	int inherited_closed; /* its own, marked closed by its parent's program, or -1 */
 	uint64_t vdso_base; /* where the synthetic vDSO went, or 0 */
+	/* the top of its initial stack from its stack pointer, read at once
+	 * (argc, argv, envp and the auxiliary vector are usually all in it) */
+	uint8_t stack[8192];
+	size_t stack_len;
 };
 
 /* Wait for the next ptrace stop of t that is a syscall stop; signals that
@@ -314,24 +318,39 @@ struct auxv {
 	uint64_t sysinfo_at, sysinfo, entry, random;
 };
 
+/* A word of its stack: from t->stack where it holds it (one read instead
+ * of one per word: this is on the path of every exec of a static program). */
+static int peek_stack(struct tracee *t, uint64_t addr, void *buf, size_t len)
+{
+	if (addr >= t->regs.rsp && addr - t->regs.rsp + len <= t->stack_len) {
+		memcpy(buf, t->stack + (addr - t->regs.rsp), len);
+		return 0;
+	}
+	return peek(t, addr, buf, len);
+}
+
 static int read_auxv(struct tracee *t, struct auxv *a)
 {
 	uint64_t sp = t->regs.rsp, argc, w;
+	ssize_t got;
 	int n = 0;
 
 	memset(a, 0, sizeof(*a));
-	if (peek(t, sp, &argc, 8) < 0 || argc > 1 << 20)
+	/* (a short read ends at the end of its stack mapping) */
+	got = pread(t->memfd, t->stack, sizeof(t->stack), (off_t)sp);
+	t->stack_len = got > 0 ? (size_t)got : 0;
+	if (peek_stack(t, sp, &argc, 8) < 0 || argc > 1 << 20)
 		return -EFAULT;
 	sp += 8 * (argc + 2); /* argv and its NULL */
 	do { /* envp, up to its NULL */
-		if (peek(t, sp, &w, 8) < 0 || ++n > 1 << 20)
+		if (peek_stack(t, sp, &w, 8) < 0 || ++n > 1 << 20)
 			return -EFAULT;
 		sp += 8;
 	} while (w);
 	for (n = 0; n < 512; n++, sp += 16) {
 		uint64_t kv[2];
 
-		if (peek(t, sp, kv, 16) < 0)
+		if (peek_stack(t, sp, kv, 16) < 0)
 			return -EFAULT;
 		if (kv[0] == AT_NULL)
 			break;
@@ -389,16 +408,28 @@ static int seed_at_random(struct tracee *t, const struct sv_proc *p, uint64_t ad
 	return poke(t, addr, b, sizeof(b));
 }
 
+/* The environment of the process at its exec stop, read once for the
+ * several variables set_up asks about (sv_exec_stop empties it). */
+static struct {
+	int pid; /* 0: nothing read */
+	ssize_t len;
+	char buf[65536];
+} env_cache;
+
 /* The process's environment as exec gave it: the value of name, in buf. */
 static bool env_get(int pid, const char *name, char *buf, size_t size)
 {
 	char path[64];
-	_cleanup_free_ char *env = malloc(65536);
+	char *env = env_cache.buf;
 	size_t nlen = strlen(name);
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
-	if (!env || (n = hm_read_file_at(AT_FDCWD, path, env, 65536)) <= 0)
+	if (env_cache.pid != pid) {
+		snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+		env_cache.len = hm_read_file_at(AT_FDCWD, path, env, sizeof(env_cache.buf));
+		env_cache.pid = pid;
+	}
+	if ((n = env_cache.len) <= 0)
 		return false;
 	for (char *p = env; p < env + n; p += strlen(p) + 1)
 		if (!strncmp(p, name, nlen) && p[nlen] == '=' && strlen(p + nlen + 1) < size) {
@@ -528,6 +559,23 @@ fail:
 	return (int)r;
 }
 
+/* Its timer slack, HM_SCHED_SUPER_SLACK, through /proc (Linux 4.6 on):
+ * no syscall of its own to make it run (two ptrace stops on the path of
+ * every exec). Writing another process's timerslack_ns takes
+ * CAP_SYS_NICE over its user namespace, which root's enroll has; -errno
+ * otherwise, and the caller has the process make the prctl itself. */
+static int set_slack(int pid)
+{
+	char path[64], v[32];
+	_cleanup_close_ int fd = -1;
+	int n = snprintf(v, sizeof(v), "%llu", (unsigned long long)HM_SCHED_SUPER_SLACK);
+
+	snprintf(path, sizeof(path), "/proc/%d/timerslack_ns", pid);
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	return write(fd, v, n) == n ? 0 : -EPERM;
+}
+
 static bool env_off(int pid, const char *name, const char *on)
 {
 	char v[32];
@@ -601,7 +649,7 @@ static bool set_up(struct supervise *s, struct tracee *t)
 	/* Its timed waits are ours: the kernel's count tells them by the
 	 * timer slack its threads inherit (bpf/sched.bpf.c; 21 ns more than
 	 * the default does not change a real timer). */
-	if (p && p->vmono) {
+	if (p && p->vmono && set_slack(t->pid) < 0) {
 		long e = inject(t, SYS_prctl, PR_SET_TIMERSLACK, HM_SCHED_SUPER_SLACK, 0, 0, 0, 0);
 
 		if (e < 0)
@@ -641,6 +689,7 @@ void sv_exec_stop(struct supervise *s, int pid)
 	int fd;
 	enum sv_kind k = SV_NOT_ELF;
 
+	env_cache.pid = 0; /* (a pid may come again: its environment is new) */
 	/* A thread that execs takes its leader's pid: the descriptor was put
 	 * in under the thread's own id, which the event message gives. */
 	if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &former) < 0 || !former)
