@@ -351,6 +351,19 @@ if (cd "$T/gorand.d" && GO111MODULE=off CGO_ENABLED=0 GOFLAGS= GOTOOLCHAIN=local
 else
 	fail "build the Go getrandom program" "$(tail -n 3 "$T/go.log" | tr '\n' '|')"
 fi
+# A Go binary without a symbol table (-ldflags=-s) cannot be pointed at the
+# vDSO: the supervisor answers its crypto/rand, bytes of the seed as before.
+mkdir -p "$T/gostrip.d" && cp "$SRC/gostatic.go" "$T/gostrip.d/main.go"
+if (cd "$T/gostrip.d" && GO111MODULE=off CGO_ENABLED=0 GOFLAGS= GOTOOLCHAIN=local GOCACHE="$T/gocache" \
+	GOPATH="$T/gopath" timeout 300 go build -ldflags=-s -o "$T/gostrip" main.go) >>"$T/go.log" 2>&1; then
+	HERMETIC_DEBUG=supervise run 1 "$T/gs.a" -- "$T/gostrip"
+	run 1 "$T/gs.b" -- "$T/gostrip"
+	check "Go without a symbol table: the supervisor answers its crypto/rand, the same bytes under one seed" \
+		sh -c "grep -q 'supervisor: .* 1 getrandom answered, 0 Go images drawing in the process' '$T/gs.a.err' &&
+			test -n '$(field rand "$T/gs.a")' -a '$(field rand "$T/gs.a")' = '$(field rand "$T/gs.b")'"
+else
+	fail "build a stripped Go program" "$(tail -n 3 "$T/go.log" | tr '\n' '|')"
+fi
 
 # A supervised child stopped by SIGSTOP (os/exec's TestWaitid) waits for
 # SIGCONT, not for the supervisor: the parent's two 100 ms sleeps around
