@@ -19,7 +19,7 @@
  *   5. put back its registers and the two bytes of code we borrowed, and
  *      detach. From then on it runs untraced.
  * Every syscall of ours runs as the process itself, through a syscall
- * instruction written over its entry point. If any step fails the process
+ * instruction written over its entry point, single-stepped. If any step fails the process
  * is detached as it was, and a warning names it.
  */
 #include <elf.h>
@@ -273,11 +273,18 @@ static int wait_syscall_stop(struct tracee *t)
 	}
 }
 
-/* One syscall made by the tracee; its result (-errno on failure). */
+/*
+ * One syscall made by the tracee; its result (-errno on failure). It runs
+ * the syscall instruction at t->regs.rip in one single step: a single stop
+ * after it (the trap the kernel reports on the way out of the syscall),
+ * where syscall-entry and -exit stops cost two, and on this path of every
+ * exec each stop is two context switches. A signal that arrives meanwhile
+ * is kept for the detach (the step is made again without it: a syscall it
+ * interrupted before its end is restarted from the same instruction).
+ */
 static long inject(struct tracee *t, long nr, long a, long b, long c, long d, long e, long f)
 {
 	struct user_regs_struct r = t->regs;
-	long ret;
 
 	r.rax = nr;
 	r.orig_rax = -1;
@@ -287,17 +294,27 @@ static long inject(struct tracee *t, long nr, long a, long b, long c, long d, lo
 	r.r10 = d;
 	r.r8 = e;
 	r.r9 = f;
-	if (ptrace(PTRACE_SETREGS, t->pid, 0, &r) < 0 || ptrace(PTRACE_SYSCALL, t->pid, 0, 0) < 0)
+	if (ptrace(PTRACE_SETREGS, t->pid, 0, &r) < 0)
 		return -errno;
-	if ((ret = wait_syscall_stop(t)) < 0) /* entry */
-		return ret;
-	if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) < 0)
-		return -errno;
-	if ((ret = wait_syscall_stop(t)) < 0) /* exit */
-		return ret;
-	if (ptrace(PTRACE_GETREGS, t->pid, 0, &r) < 0)
-		return -errno;
-	return (long)r.rax;
+	for (int tries = 0; tries < 64; tries++) {
+		int st;
+
+		if (ptrace(PTRACE_SINGLESTEP, t->pid, 0, 0) < 0)
+			return -errno;
+		if (waitpid(t->pid, &st, __WALL) < 0)
+			return -errno;
+		if (!WIFSTOPPED(st))
+			return -ESRCH; /* it died */
+		if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP)
+			t->sig = WSTOPSIG(st);
+		if (ptrace(PTRACE_GETREGS, t->pid, 0, &r) < 0)
+			return -errno;
+		if (r.rip == t->regs.rip + 2) /* past the syscall instruction: done */
+			return (long)r.rax;
+		if (r.rip != t->regs.rip)
+			return -EIO; /* not where we put it: leave it (the caller undoes) */
+	}
+	return -EINTR;
 }
 
 static int peek(struct tracee *t, uint64_t addr, void *buf, size_t len)
