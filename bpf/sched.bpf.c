@@ -460,6 +460,15 @@ int BPF_PROG(hm_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	if ((e = entry_of(prev))) {
 		if (prev_state & S_DEAD)
 			op = OP_DEAD;
+		/* A job-control stop (SIGSTOP, SIGTSTP: not a ptrace stop) waits
+		 * for a SIGCONT, not for the supervisor, whatever call it
+		 * stopped in: its registers still name the timed wait a
+		 * signal interrupted, to be restarted, and counted as the
+		 * supervisor's it held the run's clock until the lag bound
+		 * (os/exec's TestWaitid stops a sleeping child for 100 ms:
+		 * a second). */
+		else if (!preempt && (prev_state & S_STOPPED) && !(prev_state & S_TRACED))
+			op = OP_BLOCK;
 		else if (!preempt && (prev_state & (S_INTERRUPTIBLE | S_STOPPED | S_TRACED)) &&
 			 !(prev_state & S_UNINTERRUPTIBLE))
 			op = (sv = waits_for_supervisor(prev)) == 2 ? OP_SUPER

@@ -464,9 +464,11 @@ void supervise_gone(struct supervise *s)
 void supervise_finish(struct supervise *s)
 {
 	if (s->debug && s->vc)
-		eng_warn("supervisor: %llu waits; the run's clock: %llu advances, %llu wakes, %llu idle "
+		eng_warn("supervisor: %llu waits, %llu getrandom answered, %llu Go images drawing in "
+		       "the process; the run's clock: %llu advances, %llu wakes, %llu idle "
 		       "with nothing, %llu on the world, %llu lag fires",
-		       (unsigned long long)s->waits_total, (unsigned long long)s->vc->advances,
+		       (unsigned long long)s->waits_total, (unsigned long long)s->entropy_calls,
+		       (unsigned long long)s->gorand, (unsigned long long)s->vc->advances,
 		       (unsigned long long)s->vc->wakes, (unsigned long long)s->vc->idle_nothing,
 		       (unsigned long long)s->vc->external, (unsigned long long)s->vc->lag_fires);
 	supervise_wait_stop(s);

@@ -75,6 +75,16 @@ struct sv_thread {
 	uint32_t gen; /* p's gen then */
 };
 
+/* A binary's symbols for Go's getrandom in the process (supervise_gorand.c),
+ * by its identity; ok: it has them all. */
+#define SV_GOSYMS 8
+struct sv_gosyms {
+	bool used, ok;
+	uint64_t dev, ino, size;
+	int64_t mtime_ns;
+	uint64_t e_entry, getrandom, errno_itab, small_ints; /* link-time addresses */
+};
+
 /* A timed wait the supervisor does on a thread's behalf (supervise_wait.c). */
 struct sv_wait {
 	bool used;
@@ -151,7 +161,9 @@ struct supervise {
 	int wv_efd;
 	uint64_t waits_total;
 	/* what happened, for the summary */
-	uint64_t execs, supervised, refused, entropy_calls;
+	uint64_t execs, supervised, refused, entropy_calls, gorand;
+	struct sv_gosyms gosyms[SV_GOSYMS];
+	unsigned gosyms_next;
 	char off_why[160]; /* why not on, when wanted */
 	/* --identity: what uname and sysinfo say to supervised processes
 	 * ("" and 0: the machine's; supervise_identity.c) */
@@ -232,6 +244,13 @@ void sv_threads_clear(struct supervise *s);
 
 /* supervise_exec.c: the exec stop of pid, a seized process; detaches it. */
 void sv_exec_stop(struct supervise *s, int pid);
+
+/* At the exec stop of a process whose synthetic vDSO is at vdso_base (its
+ * AT_ENTRY at_entry, its /proc/PID/mem memfd): if it is a Go image, serve
+ * its crypto/rand reads in the process from key's stream (supervise_gorand.c).
+ * 0, or -errno (not Go, not as expected: the supervisor keeps answering). */
+int sv_gorand_setup(struct supervise *s, int pid, int memfd, uint64_t at_entry, uint64_t vdso_base,
+		    const uint8_t key[32]);
 /* supervise.c, for supervise_exec.c */
 struct sv_proc *sv_proc_new(struct supervise *s, int pid);
 /* The name the shim gives pid's executable (hm_exe_name of /proc/PID/exe). */

@@ -19,7 +19,7 @@
  *   5. put back its registers and the two bytes of code we borrowed, and
  *      detach. From then on it runs untraced.
  * Every syscall of ours runs as the process itself, through a syscall
- * instruction written over its entry point. If any step fails the process
+ * instruction written over its entry point, single-stepped. If any step fails the process
  * is detached as it was, and a warning names it.
  */
 #include <elf.h>
@@ -246,6 +246,11 @@ struct tracee {
 	bool code_saved;
 	int added; /* a page descriptor the supervisor put in at its exec, or -1 */
 	int inherited_closed; /* its own, marked closed by its parent's program, or -1 */
+	uint64_t vdso_base; /* where the synthetic vDSO went, or 0 */
+	/* the top of its initial stack from its stack pointer, read at once
+	 * (argc, argv, envp and the auxiliary vector are usually all in it) */
+	uint8_t stack[8192];
+	size_t stack_len;
 };
 
 /* Wait for the next ptrace stop of t that is a syscall stop; signals that
@@ -268,11 +273,18 @@ static int wait_syscall_stop(struct tracee *t)
 	}
 }
 
-/* One syscall made by the tracee; its result (-errno on failure). */
+/*
+ * One syscall made by the tracee; its result (-errno on failure). It runs
+ * the syscall instruction at t->regs.rip in one single step: a single stop
+ * after it (the trap the kernel reports on the way out of the syscall),
+ * where syscall-entry and -exit stops cost two, and on this path of every
+ * exec each stop is two context switches. A signal that arrives meanwhile
+ * is kept for the detach (the step is made again without it: a syscall it
+ * interrupted before its end is restarted from the same instruction).
+ */
 static long inject(struct tracee *t, long nr, long a, long b, long c, long d, long e, long f)
 {
 	struct user_regs_struct r = t->regs;
-	long ret;
 
 	r.rax = nr;
 	r.orig_rax = -1;
@@ -282,17 +294,27 @@ static long inject(struct tracee *t, long nr, long a, long b, long c, long d, lo
 	r.r10 = d;
 	r.r8 = e;
 	r.r9 = f;
-	if (ptrace(PTRACE_SETREGS, t->pid, 0, &r) < 0 || ptrace(PTRACE_SYSCALL, t->pid, 0, 0) < 0)
+	if (ptrace(PTRACE_SETREGS, t->pid, 0, &r) < 0)
 		return -errno;
-	if ((ret = wait_syscall_stop(t)) < 0) /* entry */
-		return ret;
-	if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) < 0)
-		return -errno;
-	if ((ret = wait_syscall_stop(t)) < 0) /* exit */
-		return ret;
-	if (ptrace(PTRACE_GETREGS, t->pid, 0, &r) < 0)
-		return -errno;
-	return (long)r.rax;
+	for (int tries = 0; tries < 64; tries++) {
+		int st;
+
+		if (ptrace(PTRACE_SINGLESTEP, t->pid, 0, 0) < 0)
+			return -errno;
+		if (waitpid(t->pid, &st, __WALL) < 0)
+			return -errno;
+		if (!WIFSTOPPED(st))
+			return -ESRCH; /* it died */
+		if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP)
+			t->sig = WSTOPSIG(st);
+		if (ptrace(PTRACE_GETREGS, t->pid, 0, &r) < 0)
+			return -errno;
+		if (r.rip == t->regs.rip + 2) /* past the syscall instruction: done */
+			return (long)r.rax;
+		if (r.rip != t->regs.rip)
+			return -EIO; /* not where we put it: leave it (the caller undoes) */
+	}
+	return -EINTR;
 }
 
 static int peek(struct tracee *t, uint64_t addr, void *buf, size_t len)
@@ -313,24 +335,39 @@ struct auxv {
 	uint64_t sysinfo_at, sysinfo, entry, random;
 };
 
+/* A word of its stack: from t->stack where it holds it (one read instead
+ * of one per word: this is on the path of every exec of a static program). */
+static int peek_stack(struct tracee *t, uint64_t addr, void *buf, size_t len)
+{
+	if (addr >= t->regs.rsp && addr - t->regs.rsp + len <= t->stack_len) {
+		memcpy(buf, t->stack + (addr - t->regs.rsp), len);
+		return 0;
+	}
+	return peek(t, addr, buf, len);
+}
+
 static int read_auxv(struct tracee *t, struct auxv *a)
 {
 	uint64_t sp = t->regs.rsp, argc, w;
+	ssize_t got;
 	int n = 0;
 
 	memset(a, 0, sizeof(*a));
-	if (peek(t, sp, &argc, 8) < 0 || argc > 1 << 20)
+	/* (a short read ends at the end of its stack mapping) */
+	got = pread(t->memfd, t->stack, sizeof(t->stack), (off_t)sp);
+	t->stack_len = got > 0 ? (size_t)got : 0;
+	if (peek_stack(t, sp, &argc, 8) < 0 || argc > 1 << 20)
 		return -EFAULT;
 	sp += 8 * (argc + 2); /* argv and its NULL */
 	do { /* envp, up to its NULL */
-		if (peek(t, sp, &w, 8) < 0 || ++n > 1 << 20)
+		if (peek_stack(t, sp, &w, 8) < 0 || ++n > 1 << 20)
 			return -EFAULT;
 		sp += 8;
 	} while (w);
 	for (n = 0; n < 512; n++, sp += 16) {
 		uint64_t kv[2];
 
-		if (peek(t, sp, kv, 16) < 0)
+		if (peek_stack(t, sp, kv, 16) < 0)
 			return -EFAULT;
 		if (kv[0] == AT_NULL)
 			break;
@@ -388,16 +425,28 @@ static int seed_at_random(struct tracee *t, const struct sv_proc *p, uint64_t ad
 	return poke(t, addr, b, sizeof(b));
 }
 
+/* The environment of the process at its exec stop, read once for the
+ * several variables set_up asks about (sv_exec_stop empties it). */
+static struct {
+	int pid; /* 0: nothing read */
+	ssize_t len;
+	char buf[65536];
+} env_cache;
+
 /* The process's environment as exec gave it: the value of name, in buf. */
 static bool env_get(int pid, const char *name, char *buf, size_t size)
 {
 	char path[64];
-	_cleanup_free_ char *env = malloc(65536);
+	char *env = env_cache.buf;
 	size_t nlen = strlen(name);
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
-	if (!env || (n = hm_read_file_at(AT_FDCWD, path, env, 65536)) <= 0)
+	if (env_cache.pid != pid) {
+		snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+		env_cache.len = hm_read_file_at(AT_FDCWD, path, env, sizeof(env_cache.buf));
+		env_cache.pid = pid;
+	}
+	if ((n = env_cache.len) <= 0)
 		return false;
 	for (char *p = env; p < env + n; p += strlen(p) + 1)
 		if (!strncmp(p, name, nlen) && p[nlen] == '=' && strlen(p + nlen + 1) < size) {
@@ -520,10 +569,28 @@ static int map_vdso(struct supervise *s, struct tracee *t, uint64_t auxv_at, uin
 	r = poke(t, auxv_at, &base, 8);
 	if (r < 0)
 		goto fail;
+	t->vdso_base = (uint64_t)base;
 	return 0;
 fail:
 	inject(t, SYS_munmap, base, REGION, 0, 0, 0, 0);
 	return (int)r;
+}
+
+/* Its timer slack, HM_SCHED_SUPER_SLACK, through /proc (Linux 4.6 on):
+ * no syscall of its own to make it run (two ptrace stops on the path of
+ * every exec). Writing another process's timerslack_ns takes
+ * CAP_SYS_NICE over its user namespace, which root's enroll has; -errno
+ * otherwise, and the caller has the process make the prctl itself. */
+static int set_slack(int pid)
+{
+	char path[64], v[32];
+	_cleanup_close_ int fd = -1;
+	int n = snprintf(v, sizeof(v), "%llu", (unsigned long long)HM_SCHED_SUPER_SLACK);
+
+	snprintf(path, sizeof(path), "/proc/%d/timerslack_ns", pid);
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	return write(fd, v, n) == n ? 0 : -EPERM;
 }
 
 static bool env_off(int pid, const char *name, const char *on)
@@ -584,6 +651,14 @@ static bool set_up(struct supervise *s, struct tracee *t)
 		p->rng_on = rng;
 		if (rng && av.random && seed_at_random(t, p, av.random) < 0)
 			sv_warn_pid(t->pid, "cannot write its AT_RANDOM bytes", errno);
+		/* Go's crypto/rand in the process, from the blocks of this
+		 * stream the supervisor would have answered; its raw calls
+		 * elsewhere from blocks that never meet them */
+		if (rng && vclock &&
+		    sv_gorand_setup(s, t->pid, t->memfd, av.entry, t->vdso_base, key) == 0) {
+			p->rng.block = HM_VDSO_RNG_SUPER_BLOCK;
+			s->gorand++;
+		}
 	} else if (rng || vclock) {
 		sv_warn_pid(t->pid, "too many supervised processes at once (its entropy and waits are real)", 0);
 		rng = false;
@@ -591,7 +666,7 @@ static bool set_up(struct supervise *s, struct tracee *t)
 	/* Its timed waits are ours: the kernel's count tells them by the
 	 * timer slack its threads inherit (bpf/sched.bpf.c; 21 ns more than
 	 * the default does not change a real timer). */
-	if (p && p->vmono) {
+	if (p && p->vmono && set_slack(t->pid) < 0) {
 		long e = inject(t, SYS_prctl, PR_SET_TIMERSLACK, HM_SCHED_SUPER_SLACK, 0, 0, 0, 0);
 
 		if (e < 0)
@@ -631,6 +706,7 @@ void sv_exec_stop(struct supervise *s, int pid)
 	int fd;
 	enum sv_kind k = SV_NOT_ELF;
 
+	env_cache.pid = 0; /* (a pid may come again: its environment is new) */
 	/* A thread that execs takes its leader's pid: the descriptor was put
 	 * in under the thread's own id, which the event message gives. */
 	if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &former) < 0 || !former)

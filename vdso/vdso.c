@@ -175,3 +175,129 @@ int clock_gettime(clockid_t, struct timespec *) __attribute__((weak, alias("__vd
 int gettimeofday(struct timeval *, void *) __attribute__((weak, alias("__vdso_gettimeofday")));
 time_t time(time_t *) __attribute__((weak, alias("__vdso_time")));
 long getcpu(unsigned *, unsigned *, void *) __attribute__((weak, alias("__vdso_getcpu")));
+
+/* ---- Go's getrandom (HM_VDSO_RNG, docs/static.md) ---- */
+
+#define ROTL(a, b) (((a) << (b)) | ((a) >> (32 - (b))))
+#define QR(a, b, c, d)                                                                             \
+	(a += b, d ^= a, d = ROTL(d, 16), c += d, b ^= c, b = ROTL(b, 12), a += b, d ^= a,         \
+	 d = ROTL(d, 8), c += d, b ^= c, b = ROTL(b, 7))
+
+/* Block blk of the stream of key: lib/chacha20.c's hm_chacha20_block with
+ * the block's low 32 bits as the counter and its high 32 bits as the first
+ * nonce word (hm_chacha_stream), so these are the bytes the supervisor's
+ * stream of the same key hands out. Little-endian machine (x86_64). */
+static void chacha_block(const __u8 key[32], unsigned long long blk, __u32 out[16])
+{
+	__u32 in[16], x[16];
+	int i;
+
+	in[0] = 0x61707865;
+	in[1] = 0x3320646e;
+	in[2] = 0x79622d32;
+	in[3] = 0x6b206574;
+	for (i = 0; i < 8; i++)
+		in[4 + i] = (__u32)key[4 * i] | (__u32)key[4 * i + 1] << 8 |
+			    (__u32)key[4 * i + 2] << 16 | (__u32)key[4 * i + 3] << 24;
+	in[12] = (__u32)blk;
+	in[13] = (__u32)(blk >> 32);
+	in[14] = in[15] = 0;
+	for (i = 0; i < 16; i++)
+		x[i] = in[i];
+	for (i = 0; i < 10; i++) {
+		QR(x[0], x[4], x[8], x[12]);
+		QR(x[1], x[5], x[9], x[13]);
+		QR(x[2], x[6], x[10], x[14]);
+		QR(x[3], x[7], x[11], x[15]);
+		QR(x[0], x[5], x[10], x[15]);
+		QR(x[1], x[6], x[11], x[12]);
+		QR(x[2], x[7], x[8], x[13]);
+		QR(x[3], x[4], x[9], x[14]);
+	}
+	for (i = 0; i < 16; i++)
+		out[i] = x[i] + in[i];
+}
+
+/* What hm_go_getrandom returns in Go's registers: n, and err's two words. */
+struct go_ret {
+	long n;
+	unsigned long err_itab, err_data;
+};
+
+/* GetRandom(p, flags) of the process this page is for: len bytes of its
+ * stream from the position the call reserves. Anything else (a fork
+ * child's copy of the page, flags the kernel would refuse) is the raw
+ * syscall, as Go's own function makes it. */
+__attribute__((used)) static void go_getrandom(struct go_ret *r, unsigned char *p, unsigned long len,
+					       unsigned long flags)
+{
+	struct hm_vdso_data *d = (struct hm_vdso_data *)data();
+	unsigned long long pos;
+	long n;
+
+	r->err_itab = r->err_data = 0;
+	if (!len) {
+		r->n = 0;
+		return;
+	}
+	if (!(d->flags & HM_VDSO_RNG) || (flags & ~7ul) ||
+	    raw3(39 /* getpid */, 0, 0, 0) != (long)d->rng_pid) {
+		n = raw3(318 /* getrandom */, (long)p, (long)len, (long)flags);
+	} else {
+		if (len > 33554431) /* as the kernel: at most INT_MAX >> 6 per call */
+			len = 33554431;
+		pos = __atomic_fetch_add(&d->rng_pos, len, __ATOMIC_RELAXED);
+		for (unsigned long done = 0; done < len;) {
+			__u32 b[16];
+			unsigned long off = (pos + done) & 63, k = 64 - off;
+
+			if (k > len - done)
+				k = len - done;
+			chacha_block(d->rng_key, (pos + done) >> 6, b);
+			for (unsigned long i = 0; i < k; i++)
+				p[done + i] = ((const unsigned char *)b)[off + i];
+			done += k;
+		}
+		n = (long)len;
+	}
+	if (n < 0 && n > -256 && d->go_errno_itab) {
+		r->n = 0;
+		r->err_itab = d->go_errno_itab;
+		r->err_data = d->go_small_ints + 8 * (unsigned long)-n;
+		return;
+	}
+	r->n = n < 0 ? 0 : n;
+}
+
+/*
+ * The entry point of the image: the supervisor writes a jump here over the
+ * first bytes of Go's internal/syscall/unix.GetRandom(p []byte, flags)
+ * (n int, err error). Go's register ABI (ABIInternal, Go 1.17 on): p's
+ * pointer, length and capacity in RAX, RBX, RCX, flags in RDI; n in RAX, err
+ * in RBX (itab) and RCX (data). R14 (the goroutine), R15 and RBP are
+ * preserved by the C code, as the C ABI keeps them; X15 must be zero again
+ * when Go runs on. It runs on the goroutine's stack, which leaves a leaf
+ * routine at least 800 bytes (Go's StackLimit); go_getrandom needs about
+ * 200, and Go's signal handlers run on their own stack.
+ */
+__asm__(".text\n"
+	".globl hm_go_getrandom\n"
+	".type hm_go_getrandom,@function\n"
+	"hm_go_getrandom:\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	sub $32, %rsp\n"
+	"	and $-16, %rsp\n"
+	"	mov %rdi, %rcx\n" /* flags (p's capacity is not needed) */
+	"	mov %rbx, %rdx\n" /* len */
+	"	mov %rax, %rsi\n" /* p */
+	"	mov %rsp, %rdi\n" /* struct go_ret */
+	"	call go_getrandom\n"
+	"	mov 0(%rsp), %rax\n"
+	"	mov 8(%rsp), %rbx\n"
+	"	mov 16(%rsp), %rcx\n"
+	"	xorps %xmm15, %xmm15\n"
+	"	mov %rbp, %rsp\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".size hm_go_getrandom, .-hm_go_getrandom\n");

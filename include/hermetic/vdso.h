@@ -24,6 +24,12 @@
 /* Flags of struct hm_vdso_data. */
 #define HM_VDSO_WALL 0x1 /* realtime clocks read the run's clock */
 #define HM_VDSO_MONO 0x2 /* so do the monotonic ones (the process's waits are virtual) */
+#define HM_VDSO_RNG 0x4 /* Go's getrandom is served here (rng_* below, docs/static.md) */
+
+/* The stream the supervisor keeps for a process whose getrandom is served
+ * in the process (HM_VDSO_RNG) starts at this block of the same key: the
+ * process's own calls use the blocks from 0, so the two never overlap. */
+#define HM_VDSO_RNG_SUPER_BLOCK (1ull << 57)
 
 struct hm_vdso_data {
 	__u64 magic;
@@ -46,6 +52,22 @@ struct hm_vdso_data {
 	__u64 reads;
 	__s64 off; /* ticks so far, ns */
 	__s64 last; /* the last reading, so that none goes back */
+	__u64 pad1[4];
+	/* HM_VDSO_RNG: Go's internal/syscall/unix.GetRandom jumps to the
+	 * image's entry point (hm_go_getrandom, vdso/vdso.c), which hands out
+	 * the process's seeded stream: ChaCha20 of rng_key from block 0, the
+	 * bytes in the order of the calls (rng_pos, advanced atomically). Only
+	 * in the process rng_pid names: a fork child's copy of this page makes
+	 * the raw syscall (the supervisor then keys its own stream). An error
+	 * goes back as Go's error value: the itab of (syscall.Errno, error)
+	 * and the address of runtime.staticuint64s, where Go boxes small
+	 * integers. */
+	__u8 rng_key[32];
+	__u64 rng_pid;
+	__u64 go_errno_itab;
+	__u64 go_small_ints;
+	__u64 pad2[5];
+	__u64 rng_pos; /* written by the vDSO, on a cache line of its own */
 };
 
 #endif

@@ -7,7 +7,8 @@
 #     the real time of one time.Sleep(2s), bare vs enrolled, timed from
 #     outside (target:
 #     time.Now within 2x of bare: the synthetic vDSO reads the clock page
-#     without a syscall; getrandom is a round trip to the supervisor; a
+#     without a syscall; crypto/rand within 1.5x of bare: drawn in the
+#     process by the vDSO, no round trip to the supervisor; a
 #     virtual sleep costs a round trip and a move of the run's clock);
 #  2. enroll's wall and CPU time (its own and its children's) for `true`, for python3 -c pass and for a shell
 #     that execs /bin/true 100 times, with and without the supervisor

@@ -1,6 +1,6 @@
 // static-bench.sh: MODE N does N time.Now() calls ("now"), N 16-byte
-// crypto/rand reads ("rand", getrandom: answered by the supervisor when
-// enrolled), N 1 ms sleeps ("sleep", virtual when enrolled) or N waits on
+// crypto/rand reads ("rand": drawn in the process by the synthetic vDSO
+// when enrolled, docs/static.md), N 1 ms sleeps ("sleep", virtual when enrolled) or N waits on
 // a context.WithTimeout(1ms) ("ctx": a timer, the runtime's epoll and
 // futex waits) or N runtime.GC() with GOMAXPROCS 4 ("gc": stopping the
 // world, whose 100 us futex polls of the other threads come while the run

@@ -5,7 +5,8 @@
 #
 #   tests/compat/matrix.sh [-o OUT] [SUITE...]
 #
-# SUITE is a module of python.modules (CPython's own test suite), `tape`
+# SUITE is a module of python.modules (CPython's own test suite), or a pair
+# A+B of them (the two modules at once, each in a run of its own), `tape`
 # (tape's own test suite, from the npm registry), `glib` (GLib's installed
 # tests of glib.tests: a C event loop, from Debian's libglib2.0-tests) or a Go suite of
 # go.packages (Go's standard library tests from Debian's golang-1.19-src,
@@ -54,6 +55,45 @@ start_daemon || { fail compat "daemon did not start: $(tail -3 "$T/daemon.log" |
 export HERMETIC HERMETIC_SOCKET
 
 : >"$out/matrix.tsv"
+
+# The markers of a CPython module's own time limits going off: regrtest's
+# and faulthandler's "Timeout (h:mm:ss)!", test_concurrent_futures' 300 s
+# guard and deadlock guard, a timed wait that raised.
+OWN_TIMEOUTS='^Timeout \(|test lasted too long|Executor deadlock|TimeoutError:|timed out|within timeout'
+
+# A pair A+B of python.modules (a loaded runner): A and B each in a run of
+# its own, at once, bare (both) beside enrolled (both): four regrtest runs
+# side by side on the machine. Each module is compared case by case (one
+# PASS/FAIL per module, OUT/A+B/), and one line more says whether an
+# enrolled module raised one of its own timeouts (OWN_TIMEOUTS in its log).
+python_pair() {
+	local pair=$1 m pids=() po=$out/$1 hits
+	mkdir -p "$po"
+	grep -v '^#' "$C/python.exclude" | cut -f1 | grep -v '^$' >"$T/ignore"
+	for m in ${pair//+/ }; do
+		if "$PY" -m test --list-cases --ignorefile "$T/ignore" "$m" 2>&1 | grep -i vsock >"$T/vsock"; then
+			fail "$pair" "AF_VSOCK cases would run in $m (add them to python.exclude): $(head -3 "$T/vsock" | tr '\n' ' ')"
+			return
+		fi
+	done
+	for m in ${pair//+/ }; do
+		"$C/run-python.sh" bare "$po" "$m" &
+		pids+=($!)
+		"$C/run-python.sh" enrolled "$po" "$m" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	for m in ${pair//+/ }; do
+		"$PY" "$C/compare.py" junit "$m" "$po" --tsv "$out/matrix.tsv" --report "$po/$m.report" |
+			sed "1s/^\(PASS\|FAIL\) $m/\1 $pair:$m/"
+	done
+	hits=$(for m in ${pair//+/ }; do grep -EHn "$OWN_TIMEOUTS" "$po/$m.enrolled.log"; done | head -5)
+	if [ -n "$hits" ]; then
+		fail "$pair:own-timeouts" "an enrolled module raised its own timeout: $(tr '\n' '|' <<<"$hits")"
+	else
+		pass "$pair:own-timeouts: neither enrolled module raised one of its own timeouts"
+	fi
+}
 for s in "${suites[@]}"; do
 	if [ "$s" = tape ]; then
 		nd=$B/compat-node
@@ -88,6 +128,8 @@ for s in "${suites[@]}"; do
 		"$C/run-go.sh" enrolled "$out" "$s" "$gd"
 		wait $bare
 		"$PY" "$C/compare.py" gojson "$s" "$out" --tsv "$out/matrix.tsv" --report "$out/$s.report"
+	elif [[ $s == *+* ]] && grep -qxF "$s" <<<"$mods"; then
+		python_pair "$s"
 	elif grep -qx "$s" <<<"$mods"; then
 		# No AF_VSOCK case may run, bare or enrolled: they reach the
 		# hypervisor, which no network namespace stops. python.exclude
