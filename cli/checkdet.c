@@ -140,6 +140,7 @@ static int resolve(struct checkdet *c)
 {
 	size_t n = 0, max = c->n_pass + 2;
 	struct enroll *e = calloc(1, sizeof(*e));
+	struct cli_fail f;
 	char **args;
 	int code = 0;
 
@@ -154,8 +155,9 @@ static int resolve(struct checkdet *c)
 	args[n++] = "--";
 	for (char **a = c->cmd; *a; a++)
 		args[n++] = *a;
-	enroll_parse(e, (int)n, args, PREFIX);
-	if (e->record || e->report_path || e->keep_passing || e->journal_per_scope)
+	if (enroll_parse(e, (int)n, args, PREFIX, &f) < 0)
+		cli_fail_exit(&f); /* (no --report here) */
+	if (e->record || e->report_out.path || e->keep_passing || e->journal_per_scope)
 		code = bad("%s", "--record, --keep-passing, --journal-per-scope and --report are this "
 				 "command's own: each run is recorded to a directory of its own");
 	c->seed = e->cfg.seed;

@@ -23,9 +23,20 @@
 extern const char *program_name;
 
 void die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
-/* Called by die() with its status and message before it exits (enroll
- * --report: a line for hermetic's own failure); cleared before the call. */
-extern void (*cli_die_hook)(int code, const char *msg);
+/* A failure of hermetic's own, returned up to the verb instead of dying
+ * where it happened (enroll: the verb writes its --report line, then
+ * exits): the exit status (above), the --report reason when it is not the
+ * status's own (NULL), and the message. */
+struct cli_fail {
+	int status;
+	const char *reason;
+	char msg[2048];
+};
+/* Fill f and return -1: `return cli_fail(f, EXIT_INTERNAL, "%s", err.msg);`. */
+int cli_fail(struct cli_fail *f, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* "hermetic: MSG" on stderr and exit with f's status. */
+void cli_fail_exit(const struct cli_fail *f) __attribute__((noreturn));
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* asprintf, or die: out of memory */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -47,6 +58,9 @@ const char *cli_near_miss(const char *word, const char *const *names, size_t n);
 struct hm_client;
 /* Connect or die with EXIT_NODAEMON and a message saying what to do. */
 int cli_connect(void);
+/* The same, returning -1 with f filled (EXIT_NODAEMON, or EXIT_USAGE for a
+ * socket path too long) instead of dying. */
+int cli_connect_fail(struct cli_fail *f);
 /* client_call, or die (EXIT_INTERNAL) when the transport failed: returns
  * the payload length, or the daemon's HM_REP_ERROR as -err with *ret_msg
  * its message. */

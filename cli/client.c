@@ -8,23 +8,33 @@
 #include "cli.h"
 #include "client.h"
 
-void (*cli_die_hook)(int code, const char *msg);
+int cli_fail(struct cli_fail *f, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	f->status = status;
+	f->reason = NULL;
+	va_start(ap, fmt);
+	vsnprintf(f->msg, sizeof(f->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void cli_fail_exit(const struct cli_fail *f)
+{
+	fprintf(stderr, "%s: %s\n", program_name, f->msg);
+	exit(f->status);
+}
 
 void die(int code, const char *fmt, ...)
 {
-	void (*hook)(int, const char *) = cli_die_hook;
-	char msg[2048];
+	struct cli_fail f = { .status = code };
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(f.msg, sizeof(f.msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s\n", program_name, msg);
-	/* Once: a failure inside the hook exits without it. */
-	cli_die_hook = NULL;
-	if (hook)
-		hook(code, msg);
-	exit(code);
+	cli_fail_exit(&f);
 }
 
 char *xasprintf(const char *fmt, ...)
@@ -136,13 +146,13 @@ const char *cli_near_miss(const char *word, const char *const *names, size_t n)
 	return best;
 }
 
-int cli_connect(void)
+int cli_connect_fail(struct cli_fail *f)
 {
 	const char *path = client_socket_path();
 	int fd = client_connect();
 
 	if (fd == -ENAMETOOLONG)
-		die(EXIT_USAGE, "socket path too long: %s", path);
+		return cli_fail(f, EXIT_USAGE, "socket path too long: %s", path);
 	if (fd >= 0)
 		return fd;
 	errno = -fd;
@@ -152,24 +162,35 @@ int cli_connect(void)
 		const char *user = getenv("USER");
 
 		if (g)
-			die(EXIT_NODAEMON,
-			    "permission denied: hermeticd's socket %s is for root and the\n"
-			    "  group '%s'. Ask an administrator to add you (sudo usermod -aG %s %s),\n"
-			    "  then log in again or run 'newgrp %s'.",
-			    path, g->gr_name, g->gr_name, user && *user ? user : "$USER", g->gr_name);
-		die(EXIT_NODAEMON,
-		    "permission denied: hermeticd's socket %s is for root only. To let users\n"
-		    "  enroll, an administrator runs 'sudo groupadd --system hermetic' and\n"
-		    "  'sudo usermod -aG hermetic USER' and restarts hermeticd (or starts it\n"
-		    "  with --socket-group GROUP).",
-		    path);
+			return cli_fail(f, EXIT_NODAEMON,
+					"permission denied: hermeticd's socket %s is for root and the\n"
+					"  group '%s'. Ask an administrator to add you (sudo usermod -aG %s %s),\n"
+					"  then log in again or run 'newgrp %s'.",
+					path, g->gr_name, g->gr_name, user && *user ? user : "$USER",
+					g->gr_name);
+		return cli_fail(f, EXIT_NODAEMON,
+				"permission denied: hermeticd's socket %s is for root only. To let users\n"
+				"  enroll, an administrator runs 'sudo groupadd --system hermetic' and\n"
+				"  'sudo usermod -aG hermetic USER' and restarts hermeticd (or starts it\n"
+				"  with --socket-group GROUP).",
+				path);
 	}
-	die(EXIT_NODAEMON,
-	    "cannot reach hermeticd at %s: %s\n"
-	    "  Start it with 'sudo systemctl enable --now hermeticd.socket' (or by hand,\n"
-	    "  'sudo hermeticd'), point HERMETIC_SOCKET at a running one, or use\n"
-	    "  'enroll --no-daemon' to run shim-only without the kernel's network refusal.",
-	    path, strerror(errno));
+	return cli_fail(f, EXIT_NODAEMON,
+			"cannot reach hermeticd at %s: %s\n"
+			"  Start it with 'sudo systemctl enable --now hermeticd.socket' (or by hand,\n"
+			"  'sudo hermeticd'), point HERMETIC_SOCKET at a running one, or use\n"
+			"  'enroll --no-daemon' to run shim-only without the kernel's network refusal.",
+			path, strerror(errno));
+}
+
+int cli_connect(void)
+{
+	struct cli_fail f;
+	int fd = cli_connect_fail(&f);
+
+	if (fd < 0)
+		cli_fail_exit(&f);
+	return fd;
 }
 
 /* A verb cannot go on without its answer: a failure of the transport (not

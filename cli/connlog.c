@@ -30,37 +30,43 @@
 #define OP_PACKET 3
 #define OP_JOIN 4
 
-void connlog_open(struct enroll *e)
+int connlog_open(struct enroll *e, struct cli_fail *f)
 {
 	struct enroll_connlog *l = &e->connlog;
-
-	void (*hook)(int, const char *) = cli_die_hook;
 	struct stat st;
 
 	l->fd = -1;
-	if (!e->connlog_path)
-		return;
-	/* Like --report's: a log that cannot be opened gets no report line. */
-	cli_die_hook = NULL;
-	l->fd = open(e->connlog_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
-	if (l->fd < 0)
-		die(EXIT_CANTCREAT, "--connections: cannot open '%s' for writing: %s",
-		    e->connlog_path, strerror(errno));
+	if (!l->path)
+		return 0;
+	l->fd = open(l->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+	if (l->fd < 0) {
+		cli_fail(f, EXIT_CANTCREAT, "--connections: cannot open '%s' for writing: %s",
+			 l->path, strerror(errno));
+		goto unarm;
+	}
 	/* Truncated only once it is known not to be the --report file, whose
 	 * earlier runs' lines it would erase. */
-	if (e->report_fd >= 0) {
+	if (e->report_out.fd >= 0) {
 		struct stat a, b;
 
-		if (fstat(l->fd, &a) == 0 && fstat(e->report_fd, &b) == 0 && a.st_dev == b.st_dev &&
-		    a.st_ino == b.st_ino)
-			die(EXIT_USAGE, "--connections and --report name the same file '%s'",
-			    e->connlog_path);
+		if (fstat(l->fd, &a) == 0 && fstat(e->report_out.fd, &b) == 0 &&
+		    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+			cli_fail(f, EXIT_USAGE, "--connections and --report name the same file '%s'",
+				 l->path);
+			goto unarm;
+		}
 	}
 	/* A regular file starts empty; /dev/stderr or a pipe is written as is. */
-	if (fstat(l->fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(l->fd, 0) < 0)
-		die(EXIT_CANTCREAT, "--connections: cannot truncate '%s': %s", e->connlog_path,
-		    strerror(errno));
-	cli_die_hook = hook;
+	if (fstat(l->fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(l->fd, 0) < 0) {
+		cli_fail(f, EXIT_CANTCREAT, "--connections: cannot truncate '%s': %s", l->path,
+			 strerror(errno));
+		goto unarm;
+	}
+	return 0;
+unarm:
+	/* Like --report's: a log that cannot be opened gets no report line. */
+	e->report_out.armed = false;
+	return -1;
 }
 
 static const char *verdict_name(uint8_t v)
@@ -167,7 +173,7 @@ static void write_lines(struct enroll *e, const char *buf, size_t len)
 		return;
 	if ((r = hm_write_all(l->fd, buf, len)) < 0) {
 		l->write_err = -r;
-		warnx_("--connections: cannot write '%s': %s; the log stops here", e->connlog_path,
+		warnx_("--connections: cannot write '%s': %s; the log stops here", l->path,
 		       strerror(-r));
 	}
 }
@@ -181,8 +187,8 @@ static int64_t real_offset(void)
 	return ((int64_t)r.tv_sec - m.tv_sec) * 1000000000LL + (r.tv_nsec - m.tv_nsec);
 }
 
-/* Take everything the daemon has queued and append it. */
-static void fetch(struct enroll *e)
+/* Take everything the daemon has queued and append it; -ENOMEM. */
+static int fetch(struct enroll *e)
 {
 	static struct {
 		struct hm_conns h;
@@ -197,7 +203,7 @@ static void fetch(struct enroll *e)
 	ssize_t n;
 
 	if (e->daemon_lost || e->conn.sock < 0)
-		return; /* after the reclaim (reconnect.c) */
+		return 0; /* after the reclaim (reconnect.c) */
 	do {
 		n = client_call(&e->conn, HM_REQ_RUN_CONNS, &ref, sizeof(ref), -1, HM_REP_CONNS,
 				&rep, sizeof(rep), false, NULL, &msg);
@@ -219,12 +225,13 @@ static void fetch(struct enroll *e)
 
 			json_object_put(o);
 			if (err < 0)
-				die(EXIT_INTERNAL, "out of memory");
+				return err;
 			l->lines++;
 			l->attempts[rep.rec[i].verdict <= 3 ? rep.rec[i].verdict : 0] += rep.rec[i].count;
 		}
 	} while (rep.h.more);
 	write_lines(e, buf, len);
+	return 0;
 }
 
 int connlog_timeout(struct enroll *e, int timeout_ms)
@@ -239,20 +246,20 @@ int connlog_timeout(struct enroll *e, int timeout_ms)
 	return timeout_ms < 0 || due < timeout_ms ? due : timeout_ms;
 }
 
-void connlog_tick(struct enroll *e)
+int connlog_tick(struct enroll *e)
 {
 	struct enroll_connlog *l = &e->connlog;
 	uint64_t now = hm_now_ns();
 
 	if (l->fd < 0 || now < l->next_ns)
-		return;
+		return 0;
 	l->next_ns = now + FETCH_EVERY_NS;
-	fetch(e);
+	return fetch(e);
 }
 
 /* After the run is over (the daemon drained the ring when answering):
  * the rest, then the end line; stderr says when the log is incomplete. */
-void connlog_finish(struct enroll *e, bool daemon)
+int connlog_finish(struct enroll *e, bool daemon, struct cli_fail *f)
 {
 	struct enroll_connlog *l = &e->connlog;
 	json_object *o;
@@ -261,9 +268,9 @@ void connlog_finish(struct enroll *e, bool daemon)
 	uint64_t lost, dropped;
 
 	if (l->fd < 0)
-		return;
-	if (daemon)
-		fetch(e);
+		return 0;
+	if (daemon && fetch(e) < 0)
+		return cli_fail(f, EXIT_INTERNAL, "out of memory");
 	lost = e->daemon_events_lost;
 	dropped = l->kernel_dropped + l->daemon_dropped;
 	o = json_object_new_object();
@@ -283,8 +290,10 @@ void connlog_finish(struct enroll *e, bool daemon)
 	json_object_object_add(o, "lost_in_restart", json_object_new_uint64(lost));
 	json_object_object_add(o, "complete", json_object_new_boolean(daemon && !l->fetch_err &&
 								      !dropped && !lost));
-	if (add_line(&buf, &len, &cap, o) < 0)
-		die(EXIT_INTERNAL, "out of memory");
+	if (add_line(&buf, &len, &cap, o) < 0) {
+		json_object_put(o);
+		return cli_fail(f, EXIT_INTERNAL, "out of memory");
+	}
 	json_object_put(o);
 	write_lines(e, buf, len);
 	if (dropped || lost)
@@ -296,4 +305,5 @@ void connlog_finish(struct enroll *e, bool daemon)
 		warnx_("--connections: the log is incomplete: hermeticd could not be asked");
 	close(l->fd);
 	l->fd = -1;
+	return 0;
 }

@@ -24,37 +24,40 @@
 /* Set-up, step by step until CMD runs. A signal that cancels the run
  * (engine/signals.c) is seen in the waits inside the steps and read after
  * them; what is left of set-up is then skipped, and the run ends as any
- * other does. */
-static void enroll_start(struct enroll *e)
+ * other does. -1 with f filled when enroll itself fails. */
+static int enroll_start(struct enroll *e, struct cli_fail *f)
 {
 	struct eng_error err;
 	int r;
 
 	if (run_signals_take(&e->sig, &e->child))
-		return;
+		return 0;
 	if (e->no_daemon) {
 		warnx_("--no-daemon: running shim-only; the kernel does NOT refuse this run's\n"
 		       "  network traffic, and static binaries and raw syscalls are not seen");
 	} else {
-		e->conn.sock = cli_connect();
+		if ((e->conn.sock = cli_connect_fail(f)) < 0)
+			return -1;
 		r = run_create(e, &err);
 		if (r == -ECANCELED)
-			return;
+			return 0;
 		if (r < 0)
-			die(r == -EPERM ? EXIT_NESTED : EXIT_INTERNAL, "%s", err.msg);
-		enroll_sched_start(e);
+			return cli_fail(f, r == -EPERM ? EXIT_NESTED : EXIT_INTERNAL, "%s", err.msg);
+		if (enroll_sched_start(e, f) < 0)
+			return -1;
 	}
 	cli_phase("create");
 	/* From here on the run exists: a daemon that goes away does not take
 	 * this process (and the command's exit status) with it; the engine's
 	 * requests say so (engine/client.h, engine/reconnect.c). */
 	if (run_clock_setup(&e->clock, e->no_daemon || !e->cfg.clock_virtual, &e->cfg, &err) < 0)
-		die(EXIT_INTERNAL, "%s", err.msg);
+		return cli_fail(f, EXIT_INTERNAL, "%s", err.msg);
 	if (boundary_setup(&e->bnd, e->argv, &err) < 0)
-		die(err.code == EINVAL ? EXIT_USAGE : EXIT_INTERNAL, "%s", err.msg);
+		return cli_fail(f, err.code == EINVAL ? EXIT_USAGE : EXIT_INTERNAL, "%s", err.msg);
 	if (run_export_env(e, &err) < 0)
-		die(EXIT_INTERNAL, "%s", err.msg);
-	enroll_print_boundary(e);
+		return cli_fail(f, EXIT_INTERNAL, "%s", err.msg);
+	if (enroll_print_boundary(e, f) < 0)
+		return -1;
 	cli_phase("setup");
 	if (!e->cfg.seed_set && !e->quiet_seed) {
 		char now[64];
@@ -64,30 +67,34 @@ static void enroll_start(struct enroll *e)
 		       e->cfg.seed, now, now_source_name(e->now_src), e->cfg.seed);
 	}
 	if (run_signals_take(&e->sig, &e->child))
-		return;
+		return 0;
 	if (boundary_enter(&e->bnd, &err) < 0)
-		die(EXIT_INTERNAL, "%s", err.msg);
+		return cli_fail(f, EXIT_INTERNAL, "%s", err.msg);
 	if (e->rec && record_before_spawn(e, &err) < 0)
-		die(EXIT_INTERNAL, "%s", err.msg);
+		return cli_fail(f, EXIT_INTERNAL, "%s", err.msg);
 	if (e->before_spawn)
 		e->before_spawn(e, e->userdata);
 	e->started_mono = hm_now_ns();
 	/* CMD's own exec failing is the shell's 127 or 126, as before a run */
 	if ((r = enroll_launch(e, &err)) < 0 && e->child.exec_err)
-		die(e->child.exec_err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "%s", err.msg);
+		return cli_fail(f, e->child.exec_err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC,
+				"%s", err.msg);
 	else if (r < 0) /* (a time zone --identity names that this machine lacks: usage) */
-		die(r == -ENOENT && identity_active(&e->ident) && !e->ident.prepared ? EXIT_USAGE
-										      : EXIT_INTERNAL,
-		    "%s", err.msg);
+		return cli_fail(f,
+				r == -ENOENT && identity_active(&e->ident) && !e->ident.prepared
+					? EXIT_USAGE
+					: EXIT_INTERNAL,
+				"%s", err.msg);
 	e->bnd.started = e->child.pid > 0;
 	boundary_leave(&e->bnd);
 	cli_phase("launch");
+	return 0;
 }
 
 /* The run is over: the daemon's report of it, its journal, its clock page,
  * its end in the daemon. A cancelled run reports nothing and keeps no
- * journal: it only ends. */
-static void run_report(struct enroll *e, int code, bool have_run, bool kept)
+ * journal: it only ends. -1 with f filled when enroll itself fails. */
+static int run_report(struct enroll *e, int code, bool have_run, bool kept, struct cli_fail *f)
 {
 	/* A daemon that went away during the run: wait for the next one. */
 	bool daemon = have_run && !e->sig.cancel && enroll_daemon_wait(e);
@@ -99,7 +106,8 @@ static void run_report(struct enroll *e, int code, bool have_run, bool kept)
 		enroll_print_audit(e);
 	}
 	cli_phase("audit");
-	connlog_finish(e, daemon);
+	if (connlog_finish(e, daemon, f) < 0)
+		return -1;
 	run_clock_read_dns(&e->clock);
 	if (e->rec && !e->sig.cancel)
 		record_prepare(e, code);
@@ -128,6 +136,7 @@ static void run_report(struct enroll *e, int code, bool have_run, bool kept)
 	run_clock_finish(&e->clock, &e->cfg);
 	cli_phase("journal+clock");
 	run_end(e, daemon, have_run, kept);
+	return 0;
 }
 
 /* What enroll says last about a run that failed or was cancelled. */
@@ -148,43 +157,53 @@ static void run_verdict(struct enroll *e, int code)
 		       e->repro ? e->repro : "(out of memory)");
 }
 
-int enroll_run(struct enroll *e)
+/* Before set-up: not inside a run, the run's state, its outputs. */
+static int enroll_prepare(struct enroll *e, struct cli_fail *f)
 {
 	const char *inside = getenv(HM_ENV_RUN);
+	struct eng_error err;
+
+	if (inside && *inside) {
+		run_clock_mark_nested();
+		return cli_fail(f, EXIT_NESTED,
+				"cannot enroll: this process is already inside hermetic run %s (one "
+				"run's\n  processes belong to one policy; run the command directly)",
+				inside);
+	}
+	if (run_begin(e, &err) < 0)
+		return cli_fail(f, EXIT_INTERNAL, "%s", err.msg);
+	if (enroll_json_open(e, f) < 0 || connlog_open(e, f) < 0)
+		return -1;
+	if (e->record && record_setup(e, &err) < 0)
+		return cli_fail(f, EXIT_INTERNAL, "%s", err.msg);
+	if (run_adopt_orphans(&err) < 0)
+		return cli_fail(f, EXIT_INTERNAL, "%s", err.msg);
+	return 0;
+}
+
+int enroll_run(struct enroll *e, struct cli_fail *f)
+{
 	struct eng_error err;
 	bool kept, empty, have_run;
 	int code, r = 0;
 
-	if (inside && *inside)
-		run_clock_mark_nested();
-	if (inside && *inside)
-		die(EXIT_NESTED,
-		    "cannot enroll: this process is already inside hermetic run %s (one run's\n"
-		    "  processes belong to one policy; run the command directly)",
-		    inside);
-	if (run_begin(e, &err) < 0)
-		die(EXIT_INTERNAL, "%s", err.msg);
-	enroll_json_open(e);
-	connlog_open(e);
-	if (e->record && record_setup(e, &err) < 0)
-		die(EXIT_INTERNAL, "%s", err.msg);
-	if (run_adopt_orphans(&err) < 0)
-		die(EXIT_INTERNAL, "%s", err.msg);
-
-	enroll_start(e);
+	if (enroll_prepare(e, f) < 0 || enroll_start(e, f) < 0)
+		return -1;
 	/* A run cancelled before the daemon answered has nothing to end. */
 	have_run = e->no_daemon || e->cgroup_fd >= 0;
 	if (have_run && (r = run_wait(e, &err)) < 0)
-		die(EXIT_INTERNAL, "%s", err.msg);
+		return cli_fail(f, EXIT_INTERNAL, "%s", err.msg);
 	kept = have_run && r == 1;
 	code = e->sig.cancel ? 128 + e->sig.cancel : run_status_code(e->child.status);
 	empty = run_settle(e, have_run, kept);
-	run_report(e, code, have_run, kept);
+	if (run_report(e, code, have_run, kept, f) < 0)
+		return -1;
 	boundary_finish(&e->bnd, empty);
 	if (e->rec)
 		record_cleanup(e);
 	cli_phase("teardown");
-	enroll_build_repro(e);
+	if (enroll_build_repro(e) < 0)
+		return cli_fail(f, EXIT_INTERNAL, "out of memory");
 	run_verdict(e, code);
 	enroll_json_write(e, code);
 	cli_phases_print();
@@ -194,11 +213,18 @@ int enroll_run(struct enroll *e)
 int cmd_enroll(int argc, char **argv)
 {
 	static struct enroll e;
+	struct cli_fail f;
+	int code;
 
 	program_name = "hermetic";
 	run_clock_mark_start(); /* the file-time line B, first (engine/vclock.c) */
 	cli_phase(NULL);
-	enroll_parse(&e, argc, argv, "hermetic enroll");
+	if (enroll_parse(&e, argc, argv, "hermetic enroll", &f) < 0)
+		enroll_die(&e, &f);
 	cli_phase("parse");
-	return enroll_run(&e);
+	/* The one place enroll's own failures end: its --report line, its
+	 * message, its exit status. */
+	if ((code = enroll_run(&e, &f)) < 0)
+		enroll_die(&e, &f);
+	return code;
 }

@@ -23,9 +23,11 @@
 #include "vclock.h"
 #include "identity.h"
 
+
 #define DEFAULT_GRACE_NS 2000000000ULL
 
 struct record;
+struct cli_fail; /* cli.h */
 struct hm_vclock;
 
 /* An option as given, for the journal: name without dashes, value NULL for
@@ -38,8 +40,18 @@ struct enroll_opt {
 #define ENROLL_MAX_OPTS 512
 #define ENROLL_MAX_ENV 8
 
+/* enroll --report FILE (enroll_json.c): opened before the run, appended
+ * after; armed, a failure of enroll's own gets a line (enroll_die) */
+struct enroll_report_out {
+	const char *path;
+	int fd;
+	bool armed;
+	pid_t armed_pid; /* only the process that armed it writes the line */
+};
+
 /* enroll --connections FILE (connlog.c) */
 struct enroll_connlog {
+	const char *path;
 	int fd; /* -1: no log */
 	uint64_t next_ns; /* next fetch (CLOCK_MONOTONIC) */
 	uint64_t lines;
@@ -117,14 +129,11 @@ struct enroll {
 	bool have_report;
 	struct hm_report report; /* refusals, as hermeticd counted them */
 	char *repro; /* the command line that repeats the run */
-	/* --report FILE (report.c): opened before the run, appended after */
-	const char *report_path;
-	int report_fd;
-	const char *connlog_path; /* --connections FILE */
+	struct enroll_report_out report_out; /* --report FILE (enroll_json.c) */
 	struct enroll_sched sched; /* --sched (enroll_sched.c) */
 	bool audit_syscalls; /* --audit-syscalls: the kernel counts time and entropy syscalls */
 	struct enroll_connlog connlog;
-	const char *fail_reason; /* hermetic_error.reason of a die() now, if not by status */
+	const char *fail_reason; /* hermetic_error.reason of a failure now, if not by status */
 	/* the journal kept, if any (record.c) */
 	char journal_id[32];
 	char journal_file[4352];
@@ -153,11 +162,11 @@ bool enroll_daemon_wait(struct enroll *e);
 void enroll_daemon_note(struct enroll *e, struct enroll_opt *ret_opt);
 
 /* enroll_sched.c: --sched's value (-EINVAL with a reason), its name
- * ("chaos:SEED", "off"), and the daemon's schedule for the run (dies when
- * refused). */
+ * ("chaos:SEED", "off"), and the daemon's schedule for the run (-1 with f
+ * filled when refused). */
 int enroll_sched_parse(const char *arg, struct enroll_sched *ret, char *why, size_t size);
 const char *enroll_sched_name(const struct enroll_sched *s, char *buf, size_t size);
-void enroll_sched_start(struct enroll *e);
+int enroll_sched_start(struct enroll *e, struct cli_fail *f);
 /* A request after the command ended, or the journal's hand-over, that
  * outlives a restart of the daemon while it is out (client_call's returns). */
 ssize_t enroll_daemon_call(struct enroll *e, uint16_t type, const void *req, uint32_t len,
@@ -168,35 +177,44 @@ int enroll_daemon_store(struct enroll *e, const struct hm_journal_store *req, in
 
 
 
-/* Parse enroll's options and CMD from argv (argv[0] is the verb). Dies with
- * EXIT_USAGE on bad usage; prefix names the verb in messages. */
-void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix);
+/* Parse enroll's options and CMD from argv (argv[0] is the verb). Exits
+ * with EXIT_USAGE on bad usage (prefix names the verb in messages); -1 with
+ * f filled when what the options leave open cannot be settled (a --report
+ * line is due then: enroll_die). */
+int enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix, struct cli_fail *f);
 
 /* Start CMD as configured, wait until the run is over, report. Returns
- * CMD's exit status (128+N for a signal); dies on hermetic's own failures. */
-int enroll_run(struct enroll *e);
+ * CMD's exit status (128+N for a signal), or -1 with f filled on
+ * hermetic's own failure (the caller ends with enroll_die). */
+int enroll_run(struct enroll *e, struct cli_fail *f);
 
-/* enroll_json.c: open --report FILE (dies on failure, before the run), and
- * append the run's JSON document to it. */
-void enroll_json_open(struct enroll *e);
-/* From here until enroll_json_write, a die() of hermetic's own appends a
- * line with hermetic_error to the report (opened then if need be). */
+/* enroll_json.c: open --report FILE (-1 with f filled on failure, before
+ * the run; that failure gets no line), and append the run's JSON document
+ * to it. */
+int enroll_json_open(struct enroll *e, struct cli_fail *f);
+/* From here until enroll_json_write, enroll_die appends a line with
+ * hermetic_error to the report (opened then if need be). */
 void enroll_json_arm(struct enroll *e);
 void enroll_json_write(struct enroll *e, int code);
-/* --print-boundary: the boundary's JSON line on stderr (dies on ENOMEM). */
-void enroll_print_boundary(struct enroll *e);
+/* The one end of an enroll that failed itself: "hermetic: MSG", the
+ * --report line when armed, exit with f's status. */
+void enroll_die(struct enroll *e, const struct cli_fail *f) __attribute__((noreturn));
+/* --print-boundary: the boundary's JSON line on stderr (-1, f: ENOMEM). */
+int enroll_print_boundary(struct enroll *e, struct cli_fail *f);
 
 /* Time and entropy syscalls of a process with the shim that reached the
  * kernel although the run meant to control them. */
 uint64_t enroll_uncontrolled_calls(const struct enroll *e, const struct hm_audit_proc *p);
 
-/* connlog.c: --connections FILE opened before the run (dies with 73 when it
- * cannot be written); while CMD runs, the poll timeout and a fetch when one
- * is due; at the end the rest and the end line (daemon: it is reachable). */
-void connlog_open(struct enroll *e);
+/* connlog.c: --connections FILE opened before the run (-1 with f filled,
+ * status 73, when it cannot be written; that failure gets no --report
+ * line); while CMD runs, the poll timeout and a fetch when one is due
+ * (-ENOMEM); at the end the rest and the end line (daemon: it is
+ * reachable; -1 with f filled on ENOMEM). */
+int connlog_open(struct enroll *e, struct cli_fail *f);
 int connlog_timeout(struct enroll *e, int timeout_ms);
-void connlog_tick(struct enroll *e);
-void connlog_finish(struct enroll *e, bool daemon);
+int connlog_tick(struct enroll *e);
+int connlog_finish(struct enroll *e, bool daemon, struct cli_fail *f);
 
 /* engine/inherited.c: before the fork, find the inet, inet6 and packet
  * sockets CMD would inherit (each named through eng_warn; -errno), and, in
@@ -222,6 +240,6 @@ void enroll_print_refusals(struct enroll *e);
 void enroll_refusal_names(const struct hm_refusal *r, char *addr, size_t size, char comm[17]);
 void enroll_fetch_audit(struct enroll *e);
 void enroll_print_audit(struct enroll *e);
-void enroll_build_repro(struct enroll *e);
+int enroll_build_repro(struct enroll *e); /* -ENOMEM: e->repro stays NULL */
 
 #endif

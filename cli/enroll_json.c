@@ -17,18 +17,22 @@
 
 #define EXIT_CANTCREAT 73 /* sysexits EX_CANTCREAT */
 
-void enroll_json_open(struct enroll *e)
+int enroll_json_open(struct enroll *e, struct cli_fail *f)
 {
-	e->report_fd = -1;
-	if (!e->report_path)
-		return;
-	/* Not armed while it opens: a report that cannot be opened gets no line. */
-	cli_die_hook = NULL;
-	e->report_fd = open(e->report_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
-	if (e->report_fd < 0)
-		die(EXIT_CANTCREAT, "--report: cannot open '%s' for appending: %s", e->report_path,
-		    strerror(errno));
+	struct enroll_report_out *out = &e->report_out;
+
+	out->fd = -1;
+	if (!out->path)
+		return 0;
+	out->fd = open(out->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+	if (out->fd < 0) {
+		/* A report that cannot be opened gets no line. */
+		out->armed = false;
+		return cli_fail(f, EXIT_CANTCREAT, "--report: cannot open '%s' for appending: %s",
+				out->path, strerror(errno));
+	}
 	enroll_json_arm(e);
+	return 0;
 }
 
 static json_object *str_or_null(const char *s)
@@ -121,7 +125,7 @@ static const char *error_reason(int code)
 }
 
 /* Append o as one line to the report, one write(2), and close it. */
-static void write_line(struct enroll *e, json_object *o)
+static void write_line(struct enroll_report_out *out, json_object *o)
 {
 	const char *text;
 	size_t len;
@@ -137,36 +141,32 @@ static void write_line(struct enroll *e, json_object *o)
 		}
 		memcpy(line, text, len);
 		line[len] = '\n';
-		if (write(e->report_fd, line, len + 1) != (ssize_t)(len + 1))
-			warnx_("--report: Failed to write '%s': %s", e->report_path,
+		if (write(out->fd, line, len + 1) != (ssize_t)(len + 1))
+			warnx_("--report: Failed to write '%s': %s", out->path,
 			       strerror(errno ? errno : EIO));
 	}
 out:
-	close(e->report_fd);
-	e->report_fd = -1;
+	close(out->fd);
+	out->fd = -1;
 }
 
-/* die() while a run with --report is being set up or run: the command
- * did not run (or its outcome is lost), and the line says so, with
- * hermetic's own status and message in hermetic_error. Only the process
- * that armed it writes (never a forked child). */
-static struct enroll *armed;
-static pid_t armed_pid;
-
-static void fail_line(int code, const char *msg)
+/* A failure of enroll's own while a run with --report is being set up or
+ * run: the command did not run (or its outcome is lost), and the line says
+ * so, with hermetic's own status and message in hermetic_error. Only the
+ * process that armed it writes (never a forked child). */
+static void fail_line(struct enroll *e, const struct cli_fail *f)
 {
-	struct enroll *e = armed;
+	struct enroll_report_out *out = &e->report_out;
 	json_object *o, *cmd, *err;
 	char now[64];
 
-	armed = NULL;
-	if (!e || getpid() != armed_pid)
+	if (!out->armed || getpid() != out->armed_pid)
 		return;
-	if (e->report_fd < 0)
-		e->report_fd = open(e->report_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY,
-				    0644);
-	if (e->report_fd < 0)
-		return; /* die() has said why hermetic stops */
+	out->armed = false;
+	if (out->fd < 0)
+		out->fd = open(out->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+	if (out->fd < 0)
+		return; /* enroll_die has said why hermetic stops */
 	o = json_object_new_object();
 	cmd = json_object_new_array();
 	for (char **a = e->argv; a && *a; a++)
@@ -174,7 +174,7 @@ static void fail_line(int code, const char *msg)
 	json_object_object_add(o, "hermetic", json_object_new_string(HERMETIC_VERSION));
 	json_object_object_add(o, "command", cmd);
 	json_object_object_add(o, "run_id", e->run.run_id ? json_object_new_uint64(e->run.run_id) : NULL);
-	json_object_object_add(o, "exit_status", json_object_new_int(code));
+	json_object_object_add(o, "exit_status", json_object_new_int(f->status));
 	json_object_object_add(o, "signal", NULL);
 	json_object_object_add(o, "cancelled", NULL);
 	json_object_object_add(o, "passed", json_object_new_boolean(false));
@@ -182,28 +182,36 @@ static void fail_line(int code, const char *msg)
 		hm_format_time(e->cfg.now_ns, now, sizeof(now));
 		json_object_object_add(o, "seed", json_object_new_uint64(e->cfg.seed));
 		json_object_object_add(o, "now", json_object_new_string(now));
-		enroll_build_repro(e);
+		(void)enroll_build_repro(e); /* out of memory: repro null */
 	} else {
 		json_object_object_add(o, "seed", NULL);
 		json_object_object_add(o, "now", NULL);
 	}
 	json_object_object_add(o, "repro", str_or_null(e->repro));
 	err = json_object_new_object();
-	json_object_object_add(err, "exit_status", json_object_new_int(code));
-	json_object_object_add(err, "reason", json_object_new_string(e->fail_reason ? e->fail_reason : error_reason(code)));
-	json_object_object_add(err, "message", json_object_new_string(msg));
+	json_object_object_add(err, "exit_status", json_object_new_int(f->status));
+	json_object_object_add(err, "reason", json_object_new_string(f->reason ? f->reason
+							: e->fail_reason ? e->fail_reason
+							: error_reason(f->status)));
+	json_object_object_add(err, "message", json_object_new_string(f->msg));
 	json_object_object_add(o, "hermetic_error", err);
-	write_line(e, o);
+	write_line(out, o);
 	json_object_put(o);
+}
+
+void enroll_die(struct enroll *e, const struct cli_fail *f)
+{
+	fprintf(stderr, "%s: %s\n", program_name, f->msg);
+	fail_line(e, f);
+	exit(f->status);
 }
 
 void enroll_json_arm(struct enroll *e)
 {
-	if (!e->report_path)
+	if (!e->report_out.path)
 		return;
-	armed = e;
-	armed_pid = getpid();
-	cli_die_hook = fail_line;
+	e->report_out.armed = true;
+	e->report_out.armed_pid = getpid();
 }
 
 /* "lag_bound": the factor (null: inf), how many waits it ended, the first
@@ -235,9 +243,8 @@ void enroll_json_write(struct enroll *e, int code)
 	json_object *o, *cmd, *j;
 	char now[64];
 
-	armed = NULL;
-	cli_die_hook = NULL;
-	if (e->report_fd < 0)
+	e->report_out.armed = false;
+	if (e->report_out.fd < 0)
 		return;
 	o = json_object_new_object();
 	cmd = json_object_new_array();
@@ -311,19 +318,20 @@ void enroll_json_write(struct enroll *e, int code)
 		json_object_object_add(o, "daemon_restart", NULL);
 	}
 	json_object_object_add(o, "hermetic_error", NULL);
-	write_line(e, o);
+	write_line(&e->report_out, o);
 	json_object_put(o);
 }
 
-void enroll_print_boundary(struct enroll *e)
+int enroll_print_boundary(struct enroll *e, struct cli_fail *f)
 {
 	_cleanup_free_ char *line = NULL;
 	struct eng_error err;
 
 	if (!e->bnd.opt.print_boundary)
-		return;
+		return 0;
 	if (boundary_json(&e->bnd, &line, &err) < 0)
-		die(EXIT_INTERNAL, "%s", err.msg);
+		return cli_fail(f, EXIT_INTERNAL, "%s", err.msg);
 	fprintf(stderr, "%s\n", line);
 	fflush(stderr);
+	return 0;
 }

@@ -139,12 +139,12 @@ static void take_option(struct enroll *e, int c, const char *name, int argc, cha
 	case O_REPORT:
 		if (!*optarg)
 			bad_usage("--report FILE: empty file name");
-		e->report_path = optarg;
+		e->report_out.path = optarg;
 		break;
 	case O_CONNECTIONS:
 		if (!*optarg)
 			bad_usage("--connections FILE: empty file name");
-		e->connlog_path = optarg;
+		e->connlog.path = optarg;
 		break;
 	case O_SCHED: {
 		char why[128];
@@ -244,7 +244,7 @@ static void check_options(struct enroll *e)
 		bad_usage("--allow, --no-loopback and --no-unix need --network block or audit");
 	if (e->no_daemon && (e->n_allow_specs || !e->cfg.loopback || !e->cfg.unix_sockets))
 		bad_usage("--allow, --no-loopback and --no-unix need the daemon (not --no-daemon)");
-	if (e->no_daemon && e->connlog_path)
+	if (e->no_daemon && e->connlog.path)
 		bad_usage("--connections needs the daemon (not --no-daemon): the kernel hooks see "
 			  "the connections");
 	if (e->no_daemon && e->sched.mode)
@@ -262,8 +262,8 @@ static void check_options(struct enroll *e)
 }
 
 /* What the options leave open, settled: --allow names resolved, the start
- * time, a seed drawn. Failures here get a --report line. */
-static void settle(struct enroll *e)
+ * time, a seed drawn. A failure of its own (-1, f) gets a --report line. */
+static int settle(struct enroll *e, struct cli_fail *f)
 {
 	char msg[1024];
 
@@ -275,18 +275,20 @@ static void settle(struct enroll *e)
 		uint64_t s;
 
 		if (getrandom(&s, sizeof(s), 0) != sizeof(s))
-			die(EXIT_INTERNAL, "Failed to generate a seed: %s", strerror(errno));
+			return cli_fail(f, EXIT_INTERNAL, "Failed to generate a seed: %s",
+					strerror(errno));
 		/* Short enough to retype from a CI log. */
 		e->cfg.seed = s % 1000000000ULL;
 	}
+	return 0;
 }
 
-void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
+int enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix, struct cli_fail *f)
 {
 	int c, idx;
 
 	usage_prefix = prefix;
-	e->report_fd = -1;
+	e->report_out.fd = -1;
 	e->connlog.fd = -1;
 	hm_config_init(&e->cfg);
 	e->now_src = NOW_RELEASE;
@@ -302,6 +304,8 @@ void enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix)
 	check_options(e);
 	/* Usage errors above get no --report line; what fails from here on does. */
 	enroll_json_arm(e);
-	settle(e);
+	if (settle(e, f) < 0)
+		return -1;
 	e->parsed = true;
+	return 0;
 }

@@ -153,7 +153,7 @@ void enroll_print_audit(struct enroll *e)
 
 /* The command line that repeats this run: every option that is not the
  * default, with the seed and start time made explicit, in e->repro. */
-void enroll_build_repro(struct enroll *e)
+int enroll_build_repro(struct enroll *e)
 {
 	const struct hm_boundary *b = &e->bnd.opt;
 	struct hm_config def;
@@ -214,7 +214,7 @@ void enroll_build_repro(struct enroll *e)
 			_cleanup_free_ char *kv = NULL;
 
 			if (asprintf(&kv, "%s=%s", b->env_ops[i].name, b->env_ops[i].value) < 0)
-				return;
+				return -ENOMEM;
 			APPEND(" --env");
 			APPEND_ARG(kv);
 		} else {
@@ -230,8 +230,7 @@ void enroll_build_repro(struct enroll *e)
 	for (char **a = e->argv; *a; a++)
 		APPEND_ARG(*a);
 	e->repro = strdup(line);
-	if (!e->repro)
-		die(EXIT_INTERNAL, "out of memory");
+	return e->repro ? 0 : -ENOMEM;
 }
 #undef APPEND
 #undef APPEND_ARG

@@ -81,14 +81,15 @@ static void cpu_list(const cpu_set_t *set_, char *buf, size_t size)
 	}
 }
 
-void enroll_sched_start(struct enroll *e)
+int enroll_sched_start(struct enroll *e, struct cli_fail *f)
 {
 	struct hm_run_sched req = { .run_id = e->run.run_id, .mode = e->sched.mode };
 	const char *msg = NULL;
 	char name[64];
+	ssize_t n;
 
 	if (!e->sched.mode)
-		return;
+		return 0;
 	if (!e->sched.seed_set)
 		e->sched.seed = e->cfg.seed; /* repeats with --seed */
 	req.seed = e->sched.seed;
@@ -114,10 +115,14 @@ void enroll_sched_start(struct enroll *e)
 			supervise_set_sched_cpus(&e->sv, &set);
 		}
 	}
-	if (cli_call(&e->conn, HM_REQ_RUN_SCHED, &req, sizeof(req), -1, HM_REP_OK, NULL, 0, false,
-		     NULL, &msg) < 0)
-		die(EXIT_INTERNAL, "hermeticd refused --sched %s: %s",
-		    enroll_sched_name(&e->sched, name, sizeof(name)), msg ? msg : "no answer");
+	n = client_call(&e->conn, HM_REQ_RUN_SCHED, &req, sizeof(req), -1, HM_REP_OK, NULL, 0, false,
+			NULL, &msg);
+	if (n < 0 && !e->conn.daemon_said) /* the transport (as cli_call) */
+		return cli_fail(f, EXIT_INTERNAL, "%s", e->conn.why);
+	if (n < 0)
+		return cli_fail(f, EXIT_INTERNAL, "hermeticd refused --sched %s: %s",
+				enroll_sched_name(&e->sched, name, sizeof(name)),
+				msg ? msg : "no answer");
 	if (!e->quiet_seed)
 		warnx_("sched %s: %s (pass --sched %s to repeat its decisions)",
 		       enroll_sched_name(&e->sched, name, sizeof(name)),
@@ -127,4 +132,5 @@ void enroll_sched_start(struct enroll *e)
 			       ? "the run on every CPU at one real-time priority, starts lined up"
 			       : "the run on one CPU under seeded real-time priorities",
 		       name);
+	return 0;
 }

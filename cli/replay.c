@@ -217,6 +217,7 @@ int cmd_replay(int argc, char **argv)
 	const struct hm_journal_config *c;
 	struct hm_config net;
 	struct eng_error err;
+	struct cli_fail f;
 	char **cmd = NULL, t[64];
 	size_t n = 0;
 	uint64_t lag;
@@ -296,7 +297,8 @@ int cmd_replay(int argc, char **argv)
 	for (char **a = cmd ? cmd : c->argv; *a; a++)
 		push_arg(args, &n, MAX_ARGS, *a);
 	args[n] = NULL;
-	enroll_parse(&e, (int)n, args, "hermetic replay");
+	if (enroll_parse(&e, (int)n, args, "hermetic replay", &f) < 0)
+		enroll_die(&e, &f);
 	net = e.cfg;
 	/* (the lag bound is one of the journal's options, not of its fixed
 	 * configuration) */
@@ -338,7 +340,8 @@ int cmd_replay(int argc, char **argv)
 	if (rp.j->has_exit && !cmd)
 		warnx_("replay: the recorded run exited with status %" PRId32, rp.j->exit.status);
 
-	code = enroll_run(&e);
+	if ((code = enroll_run(&e, &f)) < 0)
+		enroll_die(&e, &f);
 	if (!e.sig.cancel)
 		code = replay_read_report(&rp, code);
 	run_tmpdir_remove(&rp.dir);

@@ -100,8 +100,9 @@ static int run_populated(struct enroll *e)
 }
 
 /* Wait for an event: a signal (forwarded to CMD, or cancelling the run:
- * signals.c), the cgroup emptying, or timeout. */
-static int wait_events(struct enroll *e, int timeout_ms)
+ * signals.c), the cgroup emptying, or timeout. -errno with err filled when
+ * poll fails or --connections runs out of memory. */
+static int wait_events(struct enroll *e, int timeout_ms, struct eng_error *err)
 {
 	struct pollfd pfd[4 + 16] = {
 		{ .fd = e->sig.fd, .events = POLLIN },
@@ -124,9 +125,10 @@ static int wait_events(struct enroll *e, int timeout_ms)
 		 supervise_wait_timeout(&e->sv, enroll_daemon_timeout(e, connlog_timeout(e, timeout_ms)))) <
 		    0 &&
 	    errno != EINTR)
-		return -errno;
+		return eng_fail(err, errno, "poll: %s", strerror(errno));
 	supervise_wait_tick(&e->sv);
-	connlog_tick(e);
+	if (connlog_tick(e) < 0)
+		return eng_fail(err, ENOMEM, "out of memory");
 	if (pfd[3].revents & POLLIN)
 		supervise_notify(&e->sv);
 	else if (pfd[3].revents)
@@ -225,8 +227,8 @@ static int stragglers_end(struct enroll *e, bool keep, struct eng_error *err)
 	e->killed = n;
 	deadline = hm_now_ns() + (e->sig.cancel ? CANCEL_WAIT_MS : KILL_WAIT_MS) * 1000000ULL;
 	while (run_populated(e) != 0 && hm_now_ns() < deadline)
-		if ((r = wait_events(e, 50)) < 0)
-			return eng_fail(err, -r, "poll: %s", strerror(-r));
+		if ((r = wait_events(e, 50, err)) < 0)
+			return r;
 	if (run_populated(e) > 0)
 		eng_warn("processes of run %" PRIu64 " survived SIGKILL; hermeticd removes the "
 			 "run when they are gone",
@@ -241,15 +243,15 @@ int run_wait(struct enroll *e, struct eng_error *err)
 	int r, kept = 0;
 
 	while (e->child.pid > 0 && !e->child.done)
-		if ((r = wait_events(e, -1)) < 0)
-			return eng_fail(err, -r, "poll: %s", strerror(-r));
+		if ((r = wait_events(e, -1, err)) < 0)
+			return r;
 	cli_phase("command");
 	deadline = hm_now_ns() + e->grace_ns;
 	/* (a run whose state cannot be read is waited for, and killed, as a
 	 * full one: only 0 is empty) */
 	while (!e->sig.cancel && run_populated(e) != 0 && hm_now_ns() < deadline)
-		if ((r = wait_events(e, (int)((deadline - hm_now_ns()) / 1000000 + 1))) < 0)
-			return eng_fail(err, -r, "poll: %s", strerror(-r));
+		if ((r = wait_events(e, (int)((deadline - hm_now_ns()) / 1000000 + 1), err)) < 0)
+			return r;
 	/* A cancelled run keeps nothing running. */
 	keep = e->bnd.opt.stragglers == HM_STRAGGLERS_KEEP && !e->sig.cancel;
 	if (run_populated(e) != 0 && (kept = stragglers_end(e, keep, err)) < 0)

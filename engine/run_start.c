@@ -158,7 +158,7 @@ int run_create(struct enroll *e, struct eng_error *err)
 		req.c.flags |= HM_RUN_UNCONFINED;
 	if (e->cfg.clock_virtual)
 		req.c.flags |= HM_RUN_CLOCK;
-	if (e->connlog_path)
+	if (e->connlog.path)
 		req.c.flags |= HM_RUN_CONNLOG;
 	/* A journal keeps the kernel's whole view, as it always has. */
 	if (e->audit_syscalls || e->record)

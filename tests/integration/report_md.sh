@@ -57,6 +57,25 @@ if [ $rc = 127 ] && [ "$out" = "(127, 'command_not_found')" ]; then
 else
 	fail "a command that does not exist: a --report line" "rc=$rc $out"
 fi
+# A command that is not executable (a directory): 126, reason cannot_execute.
+"$HERMETIC" enroll --report "$T/x.jsonl" -- "$T" 2>/dev/null
+rc=$?
+out=$(jqpy "$T/x.jsonl" 0 '(d["exit_status"], d["hermetic_error"]["reason"], d["hermetic_error"]["exit_status"])' 2>&1)
+if [ $rc = 126 ] && [ "$out" = "(126, 'cannot_execute', 126)" ]; then
+	pass "a command that cannot be executed: exit 126 and a --report line with reason cannot_execute"
+else
+	fail "a command that cannot be executed: a --report line" "rc=$rc $out"
+fi
+# An output that cannot be opened gets no line: --connections into a
+# missing directory fails with 73 before the run, the report untouched.
+echo '{"earlier": "run"}' >"$T/c73.jsonl"
+"$HERMETIC" enroll --report "$T/c73.jsonl" --connections "$T/no/such/dir/c.jsonl" -- true 2>"$T/e73"
+rc=$?
+if [ $rc = 73 ] && [ "$(cat "$T/c73.jsonl")" = '{"earlier": "run"}' ] && [ "$(grep -c "^hermetic: --connections: cannot open" "$T/e73")" = 1 ]; then
+	pass "--connections that cannot be opened: exit 73, said once, and no --report line"
+else
+	fail "--connections that cannot be opened: no --report line" "rc=$rc $(cat "$T/c73.jsonl") $(tr '\n' '|' <"$T/e73")"
+fi
 # Nested: exit 77, a line from the inner enroll.
 "$HERMETIC" enroll -- "$HERMETIC" enroll --report "$T/n.jsonl" -- true 2>"$T/e77"
 rc=$?
