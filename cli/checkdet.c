@@ -157,7 +157,7 @@ static int resolve(struct checkdet *c)
 		args[n++] = *a;
 	if (enroll_parse(e, (int)n, args, PREFIX, &f) < 0)
 		cli_fail_exit(&f); /* (no --report here) */
-	if (e->record || e->report_out.path || e->keep_passing || e->journal_per_scope)
+	if (e->recording.on || e->report_out.path || e->recording.keep_passing || e->recording.per_scope)
 		code = bad("%s", "--record, --keep-passing, --journal-per-scope and --report are this "
 				 "command's own: each run is recorded to a directory of its own");
 	c->seed = e->cfg.seed;

@@ -202,7 +202,7 @@ static int fetch(struct enroll *e)
 	const char *msg = NULL;
 	ssize_t n;
 
-	if (e->daemon_lost || e->conn.sock < 0)
+	if (e->daemon.lost || e->conn.sock < 0)
 		return 0; /* after the reclaim (reconnect.c) */
 	do {
 		n = client_call(&e->conn, HM_REQ_RUN_CONNS, &ref, sizeof(ref), -1, HM_REP_CONNS,
@@ -271,7 +271,7 @@ int connlog_finish(struct enroll *e, bool daemon, struct cli_fail *f)
 		return 0;
 	if (daemon && fetch(e) < 0)
 		return cli_fail(f, EXIT_INTERNAL, "out of memory");
-	lost = e->daemon_events_lost;
+	lost = e->daemon.events_lost;
 	dropped = l->kernel_dropped + l->daemon_dropped;
 	o = json_object_new_object();
 	json_object_object_add(o, "end", json_object_new_boolean(true));

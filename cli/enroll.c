@@ -123,12 +123,12 @@ static int run_report(struct enroll *e, int code, bool have_run, bool kept, stru
 		if (noted)
 			e->n_opts--; /* not an option to repeat */
 	}
-	if (note.name && e->daemon_restarted)
+	if (note.name && e->daemon.restarted)
 		warnx_("note: %s (the run was without a daemon for %.1f s; its network stayed "
 		       "refused)",
-		       e->restart_note, e->daemon_away_ns / 1e9);
+		       e->daemon.note, e->daemon.away_ns / 1e9);
 	else if (note.name)
-		warnx_("note: %s", e->restart_note);
+		warnx_("note: %s", e->daemon.note);
 	run_clock_read_lag(&e->clock, &e->cfg);
 	/* Done with the page: let it go before the run ends, so that the
 	 * last reference to its file (and the kernel's truncation of its
@@ -174,7 +174,7 @@ static int enroll_prepare(struct enroll *e, struct cli_fail *f)
 		return cli_fail(f, EXIT_INTERNAL, "%s", err.msg);
 	if (enroll_json_open(e, f) < 0 || connlog_open(e, f) < 0)
 		return -1;
-	if (e->record && record_setup(e, &err) < 0)
+	if (e->recording.on && record_setup(e, &err) < 0)
 		return cli_fail(f, EXIT_INTERNAL, "%s", err.msg);
 	if (run_adopt_orphans(&err) < 0)
 		return cli_fail(f, EXIT_INTERNAL, "%s", err.msg);

@@ -22,6 +22,7 @@
 #include "client.h"
 #include "vclock.h"
 #include "identity.h"
+#include "reconnect.h"
 
 
 #define DEFAULT_GRACE_NS 2000000000ULL
@@ -61,6 +62,37 @@ struct enroll_connlog {
 	int write_err;
 };
 
+/* --allow: the destinations as given (for the journal and the repro
+ * line), resolved to addresses, and the names the run's resolver answers */
+struct enroll_allow {
+	const char *specs[HM_RUN_MAX_ALLOW];
+	int n_specs;
+	struct hm_allow addrs[HM_RUN_MAX_ALLOW];
+	uint32_t n_addrs;
+	struct hm_allow_name names[HM_RUN_MAX_NAMES]; /* --allow NAME: the run's resolver */
+	uint32_t n_names;
+	char dns[4096]; /* the names, comma-separated, for the shim (HM_ENV_DNS_ALLOW) */
+};
+
+/* engine/inherited.c: network sockets from enroll's parent. --pass-fd N
+ * names those CMD keeps; the others are /dev/null in the run. */
+struct enroll_inherited {
+	int pass[16], n_pass;
+	int foreign[32], n_foreign;
+	int null_fd;
+};
+
+/* --record[=DIR], --keep-passing, --journal-per-scope (engine/record.c,
+ * record_scopes.c), and the journal kept, if any */
+struct enroll_recording {
+	bool on;
+	const char *dir;
+	bool keep_passing;
+	bool per_scope;
+	char journal_id[32];
+	char journal_file[4352];
+};
+
 /* --sched: HM_SCHED_CHAOS, HM_SCHED_SERIAL or 0 (off); the seed, the run's own unless set. */
 struct enroll_sched {
 	uint32_t mode;
@@ -75,34 +107,20 @@ struct enroll {
 	bool no_daemon;
 	bool unconfined; /* --confine off */
 	bool raw_sockets; /* --raw-sockets: root keeps CAP_NET_RAW */
-	/* inherited.c: network sockets from enroll's parent. --pass-fd N
-	 * names those CMD keeps; the others are /dev/null in the run. */
-	int pass_fds[16], n_pass_fds;
-	int foreign[32], n_foreign;
-	int null_fd;
+	struct enroll_inherited inh; /* --pass-fd (engine/inherited.c) */
 	struct confine conf; /* the kernel backstop (confine.c) */
 	struct run_identity ident; /* --identity, --dir-order (engine/identity.c) */
 	bool no_supervise; /* --supervise off */
 	bool supervise_nowaits; /* --supervise clock: real monotonic clock and waits */
 	struct supervise sv; /* processes without the shim (supervise.c) */
 	uint64_t grace_ns;
-	struct hm_allow allow[HM_RUN_MAX_ALLOW];
-	uint32_t n_allow;
-	const char *allow_specs[HM_RUN_MAX_ALLOW];
-	int n_allow_specs;
-	char dns_allow[4096];
-	struct hm_allow_name names[HM_RUN_MAX_NAMES]; /* --allow NAME: the run's resolver */
-	uint32_t n_names;
+	struct enroll_allow allow; /* --allow (enroll_allow.c) */
 	char **argv;
 	struct boundary bnd; /* --fs, --env, --stragglers, ... (isolate.c) */
 	struct enroll_opt opts[ENROLL_MAX_OPTS]; /* non-cfg options, in order */
 	size_t n_opts;
-	/* --record[=DIR], --keep-passing (record.c) */
-	bool record;
-	const char *record_dir;
-	bool keep_passing;
-	bool journal_per_scope; /* --journal-per-scope (record_scopes.c) */
-	struct record *rec;
+	struct enroll_recording recording; /* --record[=DIR] and the journal kept */
+	struct record *rec; /* the recording under way (engine/record.c) */
 	/* set by replay: variables for CMD after the run's own; no seed line,
 	 * no line that repeats the run */
 	const char *extra_env[ENROLL_MAX_ENV][2];
@@ -134,19 +152,11 @@ struct enroll {
 	bool audit_syscalls; /* --audit-syscalls: the kernel counts time and entropy syscalls */
 	struct enroll_connlog connlog;
 	const char *fail_reason; /* hermetic_error.reason of a failure now, if not by status */
-	/* the journal kept, if any (record.c) */
-	char journal_id[32];
-	char journal_file[4352];
 	/* the run's clock (engine/vclock.c): its page, B, and what the run
 	 * wrote there (refused lookups, waits the lag bound ended) */
 	struct run_clock clock;
-	/* the daemon connection across a restart of hermeticd (reconnect.c) */
-	bool daemon_lost; /* the connection closed; not reclaimed yet */
-	bool daemon_restarted; /* reclaimed from a restarted daemon */
-	bool daemon_given_up;
-	uint64_t daemon_lost_ns, daemon_lost_mono, daemon_last_try;
-	uint64_t daemon_restarted_ns, daemon_away_ns, daemon_events_lost;
-	char restart_note[160];
+	/* the daemon connection across a restart of hermeticd (engine/reconnect.c) */
+	struct run_reconnect daemon;
 };
 
 /* reconnect.c: the descriptor to watch (-1 for none), the poll timeout

@@ -44,13 +44,13 @@ static void split_host_port(const char *spec, char *host, size_t hsize, uint16_t
 
 static void add_allow(struct enroll *e, const uint8_t addr[16], uint16_t port)
 {
-	for (uint32_t i = 0; i < e->n_allow; i++)
-		if (!memcmp(e->allow[i].addr, addr, 16) && e->allow[i].port == port)
+	for (uint32_t i = 0; i < e->allow.n_addrs; i++)
+		if (!memcmp(e->allow.addrs[i].addr, addr, 16) && e->allow.addrs[i].port == port)
 			return;
-	if (e->n_allow == HM_RUN_MAX_ALLOW)
+	if (e->allow.n_addrs == HM_RUN_MAX_ALLOW)
 		bad_usage("at most %d --allow destinations (after resolving names)", HM_RUN_MAX_ALLOW);
-	memcpy(e->allow[e->n_allow].addr, addr, 16);
-	e->allow[e->n_allow++].port = port;
+	memcpy(e->allow.addrs[e->allow.n_addrs].addr, addr, 16);
+	e->allow.addrs[e->allow.n_addrs++].port = port;
 }
 
 /* "--allow https://example.com/x": a URL, not HOST[:PORT]; say which
@@ -156,20 +156,20 @@ void enroll_resolve_allow(struct enroll *e, const char *spec)
 	if (!hm_dns_pattern_ok(host))
 		bad_usage("--allow %s: '%s' is neither an address nor a DNS name (NAME or *.NAME)",
 			  spec, host);
-	if (e->n_names == HM_RUN_MAX_NAMES)
+	if (e->allow.n_names == HM_RUN_MAX_NAMES)
 		bad_usage("at most %d --allow names", HM_RUN_MAX_NAMES);
-	nm = &e->names[e->n_names++];
+	nm = &e->allow.names[e->allow.n_names++];
 	snprintf(nm->name, sizeof(nm->name), "%s", host);
 	nm->port = port;
 	hosts_allow(e, host, port);
 	/* The shim lets these names through to the system's resolver, whose
 	 * queries the kernel sends to the run's resolver. */
 	{
-		size_t used = strlen(e->dns_allow);
+		size_t used = strlen(e->allow.dns);
 
-		if (used + len + 2 >= sizeof(e->dns_allow))
+		if (used + len + 2 >= sizeof(e->allow.dns))
 			bad_usage("too many --allow host names");
-		snprintf(e->dns_allow + used, sizeof(e->dns_allow) - used, "%s%s", used ? "," : "",
+		snprintf(e->allow.dns + used, sizeof(e->allow.dns) - used, "%s%s", used ? "," : "",
 			 host);
 	}
 }

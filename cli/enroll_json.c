@@ -279,8 +279,8 @@ void enroll_json_write(struct enroll *e, int code)
 	/* inherited.c: network sockets from enroll's parent, /dev/null in the run */
 	json_object *inh = json_object_new_array();
 
-	for (int i = 0; i < e->n_foreign; i++)
-		json_object_array_add(inh, json_object_new_int(e->foreign[i]));
+	for (int i = 0; i < e->inh.n_foreign; i++)
+		json_object_array_add(inh, json_object_new_int(e->inh.foreign[i]));
 	json_object_object_add(o, "inherited_sockets_closed", inh);
 	json_object_object_add(o, "coverage", coverage(e));
 	json_object_object_add(o, "containment", e->no_daemon ? NULL : confine_layers_json(&e->conf));
@@ -298,21 +298,21 @@ void enroll_json_write(struct enroll *e, int code)
 	json_object_object_add(o, "lag_bound", lag_bound(e));
 	json_object_object_add(o, "identity", enroll_identity_json(e));
 	j = json_object_new_object();
-	json_object_object_add(j, "id", str_or_null(e->journal_id));
-	json_object_object_add(j, "file", str_or_null(e->journal_file));
-	json_object_object_add(o, "journal", e->record ? j : (json_object_put(j), NULL));
+	json_object_object_add(j, "id", str_or_null(e->recording.journal_id));
+	json_object_object_add(j, "file", str_or_null(e->recording.journal_file));
+	json_object_object_add(o, "journal", e->recording.on ? j : (json_object_put(j), NULL));
 	json_object_object_add(o, "stragglers_killed", json_object_new_uint64(e->killed));
 	json_object_object_add(o, "duration_ms", json_object_new_uint64(e->wall_ns / 1000000));
 	json_object_object_add(o, "repro", str_or_null(e->repro));
 	/* hermeticd restarted (or went away) during the run: the note, the
 	 * kernel events it lost and how long the run was without it. */
-	if (e->daemon_restarted || e->daemon_given_up) {
+	if (e->daemon.restarted || e->daemon.given_up) {
 		json_object *r = json_object_new_object();
 
-		json_object_object_add(r, "note", json_object_new_string(e->restart_note));
-		json_object_object_add(r, "reconnected", json_object_new_boolean(e->daemon_restarted));
-		json_object_object_add(r, "events_lost", json_object_new_uint64(e->daemon_events_lost));
-		json_object_object_add(r, "away_ms", json_object_new_uint64(e->daemon_away_ns / 1000000));
+		json_object_object_add(r, "note", json_object_new_string(e->daemon.note));
+		json_object_object_add(r, "reconnected", json_object_new_boolean(e->daemon.restarted));
+		json_object_object_add(r, "events_lost", json_object_new_uint64(e->daemon.events_lost));
+		json_object_object_add(r, "away_ms", json_object_new_uint64(e->daemon.away_ns / 1000000));
 		json_object_object_add(o, "daemon_restart", r);
 	} else {
 		json_object_object_add(o, "daemon_restart", NULL);

@@ -121,20 +121,20 @@ static void take_option(struct enroll *e, int c, const char *name, int argc, cha
 		enroll_usage(stdout);
 		exit(0);
 	case O_RECORD:
-		e->record = true;
+		e->recording.on = true;
 		/* "--record DIR -- CMD": before "--" a bare word is no command. */
 		if (!optarg && optind < argc && argv[optind][0] != '-' &&
 		    dashdash_follows(argc, argv, optind + 1))
 			optarg = argv[optind++];
 		if (optarg && !*optarg)
 			bad_usage("--record=DIR: empty directory name");
-		e->record_dir = optarg;
+		e->recording.dir = optarg;
 		break;
 	case O_KEEP_PASSING:
-		e->keep_passing = true;
+		e->recording.keep_passing = true;
 		break;
 	case O_JOURNAL_PER_SCOPE:
-		e->journal_per_scope = true;
+		e->recording.per_scope = true;
 		break;
 	case O_REPORT:
 		if (!*optarg)
@@ -168,9 +168,9 @@ static void take_option(struct enroll *e, int c, const char *name, int argc, cha
 		e->cfg.unix_sockets = false;
 		break;
 	case O_ALLOW:
-		if (e->n_allow_specs == HM_RUN_MAX_ALLOW)
+		if (e->allow.n_specs == HM_RUN_MAX_ALLOW)
 			bad_usage("at most %d --allow options", HM_RUN_MAX_ALLOW);
-		e->allow_specs[e->n_allow_specs++] = optarg;
+		e->allow.specs[e->allow.n_specs++] = optarg;
 		add_opt(e, name, optarg);
 		break;
 	case O_NOW:
@@ -197,9 +197,9 @@ static void take_option(struct enroll *e, int c, const char *name, int argc, cha
 
 		if (*end || end == optarg || fd < 0 || fd > 1 << 20)
 			bad_usage("--pass-fd %s: expected a descriptor number", optarg);
-		if (e->n_pass_fds == (int)ARRAY_SIZE(e->pass_fds))
-			bad_usage("at most %zu --pass-fd options", ARRAY_SIZE(e->pass_fds));
-		e->pass_fds[e->n_pass_fds++] = (int)fd;
+		if (e->inh.n_pass == (int)ARRAY_SIZE(e->inh.pass))
+			bad_usage("at most %zu --pass-fd options", ARRAY_SIZE(e->inh.pass));
+		e->inh.pass[e->inh.n_pass++] = (int)fd;
 		add_opt(e, name, optarg);
 		break;
 	}
@@ -240,9 +240,9 @@ static void check_options(struct enroll *e)
 {
 	char msg[1024];
 
-	if (e->cfg.network == HM_NETWORK_OFF && (e->n_allow_specs || !e->cfg.loopback || !e->cfg.unix_sockets))
+	if (e->cfg.network == HM_NETWORK_OFF && (e->allow.n_specs || !e->cfg.loopback || !e->cfg.unix_sockets))
 		bad_usage("--allow, --no-loopback and --no-unix need --network block or audit");
-	if (e->no_daemon && (e->n_allow_specs || !e->cfg.loopback || !e->cfg.unix_sockets))
+	if (e->no_daemon && (e->allow.n_specs || !e->cfg.loopback || !e->cfg.unix_sockets))
 		bad_usage("--allow, --no-loopback and --no-unix need the daemon (not --no-daemon)");
 	if (e->no_daemon && e->connlog.path)
 		bad_usage("--connections needs the daemon (not --no-daemon): the kernel hooks see "
@@ -250,11 +250,11 @@ static void check_options(struct enroll *e)
 	if (e->no_daemon && e->sched.mode)
 		bad_usage("--sched needs the daemon (not --no-daemon): it sets the run's "
 			  "real-time priorities");
-	if (e->keep_passing && !e->record)
+	if (e->recording.keep_passing && !e->recording.on)
 		bad_usage("--keep-passing needs --record");
-	if (e->journal_per_scope && !e->record_dir)
+	if (e->recording.per_scope && !e->recording.dir)
 		bad_usage("--journal-per-scope needs --record=DIR: the journals of failing scopes go to DIR");
-	if (e->record && e->no_daemon && !e->record_dir)
+	if (e->recording.on && e->no_daemon && !e->recording.dir)
 		bad_usage("--record with --no-daemon needs a directory (--record=DIR): the\n"
 			  "  journal store is hermeticd's");
 	if (boundary_validate(&e->bnd, msg, sizeof(msg)) < 0)
@@ -267,8 +267,8 @@ static int settle(struct enroll *e, struct cli_fail *f)
 {
 	char msg[1024];
 
-	for (int i = 0; i < e->n_allow_specs; i++)
-		enroll_resolve_allow(e, e->allow_specs[i]);
+	for (int i = 0; i < e->allow.n_specs; i++)
+		enroll_resolve_allow(e, e->allow.specs[i]);
 	if (e->now_src != NOW_OPTION && now_default(&e->cfg.now_ns, &e->now_src, msg, sizeof(msg)) < 0)
 		bad_usage("%s", msg);
 	if (!e->cfg.seed_set) {

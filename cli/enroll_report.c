@@ -122,7 +122,7 @@ void enroll_print_audit(struct enroll *e)
 
 		memcpy(comm, p->comm, 16);
 		comm[16] = 0;
-		if (!p->shim && (e->audit_syscalls || e->record)) {
+		if (!p->shim && (e->audit_syscalls || e->recording.on)) {
 			used += snprintf(line + used, sizeof(line) - used > 0 ? sizeof(line) - used : 0,
 					 "%s%s (pid %u, %u getrandom, %u clock syscalls)",
 					 used ? "; " : "", p->path[0] ? p->path : comm, p->pid,
@@ -184,8 +184,8 @@ int enroll_build_repro(struct enroll *e)
 		APPEND(" --no-loopback");
 	if (!e->cfg.unix_sockets)
 		APPEND(" --no-unix");
-	for (int i = 0; i < e->n_allow_specs; i++)
-		APPEND(" --allow %s", e->allow_specs[i]);
+	for (int i = 0; i < e->allow.n_specs; i++)
+		APPEND(" --allow %s", e->allow.specs[i]);
 	if (e->no_daemon)
 		APPEND(" --no-daemon");
 	if (e->unconfined)

@@ -170,9 +170,9 @@ static void describe_network(const struct enroll *e, char *buf, size_t size)
 		used = snprintf(buf, size, "blocked; loopback %s, unix sockets %s",
 				e->cfg.loopback ? "open" : "refused",
 				e->cfg.unix_sockets ? "open" : "refused");
-	for (int i = 0; i < e->n_allow_specs && used < size - 1; i++) {
+	for (int i = 0; i < e->allow.n_specs && used < size - 1; i++) {
 		used += snprintf(buf + used, size - used, "%s", i ? ", " : "; open to ");
-		quote(e->allow_specs[i], buf, size - 1, &used);
+		quote(e->allow.specs[i], buf, size - 1, &used);
 	}
 }
 

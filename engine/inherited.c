@@ -27,8 +27,8 @@ static const char *family_name(int fam)
 
 static bool passed(const struct enroll *e, int fd)
 {
-	for (int i = 0; i < e->n_pass_fds; i++)
-		if (e->pass_fds[i] == fd)
+	for (int i = 0; i < e->inh.n_pass; i++)
+		if (e->inh.pass[i] == fd)
 			return true;
 	return false;
 }
@@ -38,8 +38,8 @@ int enroll_find_foreign_sockets(struct enroll *e, struct eng_error *err)
 	struct dirent *de;
 	DIR *dir;
 
-	e->n_foreign = 0;
-	e->null_fd = -1;
+	e->inh.n_foreign = 0;
+	e->inh.null_fd = -1;
 	if (e->cfg.network == HM_NETWORK_OFF)
 		return 0; /* nothing is enforced: nothing to get around */
 	dir = opendir("/proc/self/fd");
@@ -65,23 +65,23 @@ int enroll_find_foreign_sockets(struct enroll *e, struct eng_error *err)
 			continue;
 		if (passed(e, fd))
 			continue;
-		if (e->n_foreign == (int)ARRAY_SIZE(e->foreign)) {
+		if (e->inh.n_foreign == (int)ARRAY_SIZE(e->inh.foreign)) {
 			closedir(dir);
 			return eng_fail(err, EMFILE,
 					"more than %zu network sockets inherited from enroll's "
 					"parent: close them, or name them with --pass-fd",
-					ARRAY_SIZE(e->foreign));
+					ARRAY_SIZE(e->inh.foreign));
 		}
-		e->foreign[e->n_foreign++] = fd;
+		e->inh.foreign[e->inh.n_foreign++] = fd;
 		eng_warn("descriptor %d, an %s socket made outside the run, is /dev/null in the "
 			 "run (the kernel would judge its traffic as outside the run's); "
 			 "--pass-fd %d passes it",
 			 fd, family_name(fam), fd);
 	}
 	closedir(dir);
-	if (e->n_foreign) {
-		e->null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (e->null_fd < 0)
+	if (e->inh.n_foreign) {
+		e->inh.null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (e->inh.null_fd < 0)
 			return eng_fail(err, errno, "/dev/null: %s", strerror(errno));
 	}
 	return 0;
@@ -90,8 +90,8 @@ int enroll_find_foreign_sockets(struct enroll *e, struct eng_error *err)
 int enroll_drop_foreign_sockets(const struct enroll *e)
 {
 	/* In the child: dup2 clears close-on-exec on the new descriptor. */
-	for (int i = 0; i < e->n_foreign; i++)
-		if (dup2(e->null_fd, e->foreign[i]) < 0)
+	for (int i = 0; i < e->inh.n_foreign; i++)
+		if (dup2(e->inh.null_fd, e->inh.foreign[i]) < 0)
 			return -errno;
 	return 0;
 }

@@ -408,8 +408,8 @@ int enroll_launch(struct enroll *e, struct eng_error *err)
 		close(errp[0]);
 		return r;
 	}
-	if (e->null_fd >= 0)
-		close(e->null_fd);
+	if (e->inh.null_fd >= 0)
+		close(e->inh.null_fd);
 	cli_phase("fork");
 	supervise_parent(&e->sv);
 	r = wait_exec(e, errp[0], &le, &n);

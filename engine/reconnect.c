@@ -45,12 +45,12 @@ static uint64_t wall_ns(void)
 
 int enroll_daemon_pollfd(struct enroll *e)
 {
-	return e->no_daemon || e->daemon_lost ? -1 : e->conn.sock;
+	return e->no_daemon || e->daemon.lost ? -1 : e->conn.sock;
 }
 
 int enroll_daemon_timeout(struct enroll *e, int timeout_ms)
 {
-	if (e->daemon_lost && !e->daemon_given_up && (timeout_ms < 0 || timeout_ms > RETRY_MS))
+	if (e->daemon.lost && !e->daemon.given_up && (timeout_ms < 0 || timeout_ms > RETRY_MS))
 		return RETRY_MS;
 	return timeout_ms;
 }
@@ -72,14 +72,14 @@ void enroll_daemon_lost(struct enroll *e)
 {
 	char when[32];
 
-	if (e->daemon_lost || e->no_daemon)
+	if (e->daemon.lost || e->no_daemon)
 		return;
-	e->daemon_lost = true;
-	e->daemon_lost_ns = wall_ns();
-	e->daemon_lost_mono = hm_now_ns();
+	e->daemon.lost = true;
+	e->daemon.lost_ns = wall_ns();
+	e->daemon.lost_mono = hm_now_ns();
 	close(e->conn.sock);
 	e->conn.sock = -1;
-	clock_str(e->daemon_lost_ns, when, sizeof(when));
+	clock_str(e->daemon.lost_ns, when, sizeof(when));
 	eng_warn("hermeticd went away at %s (connection closed); run %" PRIu64
 		 " goes on, its network still refused by the kernel; reconnecting",
 		 when, e->run.run_id);
@@ -111,30 +111,30 @@ static void try_reclaim(struct enroll *e)
 		eng_warn("hermeticd is back but does not have run %" PRIu64 ": %s", e->run.run_id, msg);
 		close(fd);
 		e->conn.sock = -1;
-		e->daemon_given_up = true;
+		e->daemon.given_up = true;
 		return;
 	}
-	e->daemon_lost = false;
-	e->daemon_restarted = true;
-	e->daemon_restarted_ns = rep.restarted_ns;
-	e->daemon_away_ns += hm_now_ns() - e->daemon_lost_mono;
+	e->daemon.lost = false;
+	e->daemon.restarted = true;
+	e->daemon.restarted_ns = rep.restarted_ns;
+	e->daemon.away_ns += hm_now_ns() - e->daemon.lost_mono;
 	/* The daemon's count covers the whole run (what any daemon before it
 	 * missed too): after a second restart it replaces the first. */
-	e->daemon_events_lost = rep.lost;
+	e->daemon.events_lost = rep.lost;
 	clock_str(rep.restarted_ns, when, sizeof(when));
-	snprintf(e->restart_note, sizeof(e->restart_note),
+	snprintf(e->daemon.note, sizeof(e->daemon.note),
 		 "daemon restarted at %s, %" PRIu64 " kernel events lost", when,
-		 e->daemon_events_lost);
-	eng_warn("reconnected to hermeticd: %s", e->restart_note);
+		 e->daemon.events_lost);
+	eng_warn("reconnected to hermeticd: %s", e->daemon.note);
 }
 
 void enroll_daemon_retry(struct enroll *e)
 {
-	if (!e->daemon_lost || e->daemon_given_up)
+	if (!e->daemon.lost || e->daemon.given_up)
 		return;
-	if (hm_now_ns() - e->daemon_last_try < RETRY_MS * 1000000ULL)
+	if (hm_now_ns() - e->daemon.last_try < RETRY_MS * 1000000ULL)
 		return;
-	e->daemon_last_try = hm_now_ns();
+	e->daemon.last_try = hm_now_ns();
 	try_reclaim(e);
 }
 
@@ -147,9 +147,9 @@ bool enroll_daemon_wait(struct enroll *e)
 	if (e->no_daemon)
 		return false;
 	/* A hang-up not seen yet (the command ended at the same moment). */
-	if (!e->daemon_lost && poll(&p, 1, 0) > 0)
+	if (!e->daemon.lost && poll(&p, 1, 0) > 0)
 		enroll_daemon_event(e, p.revents);
-	if (!e->daemon_lost)
+	if (!e->daemon.lost)
 		return true;
 	if (s && *s && hm_parse_u64(s, &wait_s) < 0) {
 		eng_warn("HERMETIC_RECONNECT_WAIT is not a number of seconds: '%s'; using %d", s,
@@ -158,13 +158,13 @@ bool enroll_daemon_wait(struct enroll *e)
 	}
 	deadline = hm_now_ns() + wait_s * 1000000000ULL;
 	/* A signal that cancels the run (signals.c) ends the wait. */
-	while (e->daemon_lost && !e->daemon_given_up && hm_now_ns() < deadline) {
-		e->daemon_last_try = 0;
+	while (e->daemon.lost && !e->daemon.given_up && hm_now_ns() < deadline) {
+		e->daemon.last_try = 0;
 		enroll_daemon_retry(e);
-		if (e->daemon_lost && run_signals_wait(&e->sig, &e->child, -1, 0, RETRY_MS) == -ECANCELED)
+		if (e->daemon.lost && run_signals_wait(&e->sig, &e->child, -1, 0, RETRY_MS) == -ECANCELED)
 			break;
 	}
-	if (e->daemon_lost && !e->daemon_given_up) {
+	if (e->daemon.lost && !e->daemon.given_up) {
 		if (e->sig.cancel)
 			eng_warn("run cancelled while hermeticd was away: no refusal report, audit or "
 				 "kernel stream for this run; its cgroup stays refused until a hermeticd "
@@ -175,25 +175,25 @@ bool enroll_daemon_wait(struct enroll *e)
 				 "stream for this run; its cgroup stays refused until a hermeticd ends "
 				 "it",
 				 wait_s);
-		e->daemon_given_up = true;
+		e->daemon.given_up = true;
 	}
-	return !e->daemon_lost;
+	return !e->daemon.lost;
 }
 
 void enroll_daemon_note(struct enroll *e, struct enroll_opt *ret_opt)
 {
-	if (!e->daemon_restarted && !e->daemon_given_up)
+	if (!e->daemon.restarted && !e->daemon.given_up)
 		return;
-	if (!e->daemon_restarted) {
+	if (!e->daemon.restarted) {
 		char when[32];
 
-		clock_str(e->daemon_lost_ns, when, sizeof(when));
-		snprintf(e->restart_note, sizeof(e->restart_note),
+		clock_str(e->daemon.lost_ns, when, sizeof(when));
+		snprintf(e->daemon.note, sizeof(e->daemon.note),
 			 "daemon went away at %s and did not come back; its kernel events are lost",
 			 when);
 	}
 	if (ret_opt)
-		*ret_opt = (struct enroll_opt){ "daemon_restart", e->restart_note };
+		*ret_opt = (struct enroll_opt){ "daemon_restart", e->daemon.note };
 }
 
 static bool conn_lost(ssize_t n)
@@ -213,7 +213,7 @@ ssize_t enroll_daemon_call(struct enroll *e, uint16_t type, const void *req, uin
 	ssize_t n = -ENOTCONN;
 
 	for (int tries = 0; tries < 3; tries++) {
-		if ((e->daemon_lost || e->conn.sock < 0) && !enroll_daemon_wait(e))
+		if ((e->daemon.lost || e->conn.sock < 0) && !enroll_daemon_wait(e))
 			break;
 		n = client_call(&e->conn, type, req, len, -1, expect, rep, rep_size, exact, ret_fd,
 				ret_msg);
@@ -233,7 +233,7 @@ int enroll_daemon_store(struct enroll *e, const struct hm_journal_store *req, in
 	int r = -ENOTCONN;
 
 	for (int tries = 0; tries < 3; tries++) {
-		if ((e->daemon_lost || e->conn.sock < 0) && !enroll_daemon_wait(e))
+		if ((e->daemon.lost || e->conn.sock < 0) && !enroll_daemon_wait(e))
 			break;
 		r = client_store_journal(&e->conn, req, fd, ret_msg);
 		if (!conn_lost(r))

@@ -91,7 +91,7 @@ int record_setup(struct enroll *e, struct eng_error *err)
 	r->kfd = -1;
 	if (!getcwd(r->cwd, sizeof(r->cwd)))
 		r->cwd[0] = 0;
-	if (e->record_dir && (k = record_use_dir(r, e->record_dir, err)) < 0)
+	if (e->recording.dir && (k = record_use_dir(r, e->recording.dir, err)) < 0)
 		return k;
 	if ((k = run_tmpdir_make(&r->spool, "hermetic-rec", "a recording spool", err)) < 0)
 		return k;
@@ -208,9 +208,9 @@ static int fill(struct hm_journal_writer *w, void *userdata)
 		if (e->have_audit && e->audit.events > events)
 			events = e->audit.events;
 		/* (and what went with a daemon that restarted during the run) */
-		k = hm_journal_write_kernel_summary(w, events + e->daemon_events_lost,
+		k = hm_journal_write_kernel_summary(w, events + e->daemon.events_lost,
 						    r->khdr.kernel_dropped + r->khdr.daemon_dropped +
-							    e->daemon_events_lost);
+							    e->daemon.events_lost);
 		if (k < 0)
 			return k;
 	}
@@ -247,7 +247,7 @@ static int fill_scope(struct hm_journal_writer *w, struct enroll *e, const char 
 
 void record_prepare(struct enroll *e, int code)
 {
-	if ((code != 0 || e->keep_passing) && !e->no_daemon && !e->rec->kstream_asked) {
+	if ((code != 0 || e->recording.keep_passing) && !e->no_daemon && !e->rec->kstream_asked) {
 		e->rec->kstream_asked = true;
 		record_fetch_kstream(e);
 	}
@@ -266,9 +266,9 @@ void record_finish(struct enroll *e, int code)
 	r->code = code;
 	/* --journal-per-scope: a journal per failing scope (test) instead of
 	 * one for the run, whatever the run's own status. */
-	if (e->journal_per_scope && record_scope_journals(e, fill_scope) > 0)
+	if (e->recording.per_scope && record_scope_journals(e, fill_scope) > 0)
 		return;
-	if (code == 0 && !e->keep_passing)
+	if (code == 0 && !e->recording.keep_passing)
 		return; /* a passing run's journal is dropped (--keep-passing keeps it) */
 	record_prepare(e, code);
 	gmtime_r(&secs, &tm);
@@ -315,8 +315,8 @@ void record_finish(struct enroll *e, int code)
 		else
 			snprintf(stored, sizeof(stored), "%" PRIu64, e->run.run_id);
 	}
-	snprintf(e->journal_id, sizeof(e->journal_id), "%s", stored);
-	snprintf(e->journal_file, sizeof(e->journal_file), "%s", path);
+	snprintf(e->recording.journal_id, sizeof(e->recording.journal_id), "%s", stored);
+	snprintf(e->recording.journal_file, sizeof(e->recording.journal_file), "%s", path);
 	if (!stored[0] && !path[0]) {
 		/* Nothing kept a journal: the spool's raw streams are the only
 		 * copy of what the run saw. Keep them rather than lose them. */

@@ -290,7 +290,7 @@ void run_end(struct enroll *e, bool daemon, bool have_run, bool kept)
 	const char *msg = NULL;
 
 	/* (a daemon that went away since is waited for and asked again) */
-	if (daemon && !e->daemon_given_up &&
+	if (daemon && !e->daemon.given_up &&
 	    enroll_daemon_call(e, HM_REQ_RUN_END, &end, sizeof(end), HM_REP_OK, NULL, 0, false,
 			       NULL, &msg) < 0)
 		eng_warn("hermeticd could not end the run: %s", msg);

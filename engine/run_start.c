@@ -94,8 +94,8 @@ int run_export_env(struct enroll *e, struct eng_error *err)
 		setenv(HM_ENV_CLOCK_FD, e->clock.page_env, 1);
 	else
 		unsetenv(HM_ENV_CLOCK_FD);
-	if (e->dns_allow[0])
-		setenv(HM_ENV_DNS_ALLOW, e->dns_allow, 1);
+	if (e->allow.dns[0])
+		setenv(HM_ENV_DNS_ALLOW, e->allow.dns, 1);
 	else
 		unsetenv(HM_ENV_DNS_ALLOW);
 	/* Record and replay directories come only from this run. */
@@ -152,7 +152,7 @@ int run_create(struct enroll *e, struct eng_error *err)
 		req.c.flags |= HM_RUN_NET_LOOPBACK;
 	if (e->cfg.unix_sockets)
 		req.c.flags |= HM_RUN_NET_UNIX;
-	if (e->record)
+	if (e->recording.on)
 		req.c.flags |= HM_RUN_RECORD;
 	if (e->unconfined)
 		req.c.flags |= HM_RUN_UNCONFINED;
@@ -161,14 +161,14 @@ int run_create(struct enroll *e, struct eng_error *err)
 	if (e->connlog.path)
 		req.c.flags |= HM_RUN_CONNLOG;
 	/* A journal keeps the kernel's whole view, as it always has. */
-	if (e->audit_syscalls || e->record)
+	if (e->audit_syscalls || e->recording.on)
 		req.c.flags |= HM_RUN_AUDIT_SYSCALLS;
-	req.c.n_allow = e->n_allow;
-	memcpy(req.a, e->allow, e->n_allow * sizeof(struct hm_allow));
+	req.c.n_allow = e->allow.n_addrs;
+	memcpy(req.a, e->allow.addrs, e->allow.n_addrs * sizeof(struct hm_allow));
 	/* The names follow the allow entries that are there, in the payload. */
-	len = sizeof(req.c) + e->n_allow * sizeof(struct hm_allow);
-	memcpy((char *)&req + len, e->names, e->n_names * sizeof(struct hm_allow_name));
-	len += e->n_names * sizeof(struct hm_allow_name);
+	len = sizeof(req.c) + e->allow.n_addrs * sizeof(struct hm_allow);
+	memcpy((char *)&req + len, e->allow.names, e->allow.n_names * sizeof(struct hm_allow_name));
+	len += e->allow.n_names * sizeof(struct hm_allow_name);
 	snprintf(req.c.label, sizeof(req.c.label), "%s", e->argv[0]);
 	sent = client_send(&e->conn, HM_REQ_RUN_CREATE, &req, len, -1);
 	if (sent < 0 && e->conn.broken)
