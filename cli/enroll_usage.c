@@ -5,9 +5,10 @@
 #include "config.h"
 #include "enroll_opts.h"
 
-void enroll_usage(FILE *f)
+/* Usage and the network, supervision and audit options. */
+static void usage_network(FILE *f)
 {
-	fprintf(f,
+	fputs(
 		"Usage: hermetic enroll [OPTIONS] [--] CMD [ARGS...]\n"
 		"\n"
 		"Run CMD with a seeded clock and entropy and no network: every process of\n"
@@ -102,7 +103,14 @@ void enroll_usage(FILE *f)
 		"                          coverage line and --report (--record implies it:\n"
 		"                          the journal keeps them); while a run with it\n"
 		"                          lives, every syscall on the machine takes the\n"
-		"                          kernel's slow path (docs/performance.md)\n"
+		"                          kernel's slow path (docs/performance.md)\n",
+	      f);
+}
+
+/* Record, --report, clock and entropy. */
+static void usage_record_clock(FILE *f)
+{
+	fprintf(f,
 		"\n"
 		"Record (hermetic replay feeds a journal back):\n"
 		"  --record[=DIR]          journal every value the shim hands out and the\n"
@@ -136,7 +144,15 @@ void enroll_usage(FILE *f)
 		"                          once the run has been busy for K times its remaining\n"
 		"                          virtual time of real time (default 10; inf: only\n"
 		"                          when the run is idle)\n"
-		"  --aslr on|off           address-space randomisation (default off)\n"
+		"  --aslr on|off           address-space randomisation (default off)\n",
+		(unsigned long long)HM_DEFAULT_SPIN_LIMIT);
+}
+
+void enroll_usage(FILE *f)
+{
+	usage_network(f);
+	usage_record_clock(f);
+	fputs(
 		"\n"
 		"Machine identity (docs/identity.md):\n"
 		"  --identity host|fixed|FILE\n"
@@ -186,5 +202,5 @@ void enroll_usage(FILE *f)
 		"73 --report or --connections cannot be opened, 77 already inside a run,\n"
 		"126 CMD not executable, 127 CMD not found. All but 2 and 73 also get a\n"
 		"--report line whose hermetic_error says why; CMD's own status has it null.\n",
-		(unsigned long long)HM_DEFAULT_SPIN_LIMIT);
+	      f);
 }

@@ -48,35 +48,15 @@ static void print_counts(json_object *r, json_object *ref)
 		printf(" dropped %s", json_object_get_string(dropped));
 }
 
-int cmd_status(int argc, char **argv)
+/* The daemon's status, parsed (dies when it cannot be had). */
+static json_object *fetch_status(void)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
 	static char buf[HM_MSG_MAX];
 	const char *msg = NULL;
-	bool json = false;
-	json_object *o, *v;
-	ssize_t n;
 	struct hm_client conn;
-	int c;
+	json_object *o;
+	ssize_t n;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
-		if (c == 'j')
-			json = true;
-		else if (c == 'h')
-			return usage(stdout), 0;
-		else
-			return cli_bad_option("hermetic status", "jh", argv);
-	}
-	if (optind != argc) {
-		fprintf(stderr, "hermetic status: unexpected argument '%s'\nTry 'hermetic status --help'.\n",
-			argv[optind]);
-		return EXIT_USAGE;
-	}
 	conn = (struct hm_client){ .sock = cli_connect() };
 	n = cli_call(&conn, HM_REQ_STATUS, NULL, 0, -1, HM_REP_STATUS, buf, sizeof(buf) - 1, false,
 		     NULL, &msg);
@@ -86,6 +66,12 @@ int cmd_status(int argc, char **argv)
 	o = json_tokener_parse(buf);
 	if (!o)
 		die(EXIT_INTERNAL, "hermeticd sent a status that is not JSON");
+	return o;
+}
+
+/* What a run started here would get, next to what the daemon says. */
+static void add_local(json_object *o)
+{
 	confine_prepare(&here, true, true);
 	json_object_object_add(o, "containment", confine_layers_json(&here));
 	if (here.refuse[0])
@@ -109,11 +95,13 @@ int cmd_status(int argc, char **argv)
 		json_object_object_add(o, "supervisor", sv);
 	}
 	json_object_object_add(o, "identity", enroll_identity_status_json(&here));
-	if (json) {
-		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
-		json_object_put(o);
-		return 0;
-	}
+}
+
+/* The daemon: version, subtree, attach types, pins, clock keeper. */
+static void print_daemon(json_object *o)
+{
+	json_object *v;
+
 	printf("hermeticd %s\n", json_object_object_get_ex(o, "version", &v) ? json_object_get_string(v) : "?");
 	if (json_object_object_get_ex(o, "subtree", &v))
 		printf("cgroup subtree: %s\n", json_object_get_string(v));
@@ -142,6 +130,13 @@ int cmd_status(int argc, char **argv)
 			printf(" (%s; runs need --clock off)", json_object_get_string(err));
 		putchar('\n');
 	}
+}
+
+/* A run started here: containment, supervisor, identity, --sched. */
+static void print_here(json_object *o)
+{
+	json_object *v;
+
 	printf("containment of a run started here (%s):\n", here.root ? "root" : "this user");
 	if (here.refuse[0])
 		printf("  refused: cannot confine: %s\n", here.refuse);
@@ -180,6 +175,13 @@ int cmd_status(int argc, char **argv)
 		if (json_object_object_get_ex(v, "serial", &se) && se)
 			printf("--sched serial: %s\n", json_object_get_string(se));
 	}
+}
+
+/* The active runs, a line each. */
+static void print_runs(json_object *o)
+{
+	json_object *v;
+
 	if (json_object_object_get_ex(o, "runs", &v)) {
 		size_t nr = json_object_array_length(v);
 
@@ -213,6 +215,43 @@ int cmd_status(int argc, char **argv)
 			       json_object_get_string(label));
 		}
 	}
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	bool json = false;
+	json_object *o;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		if (c == 'j')
+			json = true;
+		else if (c == 'h')
+			return usage(stdout), 0;
+		else
+			return cli_bad_option("hermetic status", "jh", argv);
+	}
+	if (optind != argc) {
+		fprintf(stderr, "hermetic status: unexpected argument '%s'\nTry 'hermetic status --help'.\n",
+			argv[optind]);
+		return EXIT_USAGE;
+	}
+	o = fetch_status();
+	add_local(o);
+	if (json) {
+		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
+		json_object_put(o);
+		return 0;
+	}
+	print_daemon(o);
+	print_here(o);
+	print_runs(o);
 	json_object_put(o);
 	return 0;
 }
