@@ -330,13 +330,7 @@ static void scan(struct hmd_chaos *c)
 /* Is tid runnable ('R' in /proc/TID/stat, after the command's ')')? */
 static bool runnable(pid_t tid)
 {
-	char p[64], buf[512];
-	const char *s;
-
-	snprintf(p, sizeof(p), "/proc/%d/stat", (int)tid);
-	if (hm_read_file_at(AT_FDCWD, p, buf, sizeof(buf)) < 0 || !(s = strrchr(buf, ')')))
-		return false;
-	return s[1] == ' ' && s[2] == 'R';
+	return hm_proc_state(tid) == 'R';
 }
 
 /* A change point: the runnable task of highest priority (the one on the

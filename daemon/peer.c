@@ -34,6 +34,7 @@
 #include <linux/unix_diag.h>
 #include "util.h"
 #include "daemon.h"
+#include "procfs.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
@@ -53,12 +54,12 @@ int hmd_pidfd_alive(int pidfd)
 /* The pid a pidfd refers to, from our own fdinfo ("Pid: -1" once reaped). */
 static int pidfd_pid(int pidfd, pid_t *ret)
 {
-	char path[64], buf[1024], *s;
+	char path[64], buf[1024];
 	int pid;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	if (hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0 || !(s = strstr(buf, "\nPid:")) ||
-	    sscanf(s + 5, "%d", &pid) != 1)
+	if (hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0 ||
+	    hm_status_int(buf, "Pid", &pid) < 0)
 		return -EBADF; /* not a pidfd */
 	if (pid <= 0)
 		return -ESRCH;
@@ -68,17 +69,16 @@ static int pidfd_pid(int pidfd, pid_t *ret)
 
 int hmd_pidfd_proc(int pidfd, struct hmd_proc *ret)
 {
-	char path[64], buf[2048], cgbuf[8192], *s;
+	char path[64], buf[2048], cgbuf[8192];
 	struct hmd_proc pr = {};
 	int ppid, uid, err;
 	ssize_t n;
 
 	if ((err = pidfd_pid(pidfd, &pr.pid)) < 0)
 		return err;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pr.pid);
-	if (hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0 || !(s = strstr(buf, "\nPPid:")) ||
-	    sscanf(s + 6, "%d", &ppid) != 1 || !(s = strstr(buf, "\nUid:")) ||
-	    sscanf(s + 5, "%d", &uid) != 1)
+	/* keyed lines: a field only from the line that starts with its key */
+	if (hm_proc_status(pr.pid, buf, sizeof(buf)) < 0 || hm_status_int(buf, "PPid", &ppid) < 0 ||
+	    hm_status_int(buf, "Uid", &uid) < 0)
 		return -ESRCH;
 	pr.ppid = ppid;
 	pr.uid = uid;

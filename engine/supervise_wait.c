@@ -139,7 +139,6 @@ struct hm_vslot *sv_slot_begin(struct supervise *s, int pid, uint64_t order, int
 			       int64_t deadline, bool external)
 {
 	struct hm_vslot *sl;
-	uint32_t hw;
 
 	if (!s->vc)
 		return NULL;
@@ -155,10 +154,7 @@ struct hm_vslot *sv_slot_begin(struct supervise *s, int pid, uint64_t order, int
 		__atomic_store_n(&sl[i].tid, (uint32_t)tid, __ATOMIC_RELEASE);
 		__atomic_store_n(&sl[i].pid, (uint32_t)pid, __ATOMIC_RELEASE);
 		__atomic_store_n(&sl[i].order, order, __ATOMIC_RELEASE);
-		hw = __atomic_load_n(&s->vc->hw, __ATOMIC_ACQUIRE);
-		while (hw < i + 1 && !__atomic_compare_exchange_n(&s->vc->hw, &hw, i + 1, false,
-								   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			;
+		hm_vclock_raise_hw(&s->vc->hw, i + 1);
 		__atomic_store_n(&sl[i].deadline, deadline, __ATOMIC_RELEASE);
 		__atomic_store_n(&sl[i].real_begin, real_mono(), __ATOMIC_RELEASE);
 		/* its thread is blocked on us: SUPER (bpf/sched.bpf.c) */

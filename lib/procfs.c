@@ -10,15 +10,35 @@
 #include "util.h"
 #include "procfs.h"
 
-uint64_t hm_proc_start(pid_t pid)
+/* /proc/PID/stat read into buf, from its command name's last ')' on (the
+ * fields follow it after a space), or NULL when it cannot be read. */
+static const char *stat_after_comm(pid_t pid, char *buf, size_t size)
 {
-	char path[64], buf[1024], *p;
-	uint64_t v = 0;
-	ssize_t n;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	n = hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf));
-	if (n <= 0 || !(p = strrchr(buf, ')')))
+	if (hm_read_file_at(AT_FDCWD, path, buf, size) <= 0)
+		return NULL;
+	return strrchr(buf, ')');
+}
+
+int hm_proc_state(pid_t pid)
+{
+	char buf[512];
+	const char *p = stat_after_comm(pid, buf, sizeof(buf));
+
+	if (!p)
+		return -ESRCH;
+	return p[1] == ' ' && p[2] ? p[2] : -EBADMSG;
+}
+
+uint64_t hm_proc_start(pid_t pid)
+{
+	char buf[1024];
+	const char *p = stat_after_comm(pid, buf, sizeof(buf));
+	uint64_t v = 0;
+
+	if (!p)
 		return 0;
 	/* after ") ": state is field 3; starttime is field 22 */
 	if (sscanf(p + 2,

@@ -18,6 +18,10 @@
  * 0 when the process is gone or the file cannot be read. */
 uint64_t hm_proc_start(pid_t pid);
 
+/* The state letter of pid (field 3 of /proc/PID/stat: 'R' runnable, 'S',
+ * 'D', ...), or -ESRCH when it cannot be read, -EBADMSG when malformed. */
+int hm_proc_state(pid_t pid);
+
 /* /proc/PID/status, whole, NUL-terminated in buf: its length, or -errno. */
 ssize_t hm_proc_status(pid_t pid, char *buf, size_t size);
 

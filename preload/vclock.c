@@ -120,7 +120,7 @@ static uint32_t my_tid(void)
 static struct hm_vslot *my_slot(void)
 {
 	struct hm_vslot *s = slots();
-	uint32_t tid = my_tid(), hw;
+	uint32_t tid = my_tid();
 
 	if (hm_t.slot > 0) {
 		struct hm_vslot *m = &s[hm_t.slot - 1];
@@ -141,10 +141,7 @@ static struct hm_vslot *my_slot(void)
 		STORE(s[i].tid, tid);
 		STORE(s[i].pid, (uint32_t)hm.pid);
 		STORE(s[i].order, order_key());
-		hw = LOAD(hm.vc->hw);
-		while (hw < i + 1 && !__atomic_compare_exchange_n(&hm.vc->hw, &hw, i + 1, false,
-								   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			;
+		hm_vclock_raise_hw(&hm.vc->hw, i + 1);
 		hm_t.slot = i + 1;
 		return &s[i];
 	}

@@ -209,4 +209,16 @@ static inline _Bool hm_vclock_raise(__s64 *mono, __s64 v)
 	return 0;
 }
 
+/* A slot claimed at index i: vc->hw (the slots ever claimed lie below
+ * it) grows to i + 1 if it is lower, never shrinks; the shim and the
+ * supervisor claim slots at once. */
+static inline void hm_vclock_raise_hw(__u32 *hw, __u32 n)
+{
+	__u32 cur = __atomic_load_n(hw, __ATOMIC_ACQUIRE);
+
+	while (cur < n && !__atomic_compare_exchange_n(hw, &cur, n, 0, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE))
+		;
+}
+
 #endif

@@ -30,5 +30,7 @@ int main(void)
 		      v == getpid());
 	CHECK("our own start time is not 0", hm_proc_start(getpid()) != 0);
 	CHECK("a pid that cannot exist: 0", hm_proc_start(0x7fffffff) == 0);
+	CHECK("our own state: running", hm_proc_state(getpid()) == 'R');
+	CHECK("a pid that cannot exist: -ESRCH", hm_proc_state(0x7fffffff) == -ESRCH);
 	T_EXIT();
 }
