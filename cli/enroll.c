@@ -59,7 +59,7 @@ static int enroll_start(struct enroll *e, struct cli_fail *f)
 	if (enroll_print_boundary(e, f) < 0)
 		return -1;
 	cli_phase("setup");
-	if (!e->cfg.seed_set && !e->quiet_seed) {
+	if (!e->cfg.seed_set && !e->caller.quiet_seed) {
 		char now[64];
 
 		hm_format_time(e->cfg.now_ns, now, sizeof(now));
@@ -72,8 +72,8 @@ static int enroll_start(struct enroll *e, struct cli_fail *f)
 		return cli_fail(f, EXIT_INTERNAL, "%s", err.msg);
 	if (e->rec && record_before_spawn(e, &err) < 0)
 		return cli_fail(f, EXIT_INTERNAL, "%s", err.msg);
-	if (e->before_spawn)
-		e->before_spawn(e, e->userdata);
+	if (e->caller.before_spawn)
+		e->caller.before_spawn(e, e->caller.userdata);
 	e->started_mono = hm_now_ns();
 	/* CMD's own exec failing is the shell's 127 or 126, as before a run */
 	if ((r = enroll_launch(e, &err)) < 0 && e->child.exec_err)
@@ -146,7 +146,7 @@ static void run_verdict(struct enroll *e, int code)
 		warnx_("run cancelled by SIG%s %s; exit status %d", sigabbrev_np(e->sig.cancel),
 		       e->child.cmd_started ? "after the command ended" : "before the command started",
 		       code);
-	else if (e->quiet_repro)
+	else if (e->caller.quiet_repro)
 		return;
 	else if (code == EXIT_NESTED && e->clock.nested_refused)
 		warnx_("command exited with status %d: a hermetic enroll inside the run refused to\n"

@@ -93,6 +93,31 @@ struct enroll_recording {
 	char journal_file[4352];
 };
 
+/* Set by a verb that runs through enroll's run (replay): variables for
+ * CMD after the run's own; no seed line, no line that repeats the run; a
+ * call once CMD's environment is final, just before it starts. */
+struct enroll;
+struct enroll_caller {
+	const char *extra_env[ENROLL_MAX_ENV][2];
+	size_t n_extra_env;
+	bool quiet_seed;
+	bool quiet_repro; /* the caller reports a failure itself */
+	void (*before_spawn)(struct enroll *e, void *userdata);
+	void *userdata;
+};
+
+/* What a run came to, once it is over: its wall time, the stragglers
+ * killed, the kernel's audit and the refusals as hermeticd counted them
+ * (have_*: the daemon answered). */
+struct enroll_end {
+	uint64_t wall_ns;
+	uint32_t killed; /* stragglers killed after CMD exited */
+	bool have_audit;
+	struct hm_audit audit;
+	bool have_refusals;
+	struct hm_report refusals;
+};
+
 /* --sched: HM_SCHED_CHAOS, HM_SCHED_SERIAL or 0 (off); the seed, the run's own unless set. */
 struct enroll_sched {
 	uint32_t mode;
@@ -121,15 +146,7 @@ struct enroll {
 	size_t n_opts;
 	struct enroll_recording recording; /* --record[=DIR] and the journal kept */
 	struct record *rec; /* the recording under way (engine/record.c) */
-	/* set by replay: variables for CMD after the run's own; no seed line,
-	 * no line that repeats the run */
-	const char *extra_env[ENROLL_MAX_ENV][2];
-	size_t n_extra_env;
-	bool quiet_seed;
-	bool quiet_repro; /* the caller reports a failure itself */
-	/* called once CMD's environment is final, just before it starts */
-	void (*before_spawn)(struct enroll *e, void *userdata);
-	void *userdata;
+	struct enroll_caller caller; /* what replay sets */
 	struct run_signals sig; /* SIGINT, SIGTERM, SIGHUP, SIGQUIT (engine/signals.c) */
 	/* the run */
 	struct hm_client conn; /* to hermeticd (engine/client.h) */
@@ -140,12 +157,7 @@ struct enroll {
 	int64_t started_ns; /* real wall clock at start */
 	int64_t fs_start_ns; /* the real start file times follow (replay: the recorded run's), or 0 */
 	uint64_t started_mono;
-	uint64_t wall_ns;
-	uint32_t killed; /* stragglers killed after CMD exited */
-	bool have_audit;
-	struct hm_audit audit;
-	bool have_report;
-	struct hm_report report; /* refusals, as hermeticd counted them */
+	struct enroll_end end; /* what the run came to (enroll_report.c) */
 	char *repro; /* the command line that repeats the run */
 	struct enroll_report_out report_out; /* --report FILE (enroll_json.c) */
 	struct enroll_sched sched; /* --sched (enroll_sched.c) */

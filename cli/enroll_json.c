@@ -43,10 +43,10 @@ static json_object *str_or_null(const char *s)
 static json_object *refusals(const struct enroll *e)
 {
 	json_object *o = json_object_new_object(), *first = json_object_new_array();
-	const struct hm_report *rep = &e->report;
+	const struct hm_report *rep = &e->end.refusals;
 
-	json_object_object_add(o, "count", e->have_report ? json_object_new_uint64(rep->refused) : NULL);
-	for (uint32_t i = 0; e->have_report && i < rep->n && i < HM_REPORT_MAX; i++) {
+	json_object_object_add(o, "count", e->end.have_refusals ? json_object_new_uint64(rep->refused) : NULL);
+	for (uint32_t i = 0; e->end.have_refusals && i < rep->n && i < HM_REPORT_MAX; i++) {
 		const struct hm_refusal *r = &rep->first[i];
 		json_object *j = json_object_new_object();
 		char a[64], comm[17];
@@ -68,10 +68,10 @@ static json_object *refusals(const struct enroll *e)
 static json_object *coverage(const struct enroll *e)
 {
 	json_object *o = json_object_new_object(), *escaped = json_object_new_array();
-	const struct hm_audit *ap = &e->audit;
+	const struct hm_audit *ap = &e->end.audit;
 	uint64_t bypass = 0;
 
-	if (!e->have_audit) {
+	if (!e->end.have_audit) {
 		json_object_put(escaped);
 		json_object_put(o);
 		return NULL; /* --no-daemon: the kernel's view is not there */
@@ -301,8 +301,8 @@ void enroll_json_write(struct enroll *e, int code)
 	json_object_object_add(j, "id", str_or_null(e->recording.journal_id));
 	json_object_object_add(j, "file", str_or_null(e->recording.journal_file));
 	json_object_object_add(o, "journal", e->recording.on ? j : (json_object_put(j), NULL));
-	json_object_object_add(o, "stragglers_killed", json_object_new_uint64(e->killed));
-	json_object_object_add(o, "duration_ms", json_object_new_uint64(e->wall_ns / 1000000));
+	json_object_object_add(o, "stragglers_killed", json_object_new_uint64(e->end.killed));
+	json_object_object_add(o, "duration_ms", json_object_new_uint64(e->end.wall_ns / 1000000));
 	json_object_object_add(o, "repro", str_or_null(e->repro));
 	/* hermeticd restarted (or went away) during the run: the note, the
 	 * kernel events it lost and how long the run was without it. */

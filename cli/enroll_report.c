@@ -32,8 +32,8 @@ void enroll_print_refusals(struct enroll *e)
 		warnx_("cannot read the run's report: %s", msg);
 		return;
 	}
-	e->report = rep;
-	e->have_report = true;
+	e->end.refusals = rep;
+	e->end.have_refusals = true;
 	if (!rep.refused)
 		return;
 	for (uint32_t i = 0; i < rep.n && i < HM_REPORT_MAX && i < 4; i++) {
@@ -85,12 +85,12 @@ void enroll_fetch_audit(struct enroll *e)
 	struct hm_run_ref ref = { .run_id = e->run.run_id };
 	const char *msg = NULL;
 
-	if (enroll_daemon_call(e, HM_REQ_RUN_AUDIT, &ref, sizeof(ref), HM_REP_AUDIT, &e->audit,
-			       sizeof(e->audit), true, NULL, &msg) < 0) {
+	if (enroll_daemon_call(e, HM_REQ_RUN_AUDIT, &ref, sizeof(ref), HM_REP_AUDIT, &e->end.audit,
+			       sizeof(e->end.audit), true, NULL, &msg) < 0) {
 		warnx_("cannot read the run's audit: %s", msg);
 		return;
 	}
-	e->have_audit = true;
+	e->end.have_audit = true;
 }
 
 uint64_t enroll_uncontrolled_calls(const struct enroll *e, const struct hm_audit_proc *p)
@@ -101,19 +101,19 @@ uint64_t enroll_uncontrolled_calls(const struct enroll *e, const struct hm_audit
 
 void enroll_print_audit(struct enroll *e)
 {
-	const struct hm_audit *ap = &e->audit;
+	const struct hm_audit *ap = &e->end.audit;
 	char line[1024] = "";
 	size_t used = 0;
 	uint64_t bypass = 0;
 
-	if (e->have_audit && e->sched.mode == HM_SCHED_SERIAL && ap->sched_spun)
+	if (e->end.have_audit && e->sched.mode == HM_SCHED_SERIAL && ap->sched_spun)
 		warnx_("sched serial: %u task%s ran 0.2 s of CPU without blocking and went below "
 		       "the rest of the run (so as not to starve them): from then on the run was "
 		       "not serial, and its order not the seed's alone",
 		       ap->sched_spun, ap->sched_spun == 1 ? "" : "s");
 	if (!e->cfg.clock_virtual && !e->cfg.rng)
 		return; /* nothing was meant to be controlled */
-	if (!e->have_audit)
+	if (!e->end.have_audit)
 		return;
 	for (uint32_t i = 0; i < ap->n && i < HM_AUDIT_MAX; i++) {
 		const struct hm_audit_proc *p = &ap->procs[i];

@@ -123,7 +123,7 @@ int enroll_sched_start(struct enroll *e, struct cli_fail *f)
 		return cli_fail(f, EXIT_INTERNAL, "hermeticd refused --sched %s: %s",
 				enroll_sched_name(&e->sched, name, sizeof(name)),
 				msg ? msg : "no answer");
-	if (!e->quiet_seed)
+	if (!e->caller.quiet_seed)
 		warnx_("sched %s: %s (pass --sched %s to repeat its decisions)",
 		       enroll_sched_name(&e->sched, name, sizeof(name)),
 		       e->sched.mode == HM_SCHED_SERIAL

@@ -313,26 +313,26 @@ int cmd_replay(int argc, char **argv)
 	free(rp.bytes);
 	rp.bytes = NULL;
 	e.fs_start_ns = c->started_ns; /* file times as the recorded run saw them */
-	e.quiet_seed = true;
+	e.caller.quiet_seed = true;
 
 	/* From here a signal cancels the run (engine/signals.c): the streams'
 	 * directory is removed on the way out, as after any run. */
 	if (run_signals_arm(&e.sig, &err) < 0)
 		die(EXIT_INTERNAL, "%s", err.msg);
 	extract(&rp);
-	e.extra_env[e.n_extra_env][0] = HM_ENV_REPLAY;
-	e.extra_env[e.n_extra_env++][1] = rp.streams;
-	e.extra_env[e.n_extra_env][0] = HM_ENV_REPLAY_STRICT;
-	e.extra_env[e.n_extra_env++][1] = rp.strict ? "1" : "0";
-	e.extra_env[e.n_extra_env][0] = HM_ENV_REPLAY_REPORT;
-	e.extra_env[e.n_extra_env++][1] = rp.report;
+	e.caller.extra_env[e.caller.n_extra_env][0] = HM_ENV_REPLAY;
+	e.caller.extra_env[e.caller.n_extra_env++][1] = rp.streams;
+	e.caller.extra_env[e.caller.n_extra_env][0] = HM_ENV_REPLAY_STRICT;
+	e.caller.extra_env[e.caller.n_extra_env++][1] = rp.strict ? "1" : "0";
+	e.caller.extra_env[e.caller.n_extra_env][0] = HM_ENV_REPLAY_REPORT;
+	e.caller.extra_env[e.caller.n_extra_env++][1] = rp.report;
 	if (rp.scope) {
-		e.extra_env[e.n_extra_env][0] = HM_ENV_REPLAY_SCOPE;
-		e.extra_env[e.n_extra_env++][1] = rp.scope;
+		e.caller.extra_env[e.caller.n_extra_env][0] = HM_ENV_REPLAY_SCOPE;
+		e.caller.extra_env[e.caller.n_extra_env++][1] = rp.scope;
 	}
-	e.quiet_repro = true;
-	e.before_spawn = before_spawn;
-	e.userdata = &rp;
+	e.caller.quiet_repro = true;
+	e.caller.before_spawn = before_spawn;
+	e.caller.userdata = &rp;
 	warnx_("replaying %s: seed %" PRIu64 ", recorded %s, %zu stream%s%s", rp.source,
 	       c->cfg.seed, c->started_ns > 0 ? hm_format_time(c->started_ns, t, sizeof(t)) : "?",
 	       rp.j->n_streams, rp.j->n_streams == 1 ? "" : "s",

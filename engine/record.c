@@ -160,8 +160,8 @@ static int fill(struct hm_journal_writer *w, void *userdata)
 		.started_ns = e->started_ns,
 	};
 	struct hm_journal_exit x = {
-		.wall_ns = e->wall_ns,
-		.stragglers = e->killed,
+		.wall_ns = e->end.wall_ns,
+		.stragglers = e->end.killed,
 	};
 	int k;
 
@@ -205,8 +205,8 @@ static int fill(struct hm_journal_writer *w, void *userdata)
 		 * lacks, whether the kernel or the daemon could not keep it. */
 		uint64_t events = r->khdr.records + r->khdr.daemon_dropped;
 
-		if (e->have_audit && e->audit.events > events)
-			events = e->audit.events;
+		if (e->end.have_audit && e->end.audit.events > events)
+			events = e->end.audit.events;
 		/* (and what went with a daemon that restarted during the run) */
 		k = hm_journal_write_kernel_summary(w, events + e->daemon.events_lost,
 						    r->khdr.kernel_dropped + r->khdr.daemon_dropped +

@@ -224,7 +224,7 @@ static int stragglers_end(struct enroll *e, bool keep, struct eng_error *err)
 	else if (n)
 		eng_warn("killed %d straggler%s that outlived the command by %.1fs: %s", n,
 			 n == 1 ? "" : "s", e->grace_ns / 1e9, list);
-	e->killed = n;
+	e->end.killed = n;
 	deadline = hm_now_ns() + (e->sig.cancel ? CANCEL_WAIT_MS : KILL_WAIT_MS) * 1000000ULL;
 	while (run_populated(e) != 0 && hm_now_ns() < deadline)
 		if ((r = wait_events(e, 50, err)) < 0)
@@ -280,7 +280,7 @@ bool run_settle(struct enroll *e, bool have_run, bool kept)
 	if (e->sv.prepared)
 		supervise_finish(&e->sv);
 	cli_phase("reap");
-	e->wall_ns = e->started_mono ? hm_now_ns() - e->started_mono : 0;
+	e->end.wall_ns = e->started_mono ? hm_now_ns() - e->started_mono : 0;
 	return empty;
 }
 

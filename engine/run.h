@@ -39,7 +39,7 @@ int run_export_env(struct enroll *e, struct eng_error *err);
  * -errno when waiting failed. */
 int run_wait(struct enroll *e, struct eng_error *err);
 /* After run_wait: reap what exited, and, only when the run is provably
- * empty, the run's dying processes too; the supervisor ends; e->wall_ns.
+ * empty, the run's dying processes too; the supervisor ends; e->end.wall_ns.
  * Returns whether the run is empty (only then may its root go). */
 bool run_settle(struct enroll *e, bool have_run, bool kept);
 /* Ask hermeticd to end the run (keeping its cgroup when kept); daemon:

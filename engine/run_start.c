@@ -105,8 +105,8 @@ int run_export_env(struct enroll *e, struct eng_error *err)
 	unsetenv(HM_ENV_REPLAY_REPORT);
 	if (e->rec)
 		record_export_env(e);
-	for (size_t i = 0; i < e->n_extra_env; i++)
-		setenv(e->extra_env[i][0], e->extra_env[i][1], 1);
+	for (size_t i = 0; i < e->caller.n_extra_env; i++)
+		setenv(e->caller.extra_env[i][0], e->caller.extra_env[i][1], 1);
 	if (find_shim(shim, sizeof(shim)) < 0) {
 		if (e->cfg.clock_virtual || e->cfg.rng)
 			return eng_fail(err, ENOENT,
