@@ -110,8 +110,10 @@ static const struct option opts[] = {
 };
 
 /* One option of getopt_long's (c; name is its long name, NULL for -h and
- * errors): into e, or a usage error. */
-static void take_option(struct enroll *e, int c, const char *name, int argc, char **argv)
+ * errors): into e, or a usage error (exits); -1 with f filled when out of
+ * memory. */
+static int take_option(struct enroll *e, int c, const char *name, int argc, char **argv,
+		       struct cli_fail *f)
 {
 	const char *why;
 	int r;
@@ -227,12 +229,13 @@ static void take_option(struct enroll *e, int c, const char *name, int argc, cha
 		}
 		r = hm_boundary_set(&e->bnd.opt, name, optarg, &why);
 		if (r == -ENOMEM)
-			die(EXIT_INTERNAL, "out of memory");
+			return cli_fail(f, EXIT_INTERNAL, "out of memory");
 		if (r < 0)
 			bad_usage("--%s%s%s: %s", name, optarg ? " " : "",
 				  optarg ? optarg : "", why);
 		add_opt(e, name, optarg);
 	}
+	return 0;
 }
 
 /* The options hang together (after all of them were read). */
@@ -297,7 +300,8 @@ int enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix, st
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+h", opts, &idx)) != -1)
-		take_option(e, c, c >= O_RECORD ? opts[idx].name : NULL, argc, argv);
+		if (take_option(e, c, c >= O_RECORD ? opts[idx].name : NULL, argc, argv, f) < 0)
+			return -1; /* not armed yet: no --report line */
 	if (optind >= argc)
 		bad_usage("no command given");
 	e->argv = argv + optind;
