@@ -13,21 +13,24 @@
 
 /* --identity host|fixed|SPEC|FILE. The journal gets the axes as a spec,
  * not the FILE's name: replay on another machine needs no file. */
-void enroll_identity_option(struct enroll *e, const char *name, const char *arg)
+int enroll_identity_option(struct enroll *e, const char *name, const char *arg)
 {
 	struct eng_error err;
-	char spec[1024];
+	char spec[1024], *kept = NULL;
 
 	if (!strcmp(name, "dir-order")) {
 		if (identity_parse_dir_order(&e->ident, arg, &err) < 0)
 			bad_usage("--dir-order %s: %s", arg, err.msg);
 		enroll_add_opt(e, name, arg);
-		return;
+		return 0;
 	}
 	if (identity_parse(&e->ident, arg, &err) < 0)
 		bad_usage("--identity %s: %s", arg, err.msg);
 	identity_spec(&e->ident, spec, sizeof(spec));
-	enroll_add_opt(e, name, spec[0] ? xasprintf("%s", spec) : "host");
+	if (spec[0] && !(kept = strdup(spec)))
+		return -ENOMEM;
+	enroll_add_opt(e, name, kept ? kept : "host");
+	return 0;
 }
 
 struct json_object *enroll_identity_status_json(const struct confine *here)

@@ -161,7 +161,8 @@ static int take_option(struct enroll *e, int c, const char *name, int argc, char
 		break;
 	case O_IDENTITY:
 	case O_DIR_ORDER:
-		enroll_identity_option(e, name, optarg);
+		if (enroll_identity_option(e, name, optarg) < 0)
+			return cli_fail(f, EXIT_INTERNAL, "out of memory");
 		break;
 	case O_NO_LOOPBACK:
 		e->cfg.loopback = false;

@@ -17,9 +17,10 @@ void enroll_resolve_allow(struct enroll *e, const char *spec);
 /* Record an option for the journal (enroll_opts.c). */
 void enroll_add_opt(struct enroll *e, const char *name, const char *value);
 
-/* enroll_identity.c: --identity and --dir-order into e; the report's
- * "identity" object (the plan before the fork: engine/launch_identity.c). */
-void enroll_identity_option(struct enroll *e, const char *name, const char *arg);
+/* enroll_identity.c: --identity and --dir-order into e (usage errors exit;
+ * -ENOMEM); the report's "identity" object (the plan before the fork:
+ * engine/launch_identity.c). */
+int enroll_identity_option(struct enroll *e, const char *name, const char *arg);
 struct json_object;
 struct json_object *enroll_identity_json(const struct enroll *e);
 /* hermetic status: where --identity's axes come from for a run started
