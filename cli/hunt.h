@@ -26,7 +26,11 @@ enum {
 	/* the identity's two parts, as causes (never in --vary) */
 	HUNT_AX_ID_CPUS = 1 << 4,
 	HUNT_AX_ID_TZ = 1 << 5,
-	HUNT_AX_SCHED = 1 << 6, /* the schedule (--sched chaos:SEED) */
+	HUNT_AX_SCHED = 1 << 6, /* the schedule (--sched chaos:SEED or serial:SEED) */
+	/* --vary sched=chaos, sched=serial: the modes a try draws (neither:
+	 * both, serial for 1 try in 4) */
+	HUNT_AX_SCHED_CHAOS = 1 << 7,
+	HUNT_AX_SCHED_SERIAL = 1 << 8,
 };
 /* What cause analysis varies one at a time: entropy, clock, tick, the
  * identity's CPU count, its time zone, the schedule (hunt_cause.c). */
@@ -45,8 +49,9 @@ struct hunt_settings {
 	bool tick_set;
 	unsigned id_cpus; /* 0: no --identity (identity not varied) */
 	char id_tz[48];
-	uint64_t sched_seed; /* --sched chaos:SEED when sched_set */
+	uint64_t sched_seed; /* --sched chaos:SEED (serial:SEED) when sched_set */
 	bool sched_set;
+	bool sched_serial; /* serial, not chaos */
 };
 
 enum hunt_kind {
@@ -202,6 +207,9 @@ int hunt_report_write(const struct hunt *h, const char *path);
  * groups the tries and gives each failure its analysis. */
 int hunt_report_read(struct hunt *h, const char *path, char *why, size_t size);
 void hunt_merge_finish(struct hunt *h);
+
+/* "chaos" or "serial": the mode of s's --sched */
+const char *hunt_sched_mode(const struct hunt_settings *s);
 
 int cmd_hunt(int argc, char **argv);
 

@@ -69,12 +69,25 @@ int hunt_axes_parse(const char *list, unsigned *ret, char *why, size_t size)
 			if (axis_names[i] && !strcmp(tok, axis_names[i]))
 				break;
 		if (i == ARRAY_SIZE(axis_names)) {
-			snprintf(why, size, "--vary %s: unknown axis '%s' (entropy, clock, tick, identity, sched)",
+			if (!strcmp(tok, "sched=chaos")) {
+				axes |= HUNT_AX_SCHED | HUNT_AX_SCHED_CHAOS;
+				continue;
+			}
+			if (!strcmp(tok, "sched=serial")) {
+				axes |= HUNT_AX_SCHED | HUNT_AX_SCHED_SERIAL;
+				continue;
+			}
+			snprintf(why, size,
+				 "--vary %s: unknown axis '%s' (entropy, clock, tick, identity, sched, "
+				 "sched=chaos, sched=serial)",
 				 list, tok);
 			return -EINVAL;
 		}
 		axes |= 1u << i;
 	}
+	/* sched with sched=MODE, or both modes named: both */
+	if ((axes & HUNT_AX_SCHED_CHAOS) && (axes & HUNT_AX_SCHED_SERIAL))
+		axes &= ~(unsigned)(HUNT_AX_SCHED_CHAOS | HUNT_AX_SCHED_SERIAL);
 	if (!axes) {
 		snprintf(why, size, "--vary: no axis given (entropy, clock, tick, identity, sched)");
 		return -EINVAL;
@@ -90,8 +103,12 @@ const char *hunt_axes_name(unsigned axes, char *buf, size_t size)
 	buf[0] = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(axis_names); i++)
 		if (axis_names[i] && (axes & (1u << i)))
-			used += snprintf(buf + used, used < size ? size - used : 0, "%s%s",
-					 used ? "," : "", axis_names[i]);
+			used += snprintf(buf + used, used < size ? size - used : 0, "%s%s%s",
+					 used ? "," : "", axis_names[i],
+					 (1u << i) != HUNT_AX_SCHED		? ""
+					 : (axes & HUNT_AX_SCHED_CHAOS)	? "=chaos"
+					 : (axes & HUNT_AX_SCHED_SERIAL) ? "=serial"
+									 : "");
 	return buf;
 }
 
@@ -219,10 +236,20 @@ void hunt_draw(const struct hunt *h, uint64_t index, struct hunt_settings *ret)
 			 zones[hunt_mix(k, 6) % ARRAY_SIZE(zones)]);
 	}
 	ret->sched_set = false;
+	ret->sched_serial = false;
 	if (h->vary & HUNT_AX_SCHED) {
 		ret->sched_seed = SEED(hunt_mix(k, 7));
 		ret->sched_set = true;
+		/* Both modes: chaos, which preempts anywhere, for 3 tries in 4;
+		 * serial, whose failures repeat from their seed, for the rest. */
+		ret->sched_serial = (h->vary & HUNT_AX_SCHED_SERIAL) ||
+				    (!(h->vary & HUNT_AX_SCHED_CHAOS) && hunt_mix(k, 8) % 4 == 0);
 	}
+}
+
+const char *hunt_sched_mode(const struct hunt_settings *s)
+{
+	return s->sched_serial ? "serial" : "chaos";
 }
 
 void hunt_identity_spec(const struct hunt_settings *s, char *buf, size_t size)
@@ -267,7 +294,7 @@ size_t hunt_variants(const struct hunt *h, const struct hunt_settings *s, uint64
 			snprintf(out[n++].id_tz, sizeof(out[0].id_tz), "%s", zones[i]);
 		}
 	} else if (axis == HUNT_AX_SCHED) {
-		/* Other schedules, the same seed and clock. */
+		/* Other schedules of the same mode, the same seed and clock. */
 		for (uint64_t k = 0; n < max && n < 6; k++) {
 			out[n] = *s;
 			out[n].sched_set = true;

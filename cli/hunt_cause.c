@@ -140,9 +140,10 @@ static void name_cause(const struct hunt *h, struct hunt_group *g)
 		SAY("%sthe time zone (identity (time zone)): fails in %s; %u of %u other zones pass",
 		    used ? "; " : "", g->first->s.id_tz, c->flips[4], c->tried[4]);
 	if (c->flips[HUNT_CAUSE_SCHED])
-		SAY("%sscheduling: %u of %u other schedules (--sched chaos seeds) pass with the "
+		SAY("%sscheduling: %u of %u other schedules (--sched %s seeds) pass with the "
 		    "same seed and clock",
-		    used ? "; " : "", c->flips[HUNT_CAUSE_SCHED], c->tried[HUNT_CAUSE_SCHED]);
+		    used ? "; " : "", c->flips[HUNT_CAUSE_SCHED], c->tried[HUNT_CAUSE_SCHED],
+		    hunt_sched_mode(&g->first->s));
 	if (!used)
 		SAY("none of the axes: fails whatever the seed, clock and tick (a constant "
 		    "failure, or something outside the run)");

@@ -100,6 +100,7 @@ static int run_line(struct hunt *h, json_object *o)
 	t->s.tick_ns = t->s.tick_set ? (uint64_t)get_int(o, "tick_ns", 0) : 0;
 	t->s.sched_set = get_int(o, "sched_seed", -1) >= 0;
 	t->s.sched_seed = t->s.sched_set ? (uint64_t)get_int(o, "sched_seed", 0) : 0;
+	t->s.sched_serial = get_str(o, "sched_mode") && !strcmp(get_str(o, "sched_mode"), "serial");
 	t->r.kind = HUNT_ERROR;
 	for (int k = HUNT_PASS; k <= HUNT_ERROR; k++)
 		if (kind && !strcmp(kind, hunt_kind_name(k)))

@@ -77,8 +77,8 @@ void hunt_repro(const struct hunt *h, const struct hunt_settings *s, char *buf, 
 	if (ident[0])
 		snprintf(buf + strlen(buf), size - strlen(buf), " --identity %s", ident);
 	if (s->sched_set)
-		snprintf(buf + strlen(buf), size - strlen(buf), " --sched chaos:%" PRIu64,
-			 s->sched_seed);
+		snprintf(buf + strlen(buf), size - strlen(buf), " --sched %s:%" PRIu64,
+			 hunt_sched_mode(s), s->sched_seed);
 	snprintf(buf + strlen(buf), size - strlen(buf), " --");
 	append_cmd(h->argv, buf, size);
 }
@@ -268,6 +268,9 @@ int hunt_report_write(const struct hunt *h, const char *path)
 		json_object_object_add(o, "sched_seed", t->s.sched_set
 								? json_object_new_uint64(t->s.sched_seed)
 								: NULL);
+		json_object_object_add(o, "sched_mode",
+				       t->s.sched_set ? json_object_new_string(hunt_sched_mode(&t->s))
+						      : NULL);
 		json_object_object_add(o, "kind",
 				       json_object_new_string(hunt_kind_name(t->r.kind)));
 		json_object_object_add(o, "exit_status", json_object_new_int(t->r.status));

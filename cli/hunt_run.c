@@ -155,7 +155,7 @@ int hunt_run_one(const struct hunt *h, const struct hunt_settings *s, const char
 		args[n++] = ident;
 	}
 	if (s->sched_set) {
-		snprintf(sched, sizeof(sched), "chaos:%" PRIu64, s->sched_seed);
+		snprintf(sched, sizeof(sched), "%s:%" PRIu64, hunt_sched_mode(s), s->sched_seed);
 		args[n++] = "--sched";
 		args[n++] = sched;
 	}

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
+# timeout: 36000
 # --sched chaos against the kernel's own schedule, on the racy corpus of
 # tests/sched/ (issue 27): per program, the share of BENCH_CHAOS_N runs
 # (default 100) whose bug showed (exit 1) under `enroll --sched chaos:SEED`
 # (seeds 1..N) and under plain `enroll` (bare), then how many programs'
 # bugs each found at least once. BENCH_CHAOS_ONLY=REGEX limits the
 # programs. Figures are printed, never asserted. Needs root (a private
-# hermeticd).
+# hermeticd). Each run is bounded by BENCH_CHAOS_RUN_TIMEOUT seconds
+# (default 120; a run that hits it counts as an error, never as a find).
 source "$(dirname "$0")/../lib.sh"
 N=${BENCH_CHAOS_N:-100}
 ONLY=${BENCH_CHAOS_ONLY:-.}
+RUN_TIMEOUT=${BENCH_CHAOS_RUN_TIMEOUT:-120}
 if [ "$(id -u)" != 0 ]; then
 	echo "sched-chaos-bench: needs root (a private hermeticd)" >&2
 	exit 1
@@ -22,9 +25,10 @@ rate() {
 	shift
 	for s in $(seq "$N"); do
 		if [ "$mode" = chaos ]; then
-			"$HERMETIC" enroll --seed "$s" --sched "chaos:$s" -- "$@" >/dev/null 2>"$T/err"
+			timeout -k 10 "$RUN_TIMEOUT" "$HERMETIC" enroll --seed "$s" --sched "chaos:$s" -- "$@" \
+				>/dev/null 2>"$T/err"
 		else
-			"$HERMETIC" enroll --seed "$s" -- "$@" >/dev/null 2>"$T/err"
+			timeout -k 10 "$RUN_TIMEOUT" "$HERMETIC" enroll --seed "$s" -- "$@" >/dev/null 2>"$T/err"
 		fi
 		rc=$?
 		case $rc in 0) ;; 1) fails=$((fails + 1)) ;; *) errs=$((errs + 1)); cp "$T/err" "$T/lasterr" ;; esac
