@@ -258,9 +258,16 @@ int enroll_launch(struct enroll *e, struct eng_error *err);
  * audit (fetched into e->audit) and what escaped the shim; the command line
  * that repeats a run that exited with code. */
 void enroll_print_refusals(struct enroll *e);
+/* The refusals of e->report (already read), in one line. */
+void enroll_show_refusals(struct enroll *e);
 /* A refusal's destination ("1.2.3.4:80", "unix socket") and process name. */
 void enroll_refusal_names(const struct hm_refusal *r, char *addr, size_t size, char comm[17]);
 void enroll_fetch_audit(struct enroll *e);
+/* The report (its refusals printed), the audit (into e->audit, printed)
+ * and the run's end (RUN_END, kept: HM_END_KEEP) asked of hermeticd in one
+ * hand-off. False when the end is still to be asked (run_end): the
+ * connection was lost, and the daemon waited for, meanwhile. */
+bool enroll_report_and_end(struct enroll *e, bool kept);
 void enroll_print_audit(struct enroll *e);
 int enroll_build_repro(struct enroll *e); /* -ENOMEM: e->repro stays NULL */
 

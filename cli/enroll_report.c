@@ -23,17 +23,22 @@ void enroll_refusal_names(const struct hm_refusal *r, char *addr, size_t size, c
 void enroll_print_refusals(struct enroll *e)
 {
 	struct hm_run_ref ref = { .run_id = e->run.run_id };
-	struct hm_report rep;
 	const char *msg = NULL;
-	char line[1024] = "", a[64];
 
-	if (enroll_daemon_call(e, HM_REQ_RUN_REPORT, &ref, sizeof(ref), HM_REP_REPORT, &rep,
-			       sizeof(rep), true, NULL, &msg) < 0) {
+	if (enroll_daemon_call(e, HM_REQ_RUN_REPORT, &ref, sizeof(ref), HM_REP_REPORT, &e->end.refusals,
+			       sizeof(e->end.refusals), true, NULL, &msg) < 0) {
 		warnx_("cannot read the run's report: %s", msg);
 		return;
 	}
-	e->end.refusals = rep;
 	e->end.have_refusals = true;
+	enroll_show_refusals(e);
+}
+
+void enroll_show_refusals(struct enroll *e)
+{
+	const struct hm_report rep = e->end.refusals;
+	char line[1024] = "", a[64];
+
 	if (!rep.refused)
 		return;
 	for (uint32_t i = 0; i < rep.n && i < HM_REPORT_MAX && i < 4; i++) {
@@ -234,3 +239,52 @@ int enroll_build_repro(struct enroll *e)
 }
 #undef APPEND
 #undef APPEND_ARG
+
+static bool lost(ssize_t n)
+{
+	return n == -ECONNRESET || n == -ENOTCONN || n == -EPIPE;
+}
+
+bool enroll_report_and_end(struct enroll *e, bool kept)
+{
+	struct hm_run_ref ref = { .run_id = e->run.run_id };
+	struct hm_run_end end = { .run_id = e->run.run_id, .flags = kept ? HM_END_KEEP : 0 };
+	struct client_req r[3] = {
+		{ .type = HM_REQ_RUN_REPORT, .expect = HM_REP_REPORT, .req = &ref, .len = sizeof(ref),
+		  .rep = &e->end.refusals, .rep_size = sizeof(e->end.refusals), .exact = true },
+		{ .type = HM_REQ_RUN_AUDIT, .expect = HM_REP_AUDIT, .req = &ref, .len = sizeof(ref),
+		  .rep = &e->end.audit, .rep_size = sizeof(e->end.audit), .exact = true },
+		{ .type = HM_REQ_RUN_END, .expect = HM_REP_OK, .req = &end, .len = sizeof(end) },
+	};
+
+	if (e->daemon.lost || e->conn.sock < 0)
+		return false;
+	/* The end goes with the report and the audit: by then the command and
+	 * every process of the run are gone (run_settle), so what the daemon
+	 * reports is final either way, and it answers in order. */
+	client_batch(&e->conn, r, 3);
+	/* A daemon lost meanwhile: what it did not answer is asked again, one
+	 * request at a time, of the next (enroll_daemon_call waits for it). */
+	if (lost(r[0].ret) || lost(r[1].ret) || lost(r[2].ret))
+		enroll_daemon_lost(e);
+	if (lost(r[0].ret))
+		enroll_print_refusals(e);
+	else if (r[0].ret < 0)
+		warnx_("cannot read the run's report: %s", r[0].msg);
+	else {
+		e->end.have_refusals = true;
+		enroll_show_refusals(e);
+	}
+	if (lost(r[1].ret))
+		enroll_fetch_audit(e);
+	else if (r[1].ret < 0)
+		warnx_("cannot read the run's audit: %s", r[1].msg);
+	else
+		e->end.have_audit = true;
+	enroll_print_audit(e);
+	if (lost(r[2].ret))
+		return false; /* run_end asks again */
+	if (r[2].ret < 0)
+		warnx_("hermeticd could not end the run: %s", r[2].msg);
+	return true;
+}

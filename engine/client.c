@@ -101,8 +101,10 @@ static ssize_t daemon_error(struct hm_client *c, const char *payload, const char
 	return c->rep_err.err > 0 ? -c->rep_err.err : -EPROTO;
 }
 
-ssize_t client_recv(struct hm_client *c, int sent, uint16_t expect, void *rep, size_t rep_size,
-		    bool exact, int ret_fds[HM_MSG_MAX_FDS], const char **ret_msg)
+/* client_recv of the reply to request seq (not necessarily the last). */
+static ssize_t recv_seq(struct hm_client *c, uint32_t seq, int sent, uint16_t expect, void *rep,
+			size_t rep_size, bool exact, int ret_fds[HM_MSG_MAX_FDS],
+			const char **ret_msg)
 {
 	_cleanup_free_ char *buf = malloc(HM_MSG_MAX);
 	int fds[HM_MSG_MAX_FDS];
@@ -134,7 +136,7 @@ ssize_t client_recv(struct hm_client *c, int sent, uint16_t expect, void *rep, s
 			      n == -ECONNRESET ? "hermeticd closed the connection (did it stop?)"
 					       : "Failed to read reply from hermeticd: %s",
 			      strerror((int)-n));
-	if (h->type == HM_REP_ERROR || h->type != expect || h->seq != c->seq ||
+	if (h->type == HM_REP_ERROR || h->type != expect || h->seq != seq ||
 	    (rep && (size_t)n > rep_size) || (rep && exact && (size_t)n != rep_size)) {
 		close_fds(fds);
 		return failed(c, -EPROTO, true, ret_msg, NULL,
@@ -148,6 +150,34 @@ ssize_t client_recv(struct hm_client *c, int sent, uint16_t expect, void *rep, s
 		else if (fds[i] >= 0)
 			close(fds[i]);
 	return n;
+}
+
+ssize_t client_recv(struct hm_client *c, int sent, uint16_t expect, void *rep, size_t rep_size,
+		    bool exact, int ret_fds[HM_MSG_MAX_FDS], const char **ret_msg)
+{
+	return recv_seq(c, c->seq, sent, expect, rep, rep_size, exact, ret_fds, ret_msg);
+}
+
+void client_batch(struct hm_client *c, struct client_req *r, int n)
+{
+	uint32_t first = c->seq + 1;
+	int sent = 0;
+
+	/* All sent before any answer is read: hermeticd answers a
+	 * connection's requests one at a time, in the order they came (a
+	 * level-triggered epoll: the next is read once the last is answered),
+	 * so the replies come back in order, each with its request's seq. */
+	for (; sent < n; sent++)
+		if (client_send(c, r[sent].type, r[sent].req, r[sent].len, -1) < 0)
+			break;
+	for (int i = 0; i < n; i++) {
+		r[i].msg = NULL;
+		/* Not sent (or its send failed): asked again by the caller on a
+		 * new connection, as after a closed one. */
+		r[i].ret = i < sent ? recv_seq(c, first + (uint32_t)i, 0, r[i].expect, r[i].rep,
+					      r[i].rep_size, r[i].exact, NULL, &r[i].msg)
+				    : -ECONNRESET;
+	}
 }
 
 ssize_t client_call_fds(struct hm_client *c, uint16_t type, const void *req, uint32_t len,

@@ -45,6 +45,21 @@ int client_send(struct hm_client *c, uint16_t type, const void *req, uint32_t le
  * message or the transport's (in c, valid until the next call on c). */
 ssize_t client_recv(struct hm_client *c, int sent, uint16_t expect, void *rep, size_t rep_size,
 		    bool exact, int ret_fds[HM_MSG_MAX_FDS], const char **ret_msg);
+/* Requests sent together, their replies read in order: one hand-off to
+ * hermeticd for all (no descriptors either way). r[i].ret and r[i].msg as
+ * client_recv's; a request that could not be sent is -ECONNRESET, to be
+ * asked again as after a closed connection. */
+struct client_req {
+	uint16_t type, expect;
+	const void *req;
+	uint32_t len;
+	void *rep;
+	size_t rep_size;
+	bool exact;
+	ssize_t ret;
+	const char *msg;
+};
+void client_batch(struct hm_client *c, struct client_req *r, int n);
 /* Both halves; client_call keeps only the first descriptor (ret_fd). */
 ssize_t client_call_fds(struct hm_client *c, uint16_t type, const void *req, uint32_t len,
 			int send_fd, uint16_t expect, void *rep, size_t rep_size, bool exact,

@@ -268,8 +268,7 @@ int supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock,
 	s->waits = s->clock && vc && waits;
 	if (s->waits && want)
 		s->page_fd = fcntl(page_fd, F_DUPFD_CLOEXEC, 3);
-	for (int i = 0; i < SV_MAX_PROCS; i++)
-		s->procs[i].pidfd = s->procs[i].ep_ours = s->procs[i].epi_fd = -1;
+	s->procs_hi = 0; /* an entry's descriptors are set when it is taken */
 	sv_threads_init(s);
 	if (!want || (!s->clock && !s->rng))
 		return 0;
@@ -478,7 +477,7 @@ void supervise_finish(struct supervise *s)
 		close(s->page_fd);
 	s->page_fd = -1;
 	supervise_wait_drop(s, NULL);
-	for (int i = 0; i < SV_MAX_PROCS; i++)
+	for (int i = 0; i < s->procs_hi; i++)
 		if (s->procs[i].pid)
 			supervise_wait_drop(s, &s->procs[i]);
 	if (s->listener >= 0)
@@ -518,7 +517,7 @@ static int tgid_of(int tid)
 
 static struct sv_proc *find(struct supervise *s, int pid)
 {
-	for (int i = 0; i < SV_MAX_PROCS; i++)
+	for (int i = 0; i < s->procs_hi; i++)
 		if (s->procs[i].pid == pid)
 			return &s->procs[i];
 	return NULL;
@@ -530,6 +529,8 @@ struct sv_proc *sv_proc_new(struct supervise *s, int pid)
 
 	if (!p)
 		p = find(s, 0);
+	if (!p && s->procs_hi < SV_MAX_PROCS)
+		p = &s->procs[s->procs_hi++]; /* never used: all zeros */
 	if (!p) {
 		/* Full: the oldest entries are likely gone; reuse a dead one. */
 		for (int i = 0; i < SV_MAX_PROCS && !p; i++)

@@ -146,13 +146,17 @@ struct supervise {
 	struct seccomp_notif *req;
 	struct seccomp_notif_resp *resp;
 	size_t req_size, resp_size;
+	/* Entries past procs_hi were never used: they are neither read nor
+	 * initialised (a run that supervises one process touches one entry's
+	 * pages, not the 256's; docs/performance.md). */
 	struct sv_proc procs[SV_MAX_PROCS];
+	int procs_hi; /* entries [0, procs_hi) have been used */
 	int n_procs; /* entries in use (dead ones included, until reused) */
 	uint32_t proc_gen;
 	struct sv_thread threads[SV_THREADS];
 	bool no_thread_pidfd; /* the kernel has no PIDFD_THREAD (before 6.9) */
 	struct sv_wait waits_[SV_MAX_WAITS];
-	int n_waits;
+	int n_waits; /* 0: the table is not read at all */
 	/* the helper thread that sees the keeper's futex wakes (supervise_wait.c) */
 	bool wv_started;
 	pthread_t wv_thread;

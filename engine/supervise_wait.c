@@ -763,7 +763,9 @@ int supervise_wait_pollfds(struct supervise *s, struct pollfd *pfd, int max)
 {
 	int n = 0;
 
-	if (s->wv_started && s->n_waits && n < max)
+	if (!s->n_waits)
+		return 0; /* the table is not read while empty */
+	if (s->wv_started && n < max)
 		pfd[n++] = (struct pollfd){ .fd = s->wv_efd, .events = POLLIN };
 	for (int i = 0; i < SV_MAX_WAITS && n < max; i++)
 		if (s->waits_[i].used && s->waits_[i].epfd >= 0)
@@ -773,8 +775,11 @@ int supervise_wait_pollfds(struct supervise *s, struct pollfd *pfd, int max)
 
 int supervise_wait_timeout(struct supervise *s, int timeout_ms)
 {
-	int64_t now = real_mono();
+	int64_t now;
 
+	if (!s->n_waits)
+		return timeout_ms;
+	now = real_mono();
 	for (int i = 0; i < SV_MAX_WAITS; i++) {
 		struct sv_wait *w = &s->waits_[i];
 		int ms;
@@ -856,7 +861,7 @@ void supervise_wait_tick(struct supervise *s)
 /* The run is over, or the process execs: its waits go. */
 void supervise_wait_drop(struct supervise *s, struct sv_proc *p)
 {
-	for (int i = 0; i < SV_MAX_WAITS; i++)
+	for (int i = 0; i < SV_MAX_WAITS && s->n_waits; i++)
 		if (s->waits_[i].used && (!p || s->waits_[i].p == p)) {
 			sv_slot_end(s, s->waits_[i].slot);
 			wait_free(s, &s->waits_[i]);

@@ -142,6 +142,30 @@ cp -a "$T/packed" "$T/replaced"
 expect_git "default --now: a replacement ref, as git says (the replacement's time)" "$T/replaced" 1650000000
 (cd "$T/packed" && g checkout -q main && g worktree add -q "$T/wt" other) >/dev/null 2>&1
 expect_git "default --now: a linked worktree (.git is a file), as git says" "$T/wt" 1650000000
+# A gitfile is read as git reads it (engine/now_git.c): HEAD the worktree's,
+# refs, objects and config the common directory's; no git process (none
+# on PATH), and git's own answer.
+expect_fast "default --now without git on PATH: a linked worktree (.git is a file)" "$T/wt" 1650000000
+(
+	cd "$T/wt" && g checkout -q -b wtbranch && echo c >c && g add c &&
+		GIT_COMMITTER_DATE='@1680000000 +0000' g commit -q -m three
+) >"$T/git.log" 2>&1 || fail "default --now: a commit in a linked worktree" "$(tail -n 3 "$T/git.log")"
+expect_fast "default --now without git on PATH: a commit made in a linked worktree" "$T/wt" 1680000000
+expect_git "default --now: a commit made in a linked worktree, as git says" "$T/wt" 1680000000
+expect_fast "default --now without git on PATH: the main checkout beside its worktree" "$T/packed" 1660000000
+# A submodule's kind of gitfile: a relative path to a whole repository.
+mkdir -p "$T/relgit"
+printf 'gitdir: ../packed/.git\n' >"$T/relgit/.git"
+expect_fast "default --now without git on PATH: a gitfile with a relative path" "$T/relgit" 1660000000
+expect_git "default --now: a gitfile with a relative path, as git says" "$T/relgit" 1660000000
+# A worktree on a per-worktree ref (refs/bisect/...): git's to answer.
+(cd "$T/wt" && g update-ref refs/bisect/bad HEAD~1 && g symbolic-ref HEAD refs/bisect/bad) >/dev/null 2>&1
+expect_git "default --now: a worktree whose HEAD names a per-worktree ref, as git says" "$T/wt" 1650000000
+got=$(now_of "$T/wt" PATH="$T/nogit")
+[ "${got% the commit time of HEAD}" = "$got" ] &&
+	pass "default --now: a per-worktree ref is not read without git" ||
+	fail "default --now: a per-worktree ref is not read without git" "saw '$got'"
+(cd "$T/wt" && g checkout -q wtbranch) >/dev/null 2>&1
 expect_git "default --now: GIT_DIR names another repository, as git says" "$T/repo" 1660000000 GIT_DIR="$T/packed/.git"
 mkdir -p "$T/sha256"
 (
