@@ -37,21 +37,26 @@ static struct hm_audit_proc *proc(struct hm_audit_acc *a, uint32_t pid, const ch
  * signal, made fewer page faults since its exec than the loader makes
  * before any program's main (about 60 for a minimal C program; the bound
  * is HM_AUDIT_START_FAULTS) and no time or entropy system call that the
- * kernel's view counted. That is a child its parent killed at once
+ * kernel's view counted but one: the shim's constructor makes malloc's
+ * first call before it announces itself, and glibc draws the tcache key
+ * there (one getrandom of 8 bytes), so a child killed between the two made
+ * that one call (a flake of audit.sh's 20 killed children on a loaded
+ * machine). That is a child its parent killed at once
  * (subprocess's Popen then kill): nothing of the program ran, with the
  * shim or without it, so it is not a process that ran without the shim.
  * The kernel streams of older journals have no fault counts (0 at the
  * exec, which no real exec has): they keep the old answer.
  */
 #define HM_AUDIT_START_FAULTS 256
+#define HM_AUDIT_START_RANDOM 8 /* glibc's tcache key */
 static bool unstarted(const struct hm_audit_proc *p, const struct hm_trace_event *e)
 {
 	int status = (int)e->ret;
 
 	return !p->shim && p->path[0] && (p->flags & HM_AUDIT_DYNAMIC) && p->exec_faults &&
 	       (status & 0x7f) != 0 && (status & 0x7f) != 0x7f &&
-	       (uint32_t)e->arg0 - p->exec_faults < HM_AUDIT_START_FAULTS && !p->getrandom &&
-	       !p->clock && !p->random_reads;
+	       (uint32_t)e->arg0 - p->exec_faults < HM_AUDIT_START_FAULTS && p->getrandom <= 1 &&
+	       p->getrandom_bytes <= HM_AUDIT_START_RANDOM && !p->clock && !p->random_reads;
 }
 
 void hm_audit_add(struct hm_audit_acc *a, const struct hm_trace_event *e)
