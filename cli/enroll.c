@@ -91,6 +91,15 @@ static int enroll_start(struct enroll *e, struct cli_fail *f)
 	return 0;
 }
 
+/* The lag bound's record read, then done with the page: let it go before
+ * the run ends, so that the last reference to its file (and the kernel's
+ * truncation of its pages) is not ours to wait for. */
+static void clock_done(struct enroll *e)
+{
+	run_clock_read_lag(&e->clock, &e->cfg);
+	run_clock_finish(&e->clock, &e->cfg);
+}
+
 /* The run is over: the daemon's report of it, its journal, its clock page,
  * its end in the daemon. A cancelled run reports nothing and keeps no
  * journal: it only ends. -1 with f filled when enroll itself fails. */
@@ -107,8 +116,7 @@ static int run_report(struct enroll *e, int code, bool have_run, bool kept, stru
 	if (daemon && !e->rec && e->connlog.fd < 0 && !e->daemon.restarted &&
 	    !e->daemon.given_up) {
 		run_clock_read_dns(&e->clock);
-		run_clock_read_lag(&e->clock, &e->cfg);
-		run_clock_finish(&e->clock, &e->cfg);
+		clock_done(e);
 		bool ended = enroll_report_and_end(e, kept);
 
 		cli_phase("audit");
@@ -148,11 +156,7 @@ static int run_report(struct enroll *e, int code, bool have_run, bool kept, stru
 		       e->daemon.note, e->daemon.away_ns / 1e9);
 	else if (note.name)
 		warnx_("note: %s", e->daemon.note);
-	run_clock_read_lag(&e->clock, &e->cfg);
-	/* Done with the page: let it go before the run ends, so that the
-	 * last reference to its file (and the kernel's truncation of its
-	 * pages) is not ours to wait for. */
-	run_clock_finish(&e->clock, &e->cfg);
+	clock_done(e);
 	cli_phase("journal+clock");
 	run_end(e, daemon, have_run, kept);
 	return 0;
