@@ -199,6 +199,11 @@ static void init(void)
 		hm_sys(SYS_munmap, page, HM_VCLOCK_SIZE, 0);
 	if (first)
 		hm_peers_note_stdio(); /* the run's first process */
+	/* Every image but the run's first pays for its start on the run's
+	 * clock where a keeper decides when it has passed (a self-kept clock
+	 * would make each exec wait out a real grace); in replay too, whose
+	 * page moves as the recording's did (file times are read off it). */
+	hm.start_wait = !first && hm.vc && hm.vc->keeper == HM_VK_DAEMON;
 	snapshot_env();
 	hm_page_env_publish();
 	hm_fs_init_shift();
@@ -256,6 +261,8 @@ __attribute__((constructor)) static void hm_constructor(void)
 		if (hm_sys6(SYS_prctl, PR_GET_NAME, (long)name, 0, 0, 0, 0) == 0)
 			hm_sys6(SYS_prctl, PR_SET_NAME, (long)name, HM_SHIM_HELLO_FLAGS,
 				(long)hm.lineage, 0, 0);
+		if (hm.start_wait)
+			hm_start_wait();
 	}
 	errno = saved;
 }

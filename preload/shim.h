@@ -303,6 +303,7 @@ struct shim_state {
 	/* The page's descriptor, kept open for children (fdkeep.c); fd -1: none. */
 	struct hm_clockfd page;
 	bool debug_waits; /* HERMETIC_DEBUG has "waits": print every timed wait */
+	bool start_wait; /* a new image of a run with a keeper: its start costs time (wait.c) */
 	/* The scope this process is in (scope.c); read on every clock reading. */
 	bool sc_on;
 	uint32_t sc_epoch; /* +1 at every entry and exit: threads rekey */
@@ -777,6 +778,11 @@ void hm_sched_image(void);
  * recording's ended at (record.c): the recorded run let the others run
  * there, so the replay must, for the seed's order to repeat. */
 void hm_serial_replay_wait(int64_t deadline) HM_HIDDEN;
+/* wait.c: what a process start costs on the run's clock (a new image's
+ * constructor sleeps it: docs/virtual-time.md, "A process start takes
+ * time"), and the sleep itself. */
+#define HM_START_COST_NS (2LL * 1000 * 1000)
+void hm_start_wait(void) HM_HIDDEN;
 /* The CPUs sched_getaffinity answers for the calling process under
  * --sched (identity.c): true and *mask set when the run was pinned. */
 bool hm_sched_affinity(pid_t pid, size_t size, cpu_set_t *mask);

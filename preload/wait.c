@@ -36,8 +36,9 @@
 
 /* ---- sleeps ---- */
 
-/* Sleep until virtual monotonic time deadline: 0, or -EINTR with *left. */
-static int vsleep_until(int64_t deadline, int64_t *left)
+/* Sleep until virtual monotonic time deadline: 0, or -EINTR with *left.
+ * what: how HERMETIC_DEBUG=waits and the lag log name it. */
+static int vsleep_what(int64_t deadline, int64_t *left, const char *what)
 {
 	struct hm_vwait w;
 	int r;
@@ -48,7 +49,7 @@ static int vsleep_until(int64_t deadline, int64_t *left)
 		hm_clock_waited();
 		return 0;
 	}
-	if (!hm_vw_begin(&w, deadline, HM_VW_FUTEX, false, "sleep")) {
+	if (!hm_vw_begin(&w, deadline, HM_VW_FUTEX, false, what)) {
 		/* No slot in the page: sleep for real. */
 		struct timespec ts = ns_to_ts(deadline - mono_now());
 
@@ -62,6 +63,27 @@ static int vsleep_until(int64_t deadline, int64_t *left)
 		*left = deadline - mono_now();
 	hm_vw_end(&w);
 	return r;
+}
+
+static int vsleep_until(int64_t deadline, int64_t *left)
+{
+	return vsleep_what(deadline, left, "sleep");
+}
+
+/*
+ * A process start takes time (docs/virtual-time.md, "A process start takes
+ * time"): a new image of the run, before its program runs, sleeps
+ * HM_START_COST_NS on the run's clock, so that a parent's timer shorter
+ * than a process start ends first, as it does bare. Not journalled: replay
+ * serves the readings that include it. A signal's handler cannot have run
+ * (an exec resets them), so an EINTR is a late wake-up of ours: sleep on.
+ */
+void hm_start_wait(void)
+{
+	int64_t deadline = mono_now() + HM_START_COST_NS, left;
+
+	while (vsleep_what(deadline, &left, "start") < 0)
+		;
 }
 
 void hm_serial_replay_wait(int64_t deadline)
