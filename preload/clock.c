@@ -126,7 +126,7 @@ static inline int64_t view(bool tick)
 	hm_t.reads++;
 	if (likely(hm.tick)) {
 		if (hm_t.reads > HM_TICK_AFTER) {
-			hm_t.off += hm.tick;
+			hm_t.off += hm_tick_at(hm.tick, hm_t.reads, HM_TICK_AFTER);
 			/* A timer of this process whose expiry the thread's
 			 * readings have passed fires now (timers.c). */
 			if (unlikely(m + hm_t.off + hm_t.lagoff >=
@@ -177,23 +177,17 @@ static __attribute__((always_inline)) inline bool fast_reading(clockid_t id, int
 	off = t->off;
 	lag = t->lagoff;
 	/* Past HM_TICK_AFTER readings a loop reads the clock: every reading
-	 * ticks from then on (hm_clock_fast_update: then there is a tick).
-	 * Laid out as the straight line: the loop that reads the clock most
-	 * is the one that ticks (a branchless tick made the thread's offset
-	 * wait on its read count, one stored value on another). */
+	 * ticks from then on (hm_clock_fast_update: then there is a tick),
+	 * more the longer it goes on (hm_tick_at). Laid out as the straight
+	 * line: the loop that reads the clock most is the one that ticks. */
 	if (likely(r > hm_cf.tick_after)) {
-		off += hm_cf.tick;
+		off += hm_tick_at(hm_cf.tick, r, hm_cf.tick_after);
 		/* a tick that meets a timer's expiry: the slow path fires it */
 		if (unlikely(m + off + lag >= __atomic_load_n(&hm_timer_due, __ATOMIC_RELAXED)))
 			return false;
-		/* The count stays where it is: past tick_after, every reading
-		 * ticks until the thread re-bases (which zeroes it), and it is
-		 * only ever compared with that (and with the spin limit, which
-		 * --tick 0 counts in the slow path). One store per reading. */
 		t->off = off;
-	} else {
-		t->reads = r;
 	}
+	t->reads = r;
 	v = m + off + lag;
 	/* wall_off shares mono's line: read it whatever the id, and add it
 	 * without a branch. */

@@ -56,6 +56,18 @@
 /* A thread's clock readings tick (--tick each) only after this many readings
  * without a wait in between (clock.c). */
 #define HM_TICK_AFTER 100000
+/* ... and then the tick doubles every 2^HM_TICK_RAMP_SHIFT readings, up to
+ * --tick << HM_TICK_RAMP_MAX (32 us by default): a thread that has polled
+ * the clock long is polling for a long time (docs/virtual-time.md). */
+#define HM_TICK_RAMP_SHIFT 13
+#define HM_TICK_RAMP_MAX 5
+/* What the reads-th reading without a wait adds (reads > after). */
+static inline uint64_t hm_tick_at(uint64_t tick, uint64_t reads, uint64_t after)
+{
+	uint64_t k = (reads - after - 1) >> HM_TICK_RAMP_SHIFT;
+
+	return tick << (k < HM_TICK_RAMP_MAX ? k : HM_TICK_RAMP_MAX);
+}
 /* Exit status of a process ended by the spin limit (also in hermetic.h). */
 #define HM_EXIT_SPIN 86
 
