@@ -192,10 +192,20 @@ _daemon_leftovers() {
 # clock while its other process sleeps an hour and then prints "slept"
 # (output in $T/out, $T/err). Sets RUN (enroll's pid) and BUSY (the busy
 # process's pid, empty if it never started; killed when the test ends).
+# The busy process is a fork, and no program starts after it: a process
+# start is a sleep of the run's (docs/virtual-time.md), which a busy run
+# would end only by the lag bound.
 busy_run() {
 	rm -f "$T/busy" "$T/out" "$T/err"
-	"$HERMETIC" enroll -- sh -c "sh -c 'while :; do :; done' & echo \$! >'$T/busy.tmp'; mv '$T/busy.tmp' '$T/busy'
-exec python3 -c 'import time; time.sleep(3600); print(\"slept\")'" >"$T/out" 2>"$T/err" &
+	"$HERMETIC" enroll -- python3 -c "import os, time
+pid = os.fork()
+if pid == 0:
+    while True:
+        pass
+open('$T/busy.tmp', 'w').write(str(pid))
+os.rename('$T/busy.tmp', '$T/busy')
+time.sleep(3600)
+print('slept')" >"$T/out" 2>"$T/err" &
 	RUN=$!
 	for _ in $(seq 600); do [ -s "$T/busy" ] && break; sleep 0.05; done
 	BUSY=$(cat "$T/busy" 2>/dev/null)
