@@ -92,8 +92,11 @@ assert "confine off" not in sys.argv[4] or (r["maps"] == "read" and r["environ"]
 	else
 		fail "$who: another run cannot list the clock directory ($pages page(s) in it)" "$ctx"
 	fi
+	# (A reads --now plus 2 ms per process start before its interpreter
+	# ran: pyenv's python3 is a launcher that execs a dozen programs;
+	# docs/virtual-time.md, "A process start takes time")
 	if [[ $out =~ ^A\ ([0-9.]+)\ ([0-9.]+)$ ]] &&
-		python3 -c "import sys; a, b = map(float, sys.argv[1:]); assert a == 1577836800.0 and 0 <= b - a < 60" \
+		python3 -c "import sys; a, b = map(float, sys.argv[1:]); assert 0 <= a - 1577836800.0 < 1 and 0 <= b - a < 60" \
 			"${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" && pyc 'assert r["moved"] == []'; then
 		pass "$who: A's time.time() is unchanged after B's attempts"
 	else
