@@ -794,6 +794,9 @@ void hm_serial_replay_wait(int64_t deadline) HM_HIDDEN;
  * constructor sleeps it: docs/virtual-time.md, "A process start takes
  * time"), and the sleep itself. */
 #define HM_START_COST_NS (2LL * 1000 * 1000)
+/* A start sleep nobody ended in this much real time ends (wait.c). */
+#define HM_START_REAL_MAX_NS (2000LL * 1000 * 1000)
+#define HM_START_POLL_NS (100LL * 1000 * 1000)
 void hm_start_wait(void) HM_HIDDEN;
 /* The CPUs sched_getaffinity answers for the calling process under
  * --sched (identity.c): true and *mask set when the run was pinned. */

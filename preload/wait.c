@@ -32,6 +32,7 @@
  * virtual path (or the real call, clock off) in that.
  */
 #include <string.h>
+#include <linux/futex.h>
 #include "wait.h"
 
 /* ---- sleeps ---- */
@@ -80,10 +81,26 @@ static int vsleep_until(int64_t deadline, int64_t *left)
  */
 void hm_start_wait(void)
 {
-	int64_t deadline = mono_now() + HM_START_COST_NS, left;
+	int64_t until = hm_real_ns(CLOCK_MONOTONIC) + HM_START_REAL_MAX_NS;
+	struct hm_vwait w;
 
-	while (vsleep_what(deadline, &left, "start") < 0)
-		;
+	if (!hm_vw_begin(&w, mono_now() + HM_START_COST_NS, HM_VW_FUTEX, false, "start"))
+		return;
+	/* A process the keeper does not serve (one that left the run's cgroup
+	 * and then exec'd) would wait for ever: past HM_START_REAL_MAX_NS of
+	 * real time, beyond the lag bound's floor, it starts without its
+	 * clock moving. */
+	for (;;) {
+		uint32_t v = __atomic_load_n(&w.s->futex, __ATOMIC_ACQUIRE);
+		int64_t left = until - hm_real_ns(CLOCK_MONOTONIC);
+		struct timespec ts;
+
+		if (hm_vw_due(&w) || left <= 0)
+			break;
+		ts = ns_to_ts(left < HM_START_POLL_NS ? left : HM_START_POLL_NS);
+		(void)hm_sys6(SYS_futex, (long)&w.s->futex, FUTEX_WAIT, v, (long)&ts, 0, 0);
+	}
+	hm_vw_end(&w);
 }
 
 void hm_serial_replay_wait(int64_t deadline)
