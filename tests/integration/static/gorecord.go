@@ -12,6 +12,11 @@ import (
 )
 
 func main() {
+	// A 1 ms sleep first restarts sysmon's back-off (docs/static.md,
+	// "Go's sysmon can move the clock"), so the recording and its replay
+	// begin the measured sleep alike whatever the machine's speed: the
+	// journal holds the shim's streams, not the supervisor's wait outcomes.
+	time.Sleep(time.Millisecond)
 	t0 := time.Now()
 	fmt.Println("now", t0.UTC().Format(time.RFC3339Nano))
 	b := make([]byte, 16)
