@@ -16,7 +16,9 @@
  *   the n-th fork of a named parent P is "~P.n" ("[~1.2.1]" for people).
  *   The run's first process, when it has no stream, is the first process
  *   of the kernel stream that no fork made: "[~1]". Keys of streams start
- *   with 'p' or 't', derived ones with '~': they never meet.
+ *   with 'p' or 't', derived ones with '~': they never meet. A kernel
+ *   stream that lost events (the summary's dropped count) names nothing:
+ *   a lost fork would move its siblings to other places.
  * An id two processes of the run had (a pid the kernel gave again) names
  * neither: a line with it still differs. So does a number that names no
  * process of its run, such as the parent of the run's first process.
@@ -217,7 +219,10 @@ int cd_pids_make(const struct hm_journal *j, struct cd_pids **ret)
 	if (!p->ids || !p->slots || p->cap >= UINT32_MAX)
 		goto cleanup;
 	from_streams(p, j);
-	from_forks(p, &w);
+	/* a fork the kernel could not deliver would shift its siblings'
+	 * places: derive none from a stream with a gap */
+	if (!j->kernel_dropped)
+		from_forks(p, &w);
 	*ret = p;
 	p = NULL;
 	r = 0;

@@ -151,6 +151,16 @@ int main(void)
 	cd_pids_free(pa);
 	cd_pids_free(pb);
 
+	/* a kernel stream that lost events: nothing derived from it */
+	a->j.kernel_dropped = 1;
+	pa = make(a);
+	pb = make(b);
+	CHECK("a kernel stream with lost events names nothing", same(pa, "100", pb, "200", NULL));
+	CHECK("streams still name theirs despite lost events", same(pa, "101", pb, "201", "1.1"));
+	cd_pids_free(pa);
+	cd_pids_free(pb);
+	a->j.kernel_dropped = 0;
+
 	/* records of another size are not this hermetic's: nothing derived */
 	a->k.record_size = 24;
 	a->k.n_records = 1;
