@@ -170,7 +170,8 @@ static void from_forks(struct cd_pids *p, struct kwalk *w)
 {
 	struct cd_id *root;
 
-	qsort(w->forks, w->n, sizeof(*w->forks), fork_cmp);
+	if (w->n)
+		qsort(w->forks, w->n, sizeof(*w->forks), fork_cmp);
 	for (size_t i = 0; i < w->n; i++)
 		if (w->forks[i].child == w->first)
 			w->first = 0; /* forked: not the run's first */
@@ -210,13 +211,15 @@ int cd_pids_make(const struct hm_journal *j, struct cd_pids **ret)
 	/* every id: a pid and a tid per stream, a parent and a child per
 	 * fork, the first process */
 	p->cap = 2 * j->n_streams + 2 * w.n + 1;
+	r = -ENOMEM;
+	if (p->cap >= UINT32_MAX / 2)
+		goto cleanup; /* slots hold an index + 1 in 32 bits */
 	while (slots < 2 * p->cap)
 		slots *= 2;
 	p->mask = slots - 1;
 	p->ids = calloc(p->cap, sizeof(*p->ids));
 	p->slots = calloc(slots, sizeof(*p->slots));
-	r = -ENOMEM;
-	if (!p->ids || !p->slots || p->cap >= UINT32_MAX)
+	if (!p->ids || !p->slots)
 		goto cleanup;
 	from_streams(p, j);
 	/* a fork the kernel could not deliver would shift its siblings'
