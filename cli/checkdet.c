@@ -235,8 +235,10 @@ int cmd_check_determinism(int argc, char **argv)
 	code = parse(&c, argc, argv);
 	if (!code)
 		code = resolve(&c);
-	if (code)
+	if (code) {
+		free(c.pass);
 		return code;
+	}
 	c.r = calloc(c.runs, sizeof(*c.r));
 	if (!c.r)
 		die(EXIT_INTERNAL, "out of memory");
