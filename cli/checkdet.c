@@ -7,8 +7,10 @@
  * very binary, cli_spawn_self), one seed and one start pinned for every
  * run, each run's journal, stdout and stderr in a private temporary
  * directory. Then compares run 1 with each other run: the journals value by
- * value (journal_diff.c), the exit statuses, stdout line by line; and says
- * "identical" or names the first value that differed. The directory is
+ * value (journal_diff.c), the exit statuses, stdout line by line
+ * (checkdet_output.c: a line that differs only in the runs' own process
+ * ids, each naming the same process of its run, is no difference); and
+ * says "identical" or names the first value that differed. The directory is
  * removed when the runs agree and kept (its path printed) when they do not:
  * its journals are what 'hermetic journals show' explains.
  */
@@ -18,7 +20,7 @@
 #include "util.h"
 #include "cli.h"
 #include "enroll.h"
-#include "journal_diff.h"
+#include "checkdet.h"
 #include "journals.h"
 #include "spawn_self.h"
 #include "tmpdir.h"
@@ -27,33 +29,6 @@
 #define PREFIX "hermetic check-determinism"
 #define MAX_RUNS 1000
 #define MAX_ARGS 2048
-
-struct cd_run {
-	int status; /* enroll's exit status */
-	char out[PATH_MAX + 32], err[PATH_MAX + 32], report[PATH_MAX + 32], dir[PATH_MAX + 32];
-	struct hm_journal *j;
-};
-
-/* What two runs disagree on; found: any of it. */
-struct cd_diff {
-	unsigned other; /* the run compared with run 1 (0-based) */
-	bool status, value, output;
-	struct jdiff v;
-	unsigned long line; /* stdout: the first line that differs, 1-based */
-	char lines[2][512]; /* and each run's (or "(none: output ended)") */
-};
-
-struct checkdet {
-	unsigned runs;
-	bool json;
-	char **pass, **cmd; /* enroll's options; CMD */
-	size_t n_pass;
-	uint64_t seed;
-	bool seed_drawn;
-	int64_t now_ns;
-	struct run_tmpdir dir;
-	struct cd_run *r;
-};
 
 static void usage(FILE *f)
 {
@@ -67,6 +42,9 @@ static void usage(FILE *f)
 		"call (clock reading, entropy bytes, wait outcome) and its number in that\n"
 		"thread's stream, and what each run saw. The runs' journals and outputs are\n"
 		"kept in a temporary directory when they differ (its path is printed).\n"
+		"A stdout line that differs only in the runs' own process and thread ids,\n"
+		"each naming the same process of its run (as the journals name them), is\n"
+		"no difference: a note names those lines.\n"
 		"\n"
 		"Options:\n"
 		"  -n, --runs N     how many runs (default 3, at least 2)\n"
@@ -225,37 +203,9 @@ static int run_one(struct checkdet *c, unsigned i)
 	return code;
 }
 
-/* The first line where files a and b differ: 0 equal, 1 with d->line set. */
-static int diff_lines(const char *a, const char *b, struct cd_diff *d)
-{
-	_cleanup_fclose_ FILE *fa = fopen(a, "re");
-	_cleanup_fclose_ FILE *fb = fopen(b, "re");
-	_cleanup_free_ char *la = NULL, *lb = NULL;
-	size_t ca = 0, cb = 0;
-
-	if (!fa || !fb)
-		return 0;
-	for (unsigned long n = 1;; n++) {
-		ssize_t na = getline(&la, &ca, fa), nb = getline(&lb, &cb, fb);
-
-		if (na < 0 && nb < 0)
-			return 0;
-		if (na >= 0 && nb >= 0 && na == nb && !memcmp(la, lb, (size_t)na))
-			continue;
-		d->line = n;
-		if (na > 0 && la[na - 1] == '\n')
-			la[na - 1] = 0;
-		if (nb > 0 && lb[nb - 1] == '\n')
-			lb[nb - 1] = 0;
-		snprintf(d->lines[0], sizeof(d->lines[0]), "%s", na < 0 ? "(none: the output ended)" : la);
-		snprintf(d->lines[1], sizeof(d->lines[1]), "%s", nb < 0 ? "(none: the output ended)" : lb);
-		return 1;
-	}
-}
-
 /* Run 1 against each other run: the first that differs into d. 0 (all
  * agree), 1, or -EBADMSG. */
-static int compare(const struct checkdet *c, struct cd_diff *d)
+static int compare(struct checkdet *c, struct cd_diff *d)
 {
 	for (unsigned k = 1; k < c->runs; k++) {
 		int r;
@@ -267,89 +217,11 @@ static int compare(const struct checkdet *c, struct cd_diff *d)
 		d->other = k;
 		d->value = r == 1;
 		d->status = c->r[0].status != c->r[k].status;
-		d->output = diff_lines(c->r[0].out, c->r[k].out, d) == 1;
+		d->output = cd_diff_stdout(c, k, d) == 1;
 		if (d->value || d->status || d->output)
 			return 1;
 	}
 	return 0;
-}
-
-static void print_text(const struct checkdet *c, int found, const struct cd_diff *d)
-{
-	const struct jdiff *v = &d->v;
-	char buf[64];
-
-	if (!found) {
-		printf("identical: %u runs, %" PRIu64 " values, virtual duration %s\n", c->runs,
-		       jdiff_values(c->r[0].j), jl_fmt_ns(jdiff_virtual_ns(c->r[0].j), buf, sizeof(buf)));
-		return;
-	}
-	printf("differed: run 1 and run %u\n", d->other + 1);
-	if (d->value) {
-		printf("  first value that differed: %s%s%sprocess %s (%s), thread %" PRIu32, v->scope[0] ? "in scope " : "",
-		       v->scope, v->scope[0] ? ", " : "", v->lineage, v->exe, v->thread);
-		if (v->index)
-			printf(", call #%" PRIu64 ", %s", v->index, v->kind);
-		else
-			printf(", its %s", v->kind);
-		printf("\n    run 1: %s\n    run %u: %s\n", v->saw[0], d->other + 1, v->saw[1]);
-	}
-	if (d->status)
-		printf("  exit status: run 1 %d, run %u %d\n", c->r[0].status, d->other + 1,
-		       c->r[d->other].status);
-	if (d->output)
-		printf("  stdout line %lu:\n    run 1: %s\n    run %u: %s\n", d->line, d->lines[0],
-		       d->other + 1, d->lines[1]);
-	if (!d->value)
-		printf("  every journaled value was identical: what differed came from outside\n"
-		       "  them (a pid, the order in which processes wrote, a file's contents, ...)\n");
-	printf("  journals and outputs kept in %s\n", c->dir.path);
-}
-
-static void print_json(const struct checkdet *c, int found, const struct cd_diff *d)
-{
-	json_object *o = json_object_new_object(), *x = NULL, *y;
-	char now[64];
-
-	json_object_object_add(o, "identical", json_object_new_boolean(!found));
-	json_object_object_add(o, "runs", json_object_new_int((int)c->runs));
-	json_object_object_add(o, "seed", json_object_new_uint64(c->seed));
-	json_object_object_add(o, "now", json_object_new_string(hm_format_time(c->now_ns, now, sizeof(now))));
-	json_object_object_add(o, "values", json_object_new_uint64(jdiff_values(c->r[0].j)));
-	json_object_object_add(o, "virtual_ns", json_object_new_uint64(jdiff_virtual_ns(c->r[0].j)));
-	if (found) {
-		x = json_object_new_object();
-		json_object_object_add(x, "run", json_object_new_int((int)d->other + 1));
-		y = json_object_new_array();
-		json_object_array_add(y, json_object_new_int(c->r[0].status));
-		json_object_array_add(y, json_object_new_int(c->r[d->other].status));
-		json_object_object_add(x, "exit_status", d->status ? y : (json_object_put(y), NULL));
-		y = NULL;
-		if (d->value) {
-			y = json_object_new_object();
-			json_object_object_add(y, "scope", json_object_new_string(d->v.scope));
-			json_object_object_add(y, "process", json_object_new_string(d->v.lineage));
-			json_object_object_add(y, "executable", json_object_new_string(d->v.exe));
-			json_object_object_add(y, "thread", json_object_new_uint64(d->v.thread));
-			json_object_object_add(y, "call", json_object_new_uint64(d->v.index));
-			json_object_object_add(y, "kind", json_object_new_string(d->v.kind));
-			json_object_object_add(y, "first", json_object_new_string(d->v.saw[0]));
-			json_object_object_add(y, "other", json_object_new_string(d->v.saw[1]));
-		}
-		json_object_object_add(x, "value", y);
-		y = NULL;
-		if (d->output) {
-			y = json_object_new_object();
-			json_object_object_add(y, "line", json_object_new_uint64(d->line));
-			json_object_object_add(y, "first", json_object_new_string(d->lines[0]));
-			json_object_object_add(y, "other", json_object_new_string(d->lines[1]));
-		}
-		json_object_object_add(x, "stdout", y);
-		json_object_object_add(x, "kept", json_object_new_string(c->dir.path));
-	}
-	json_object_object_add(o, "differed", x);
-	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-	json_object_put(o);
 }
 
 int cmd_check_determinism(int argc, char **argv)
@@ -363,8 +235,10 @@ int cmd_check_determinism(int argc, char **argv)
 	code = parse(&c, argc, argv);
 	if (!code)
 		code = resolve(&c);
-	if (code)
+	if (code) {
+		free(c.pass);
 		return code;
+	}
 	c.r = calloc(c.runs, sizeof(*c.r));
 	if (!c.r)
 		die(EXIT_INTERNAL, "out of memory");
@@ -384,14 +258,16 @@ int cmd_check_determinism(int argc, char **argv)
 	}
 	c.dir.keep = found == 1;
 	if (c.json)
-		print_json(&c, found, &d);
+		cd_print_json(&c, found, &d);
 	else
-		print_text(&c, found, &d);
+		cd_print_text(&c, found, &d);
 	code = found ? 1 : 0;
 cleanup:
-	for (unsigned i = 0; i < c.runs; i++)
+	for (unsigned i = 0; i < c.runs; i++) {
 		if (c.r[i].j)
 			hm_journal_free(c.r[i].j);
+		cd_pids_free(c.r[i].pids);
+	}
 	free(c.r);
 	free(c.pass);
 	run_tmpdir_remove(&c.dir);

@@ -50,6 +50,13 @@ typedef int (*record_fill_scope_fn)(struct hm_journal_writer *w, struct enroll *
 				    const char *dir);
 int record_scope_journals(struct enroll *e, record_fill_scope_fn fill);
 
+/* Each record of a journal's kernel stream (include/hermetic/trace.h), in
+ * the journal's order, as one event: fn(event, userdata). Chunks of records
+ * smaller than an event (not this hermetic's) are skipped. A nonzero return
+ * of fn ends the walk and is returned; 0 when every record was seen. */
+typedef int (*journal_kernel_fn)(const struct hm_trace_event *ev, void *userdata);
+int journal_kernel_each(const struct hm_journal *j, journal_kernel_fn fn, void *userdata);
+
 /* The audit (lib/audit.h) of a journal's kernel stream, as the daemon saw
  * the run. a->procs is malloc'ed: free it. Returns 0 or -ENOMEM. */
 int journal_audit(const struct hm_journal *j, struct hm_audit_acc *a);

@@ -3,7 +3,7 @@
  * What a journal is assembled from (record.c): the stream files the shim
  * wrote into the spool, and the run's kernel stream that hermeticd hands
  * over as a sealed memfd; and, reading a journal back, the kernel's view of
- * its processes (journal_audit).
+ * its processes (journal_kernel_each, journal_audit).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -114,6 +114,33 @@ int record_write_dir(struct enroll *e, struct hm_journal_writer *w, int dfd)
 
 /* --- the kernel's view of a journal ------------------------------------------------- */
 
+int journal_kernel_each(const struct hm_journal *j, journal_kernel_fn fn, void *userdata)
+{
+	for (size_t k = 0; k < j->n_kernel; k++) {
+		const struct hm_journal_kernel *ch = &j->kernel[k];
+
+		if (ch->record_size < sizeof(struct hm_trace_event))
+			continue; /* not the records this hermetic writes */
+		for (size_t i = 0; i < ch->n_records; i++) {
+			struct hm_trace_event ev;
+			int r;
+
+			/* records are packed, not aligned: copy each out */
+			memcpy(&ev, ch->records + i * ch->record_size, sizeof(ev));
+			r = fn(&ev, userdata);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int audit_one(const struct hm_trace_event *ev, void *userdata)
+{
+	hm_audit_add(userdata, ev);
+	return 0;
+}
+
 int journal_audit(const struct hm_journal *j, struct hm_audit_acc *a)
 {
 	size_t records = 0;
@@ -128,17 +155,5 @@ int journal_audit(const struct hm_journal *j, struct hm_audit_acc *a)
 	if (!procs)
 		return -ENOMEM;
 	hm_audit_init(a, procs, cap);
-	for (size_t k = 0; k < j->n_kernel; k++) {
-		const struct hm_journal_kernel *ch = &j->kernel[k];
-
-		if (ch->record_size < sizeof(struct hm_trace_event))
-			continue; /* not the records this hermetic writes */
-		for (size_t i = 0; i < ch->n_records; i++) {
-			struct hm_trace_event ev;
-
-			memcpy(&ev, ch->records + i * ch->record_size, sizeof(ev));
-			hm_audit_add(a, &ev);
-		}
-	}
-	return 0;
+	return journal_kernel_each(j, audit_one, a);
 }

@@ -4,6 +4,10 @@
 # not control (a counter file the runs share, choosing how many random
 # values it draws) is reported as differing, naming that child, the call
 # and what each run saw; bad input gets clear errors and its exit status.
+# A line that differs only in the runs' own process ids (a Python parent
+# and child, a shell and its child shell) is no difference, with a note; a
+# number that names no process of the run, beside one that does, still
+# differs.
 source "$(dirname "$0")/../lib.sh"
 need_root check_determinism || exit 0
 start_daemon || { fail "daemon starts" "see above"; exit 1; }
@@ -69,6 +73,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["identical"] is True and d["runs"] == 2 and d["seed"] == 7, d
 assert d["values"] > 0 and d["virtual_ns"] > 0 and d["differed"] is None, d
+assert d["pid_lines"] == [] and d["pid_lines_total"] == 0, d
 ' "$T/json.out"; then
 	pass "--json, -n 2 and --seed"
 else
@@ -105,14 +110,87 @@ else
 	fail "differing exit statuses are named" "rc $(cat "$T/st.rc"): $(why st)"
 fi
 
-# output that differs while every value agrees: a real pid
-cd_run pid --seed 5 -n 2 -- sh -c 'echo $$'
-if [ "$(cat "$T/pid.rc")" = 1 ] && grep -q '^  stdout line 1:$' "$T/pid.out" &&
-	grep -q 'every journaled value was identical' "$T/pid.out" &&
-	! grep -q 'first value that differed' "$T/pid.out"; then
+# output that differs while every value agrees: a file the runs share
+echo 0 >"$T/count"
+cd_run out --seed 5 -n 2 -- sh -c 'n=$(cat "$1"); echo $((n + 1)) >"$1"; echo "read $n"' sh "$T/count"
+if [ "$(cat "$T/out.rc")" = 1 ] && grep -q '^  stdout line 1:$' "$T/out.out" &&
+	grep -q 'every journaled value was identical' "$T/out.out" &&
+	! grep -q 'first value that differed' "$T/out.out"; then
 	pass "output that differs with identical values is named as such"
 else
-	fail "output that differs with identical values is named as such" "rc $(cat "$T/pid.rc"): $(why pid)"
+	fail "output that differs with identical values is named as such" "rc $(cat "$T/out.rc"): $(why out)"
+fi
+
+# The runs' own process ids. A run has no pid namespace: each number is
+# read as the process its run's journal names by it. A Python parent and
+# its child (each with a stream: 1 and 1.1) printing their pids:
+cat >"$T/pids.py" <<'PY'
+import os, subprocess, sys
+if sys.argv[1] == "child":
+    print("child", os.getpid(), "of", os.getppid(), flush=True)
+    sys.exit(0)
+out = subprocess.run([sys.executable, __file__, "child"], stdout=subprocess.PIPE).stdout.decode()
+sys.stdout.write(out)
+print("parent", os.getpid(), flush=True)
+if sys.argv[1] == "count":  # then a pid beside a number the runs share
+    n = int(open(sys.argv[2]).read())
+    open(sys.argv[2], "w").write(str(n + 1))
+    print("parent", os.getpid(), "read", n, flush=True)
+PY
+cd_run pids -n 2 -- $PY "$T/pids.py" plain
+if [ "$(cat "$T/pids.rc")" = 0 ] && grep -q '^identical: 2 runs, ' "$T/pids.out" &&
+	grep -q "^  note: 2 stdout lines differed only in the runs' own process ids" "$T/pids.out" &&
+	grep -q '^    line 1: 1\.1, 1$' "$T/pids.out" && grep -q '^    line 2: 1$' "$T/pids.out"; then
+	pass "a Python parent and child printing their pids are identical, with a note"
+else
+	fail "a Python parent and child printing their pids are identical, with a note" \
+		"rc $(cat "$T/pids.rc"): $(why pids)"
+fi
+
+# A number that names no process of the run still differs, beside one
+# that does; the lines before it are noted.
+echo 5 >"$T/count"
+cd_run pidn -n 2 -- $PY "$T/pids.py" count "$T/count"
+if [ "$(cat "$T/pidn.rc")" = 1 ] && grep -q '^  stdout line 3:$' "$T/pidn.out" &&
+	grep -Eq '^    run 1: parent [0-9]+ read 5$' "$T/pidn.out" &&
+	grep -Eq '^    run 2: parent [0-9]+ read 6$' "$T/pidn.out" &&
+	grep -q '^    line 2: 1$' "$T/pidn.out"; then
+	pass "a number of no process of the run differs beside a pid that is one"
+else
+	fail "a number of no process of the run differs beside a pid that is one" \
+		"rc $(cat "$T/pidn.rc"): $(why pidn)"
+fi
+
+# Shells draw nothing (no stream): the first shell and its child are named
+# by their place among the kernel stream's forks, [~1] and [~1.1]. (The
+# first shell's $PPID is no process of the run: it is not printed.)
+cd_run sh -n 2 -- sh -c 'echo "$$"; sh -c "echo \$\$ \$PPID; :"; :'
+if [ "$(cat "$T/sh.rc")" = 0 ] && grep -q '^identical: 2 runs, ' "$T/sh.out" &&
+	grep -q '^    line 1: \[~1\]$' "$T/sh.out" && grep -q '^    line 2: \[~1\.1\], \[~1\]$' "$T/sh.out"; then
+	pass "a shell and its child shell printing \$\$ \$PPID are identical, with a note"
+else
+	fail "a shell and its child shell printing \$\$ \$PPID are identical, with a note" \
+		"rc $(cat "$T/sh.rc"): $(why sh)"
+fi
+cd_run shp -n 2 -- sh -c 'echo "$$ $PPID"'
+if [ "$(cat "$T/shp.rc")" = 1 ] && grep -q '^  stdout line 1:$' "$T/shp.out"; then
+	pass "the first process's parent is no process of the run: a difference"
+else
+	fail "the first process's parent is no process of the run: a difference" "rc $(cat "$T/shp.rc"): $(why shp)"
+fi
+
+cd_run pidj -n 2 --json -- sh -c 'echo "$$"; sh -c "echo \$\$ \$PPID; :"; :'
+if [ "$(cat "$T/pidj.rc")" = 0 ] && $PY -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["identical"] is True and d["differed"] is None, d
+assert d["pid_lines"] == [{"line": 1, "run": 2, "processes": ["[~1]"]},
+                          {"line": 2, "run": 2, "processes": ["[~1.1]", "[~1]"]}], d
+assert d["pid_lines_total"] == 2, d
+' "$T/pidj.out"; then
+	pass "--json: pid_lines"
+else
+	fail "--json: pid_lines" "rc $(cat "$T/pidj.rc"): $(why pidj)"
 fi
 
 # bad input
