@@ -397,7 +397,9 @@ CEOF
 t0=$(now_ms)
 rec=$(jr record waits "$T/w" 2>&1)
 rc=$? rec_ms=$(($(now_ms) - t0))
-[ $rc = 3 ] && grep -q '^poll 0 revents 0 after 100[0-9] ms$' <<<"$rec" && [ $rec_ms -ge 1400 ] &&
+# (real: at least the poll's 1000 ms; a loaded machine wakes it late, once
+# 1010 ms on a CI trial, so no tighter bound than "under two seconds")
+[ $rc = 3 ] && grep -qE '^poll 0 revents 0 after 1[0-9]{3} ms$' <<<"$rec" && [ $rec_ms -ge 1400 ] &&
 	pass "C recorded with the clock off: real waits" || fail "C recorded with the clock off: real waits" "rc=$rc ${rec_ms}ms $rec"
 check "C spool: every stream decodes" spool_ok waits
 # w, run twice in process 1 (it execs itself); its fork child 1.1 still in w's
