@@ -198,39 +198,6 @@ static int epoll_dup(struct supervise *s, struct sv_proc *p, int fd)
 	return p->ep_ours;
 }
 
-/* Is descriptor tfd of process pid one of the run's? Eventfds are; a
- * pipe is unless it is one the run's first process inherited from outside
- * (the page lists those); anything else is taken as the world's
- * (conservative: its timeout stays real). why: if not, what it is. */
-static bool fd_internal(struct supervise *s, int pid, int tfd, char *why, size_t wsize)
-{
-	char path[96], link[128];
-	struct stat st;
-	ssize_t l;
-	bool out = false;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, tfd);
-	l = readlink(path, link, sizeof(link) - 1);
-	link[l > 0 ? l : 0] = 0;
-	snprintf(why, wsize, "descriptor %d: %s", tfd, l > 0 ? link : "gone");
-	if (l <= 0)
-		return false;
-	if (!strcmp(link, "anon_inode:[eventfd]"))
-		return true;
-	if (strncmp(link, "pipe:[", 6))
-		return false;
-	if (stat(path, &st) < 0) {
-		snprintf(why, wsize, "descriptor %d: %s: %s", tfd, link, strerror(errno));
-		return false;
-	}
-	for (uint32_t i = 0; i < s->vc->n_outside && i < 8; i++)
-		out |= s->vc->outside[i][0] == (uint64_t)st.st_dev &&
-		       s->vc->outside[i][1] == (uint64_t)st.st_ino;
-	if (out)
-		snprintf(why, wsize, "descriptor %d: %s, the run's stdio from outside", tfd, link);
-	return !out;
-}
-
 /* The fdinfo of process p's epoll descriptor fd into buf (NUL-ended): its
  * length, or -1. The file stays open for the next wait on the same set. */
 static ssize_t epoll_info(struct sv_proc *p, int fd, char *buf, size_t size)
@@ -264,8 +231,9 @@ static ssize_t epoll_info(struct sv_proc *p, int fd, char *buf, size_t size)
 static bool epoll_internal(struct supervise *s, struct sv_proc *p, int fd, char *why, size_t wsize)
 {
 	char buf[8192], *line, *save;
+	int tfds[SV_PEER_FDS + 1], n_tfd = 0, c;
 	ssize_t n;
-	bool in = true;
+	bool in;
 
 	snprintf(why, wsize, "its epoll set cannot be read");
 	if ((n = epoll_info(p, fd, buf, sizeof(buf))) < 0)
@@ -280,14 +248,28 @@ static bool epoll_internal(struct supervise *s, struct sv_proc *p, int fd, char 
 		memcpy(p->epi_text, buf, (size_t)n);
 		p->epi_len = (size_t)n;
 	}
-	for (line = strtok_r(buf, "\n", &save); line && in; line = strtok_r(NULL, "\n", &save)) {
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		int tfd;
 
-		if (sscanf(line, "tfd: %d", &tfd) == 1)
-			in = fd_internal(s, p->pid, tfd, why, wsize);
+		if (sscanf(line, "tfd: %d", &tfd) != 1)
+			continue;
+		if (n_tfd == SV_PEER_FDS) {
+			n_tfd++; /* too many: the world's (sv_peers_classify) */
+			break;
+		}
+		tfds[n_tfd++] = tfd;
 	}
+	c = sv_peers_classify(s, p, tfds, n_tfd, why, wsize);
+	in = c <= SV_FD_RUN_NOW;
 	if (in)
-		snprintf(why, wsize, "eventfds and the run's pipes");
+		snprintf(why, wsize, "eventfds, the run's pipes and sockets");
+	/* A loopback peer not marked yet may be marked by the next wait (its
+	 * server's set, looked at later), a socket with no peer may connect:
+	 * those answers are not kept. */
+	if (c == SV_FD_UNMARKED || c == SV_FD_RUN_NOW) {
+		free(p->epi_text);
+		p->epi_text = NULL;
+	}
 	p->epi_internal = in;
 	snprintf(p->epi_why, sizeof(p->epi_why), "%s", why);
 	return in;
@@ -349,7 +331,7 @@ static int poll_fds(struct supervise *s, struct sv_proc *p, const struct seccomp
 	for (uint32_t i = 0; i < nfds; i++) {
 		if (a[i].fd < 0)
 			continue;
-		if (!fd_internal(s, p->pid, a[i].fd, why, sizeof(why)) ||
+		if (sv_peers_classify(s, p, &a[i].fd, 1, why, sizeof(why)) > SV_FD_RUN_NOW ||
 		    (w->pfd_ours[i] = syscall(SYS_pidfd_getfd, p->pidfd, a[i].fd, 0)) < 0) {
 			if (s->debug)
 				eng_warn("supervisor: poll of %d on real time: %s", w->tid, why);
@@ -877,4 +859,5 @@ void supervise_wait_drop(struct supervise *s, struct sv_proc *p)
 	free(p->epi_text);
 	p->epi_text = NULL;
 	p->ep_ours = p->pidfd = p->epi_fd = -1;
+	sv_peers_release(s, p);
 }
