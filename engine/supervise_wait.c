@@ -16,9 +16,8 @@
  *   - an epoll wait ends with the events of its epoll set (a duplicate of
  *     the process's epoll descriptor, pidfd_getfd, polled here), or at its
  *     deadline: the run's clock when every descriptor in the set is of the
- *     run (eventfds, pipes not inherited from outside), else real time
- *     (a socket, a terminal, anything else: the world keeps real
- *     deadlines, and the run's clock follows it there);
+ *     run (supervise_peers.c: the shim's rules), else real time (the
+ *     world keeps real deadlines, and the run's clock follows it there);
  *   - a signal that interrupts the waiter cancels the notification
  *     (SECCOMP_IOCTL_NOTIF_ID_VALID fails): the slot is freed, and the
  *     kernel restarts the call, which comes back as a new one.
@@ -223,7 +222,7 @@ static ssize_t epoll_info(struct sv_proc *p, int fd, char *buf, size_t size)
 }
 
 /* Is every descriptor in process p's epoll set fd one of the run's
- * (fd_internal)? why: the first that is not, for HERMETIC_DEBUG=supervise.
+ * (sv_peers_classify)? why: the first that is not, for HERMETIC_DEBUG=supervise.
  * A set whose fdinfo reads as it did last time (its members: number,
  * events, data, inode) is the set it was, and gets the same answer
  * without looking at each member again (a Go program's poller waits on
@@ -299,7 +298,7 @@ static int poll_take(struct sv_wait *w)
 }
 
 /*
- * A poll or ppoll of descriptors, all of them the run's (fd_internal): our
+ * A poll or ppoll of descriptors, all of them the run's (sv_peers_classify): our
  * duplicates of them (pidfd_getfd, as of an epoll set) and an epoll set of
  * ours that wakes the main loop when one is ready. 1: the wait is ours; 0:
  * the kernel's (too many descriptors, one of the world's or not open:
