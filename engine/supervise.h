@@ -40,18 +40,12 @@
 #define SV_NR_SELECT 23
 #define SV_NR_PSELECT6 270
 #define SV_NR_PPOLL 271
-#define SV_PEER_FDS 64 /* a wait on more descriptors is on the world (supervise_peers.c) */
-#define SV_PEER_MARKS 32 /* loopback ports marked per image */
-
-/* What a wait on a descriptor waits on (supervise_peers.c). */
+/* What a wait on a descriptor waits on (supervise_fds.c). */
 enum {
 	SV_FD_RUN, /* the run's: a wait on it is on the run's clock */
-	SV_FD_RUN_NOW, /* the run's for now: a socket with no peer yet may connect */
-	SV_FD_UNMARKED, /* a loopback peer no process of the run has marked (yet) */
+	SV_FD_GONE, /* closed since its set was read: the world's, this once (not kept) */
 	SV_FD_WORLD, /* the world's: a wait on it keeps its real deadline */
 };
-/* (the later of two is the answer for both; RUN_NOW and UNMARKED may
- * change without the set changing: not kept) */
 
 struct pollfd;
 struct hm_vclock;
@@ -79,11 +73,6 @@ struct sv_proc {
 	size_t epi_len;
 	bool epi_internal;
 	char epi_why[96];
-	/* the loopback ports of its sockets marked in the run's clock page on
-	 * its behalf (supervise_peers.c), released with the image */
-	uint16_t marks[SV_PEER_MARKS];
-	bool marks_udp[SV_PEER_MARKS];
-	int n_marks;
 };
 
 /* A thread known to be of process p (while pidfd, of the thread, lives). */
@@ -257,12 +246,9 @@ void supervise_wait_tick(struct supervise *s);
 void supervise_wait_drop(struct supervise *s, struct sv_proc *p);
 void supervise_wait_stop(struct supervise *s); /* the helper thread ends */
 
-/* supervise_peers.c: what a wait on process p's descriptors tfds[0..n)
- * waits on (SV_FD_*: the worst of them, with why); p's marked loopback
- * ports released (its image ended). */
-int sv_peers_classify(struct supervise *s, struct sv_proc *p, const int *tfds, int n, char *why,
-		      size_t wsize);
-void sv_peers_release(struct supervise *s, struct sv_proc *p);
+/* supervise_fds.c: what a wait on process p's descriptor tfd waits on
+ * (SV_FD_*, with why). */
+int sv_fd_classify(struct supervise *s, struct sv_proc *p, int tfd, char *why, size_t wsize);
 
 /* supervise_threads.c: the process of a notifying thread, if known and
  * still its (NULL: look it up, then put it); put needs req pending. */

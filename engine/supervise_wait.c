@@ -16,7 +16,7 @@
  *   - an epoll wait ends with the events of its epoll set (a duplicate of
  *     the process's epoll descriptor, pidfd_getfd, polled here), or at its
  *     deadline: the run's clock when every descriptor in the set is of the
- *     run (supervise_peers.c: the shim's rules), else real time (the
+ *     run (supervise_fds.c), else real time (the
  *     world keeps real deadlines, and the run's clock follows it there);
  *   - a signal that interrupts the waiter cancels the notification
  *     (SECCOMP_IOCTL_NOTIF_ID_VALID fails): the slot is freed, and the
@@ -222,7 +222,7 @@ static ssize_t epoll_info(struct sv_proc *p, int fd, char *buf, size_t size)
 }
 
 /* Is every descriptor in process p's epoll set fd one of the run's
- * (sv_peers_classify)? why: the first that is not, for HERMETIC_DEBUG=supervise.
+ * (sv_fd_classify)? why: the first that is not, for HERMETIC_DEBUG=supervise.
  * A set whose fdinfo reads as it did last time (its members: number,
  * events, data, inode) is the set it was, and gets the same answer
  * without looking at each member again (a Go program's poller waits on
@@ -230,7 +230,7 @@ static ssize_t epoll_info(struct sv_proc *p, int fd, char *buf, size_t size)
 static bool epoll_internal(struct supervise *s, struct sv_proc *p, int fd, char *why, size_t wsize)
 {
 	char buf[8192], *line, *save;
-	int tfds[SV_PEER_FDS + 1], n_tfd = 0, c;
+	int c = SV_FD_RUN;
 	ssize_t n;
 	bool in;
 
@@ -247,25 +247,18 @@ static bool epoll_internal(struct supervise *s, struct sv_proc *p, int fd, char 
 		memcpy(p->epi_text, buf, (size_t)n);
 		p->epi_len = (size_t)n;
 	}
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	for (line = strtok_r(buf, "\n", &save); line && c == SV_FD_RUN;
+	     line = strtok_r(NULL, "\n", &save)) {
 		int tfd;
 
-		if (sscanf(line, "tfd: %d", &tfd) != 1)
-			continue;
-		if (n_tfd == SV_PEER_FDS) {
-			n_tfd++; /* too many: the world's (sv_peers_classify) */
-			break;
-		}
-		tfds[n_tfd++] = tfd;
+		if (sscanf(line, "tfd: %d", &tfd) == 1)
+			c = sv_fd_classify(s, p, tfd, why, wsize);
 	}
-	c = sv_peers_classify(s, p, tfds, n_tfd, why, wsize);
-	in = c <= SV_FD_RUN_NOW;
+	in = c == SV_FD_RUN;
 	if (in)
-		snprintf(why, wsize, "eventfds, the run's pipes and sockets");
-	/* A loopback peer not marked yet may be marked by the next wait (its
-	 * server's set, looked at later), a socket with no peer may connect:
-	 * those answers are not kept. */
-	if (c == SV_FD_UNMARKED || c == SV_FD_RUN_NOW) {
+		snprintf(why, wsize, "eventfds, files and the run's pipes");
+	/* A member closed since the set was read: this answer is not kept. */
+	if (c == SV_FD_GONE) {
 		free(p->epi_text);
 		p->epi_text = NULL;
 	}
@@ -298,7 +291,7 @@ static int poll_take(struct sv_wait *w)
 }
 
 /*
- * A poll or ppoll of descriptors, all of them the run's (sv_peers_classify): our
+ * A poll or ppoll of descriptors, all of them the run's (sv_fd_classify): our
  * duplicates of them (pidfd_getfd, as of an epoll set) and an epoll set of
  * ours that wakes the main loop when one is ready. 1: the wait is ours; 0:
  * the kernel's (too many descriptors, one of the world's or not open:
@@ -330,7 +323,7 @@ static int poll_fds(struct supervise *s, struct sv_proc *p, const struct seccomp
 	for (uint32_t i = 0; i < nfds; i++) {
 		if (a[i].fd < 0)
 			continue;
-		if (sv_peers_classify(s, p, &a[i].fd, 1, why, sizeof(why)) > SV_FD_RUN_NOW ||
+		if (sv_fd_classify(s, p, a[i].fd, why, sizeof(why)) != SV_FD_RUN ||
 		    (w->pfd_ours[i] = syscall(SYS_pidfd_getfd, p->pidfd, a[i].fd, 0)) < 0) {
 			if (s->debug)
 				eng_warn("supervisor: poll of %d on real time: %s", w->tid, why);
@@ -870,5 +863,4 @@ void supervise_wait_drop(struct supervise *s, struct sv_proc *p)
 	free(p->epi_text);
 	p->epi_text = NULL;
 	p->ep_ours = p->pidfd = p->epi_fd = -1;
-	sv_peers_release(s, p);
 }

@@ -1,5 +1,5 @@
 // A goroutine must not wait for a blocking system call of another to end
-// when the run is busy (static_peers.sh): with GOMAXPROCS 1, main blocks in
+// when the run is busy (static_waits.sh): with GOMAXPROCS 1, main blocks in
 // read(2) on a pipe whose writer, a child, computes 0.3 s of CPU time
 // before writing; goroutine B is ready meanwhile. Go's sysmon takes the
 // processor back from the thread in the system call after a sleep of 20 us
