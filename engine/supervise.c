@@ -697,7 +697,7 @@ static void on_exec(struct supervise *s, const struct seccomp_notif *req)
 		       strerror(errno));
 	if (fd < 0)
 		return; /* the exec will fail, or we cannot see it: nothing to do */
-	k = sv_classify(fd, NULL);
+	k = sv_classify(fd);
 	close(fd);
 	/* A dynamic image the shim will not be loaded into: as a static one. */
 	if (k == SV_SHIM && !sv_env_has_shim(req))

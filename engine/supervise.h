@@ -60,7 +60,6 @@ struct sv_proc {
 	struct hm_chacha_stream rng;
 	bool rng_on;
 	bool vmono; /* its monotonic clock is the run's: its waits are ours */
-	bool go; /* Go's linker made its image: its nanosleeps are the runtime's back-offs */
 	uint64_t seed; /* the seed its stream is keyed by (its HERMETIC_SEED) */
 	uint32_t children; /* fork children numbered so far (supervise.c, inherit) */
 	uint32_t gen; /* which use of this entry (supervise_threads.c) */
@@ -272,7 +271,7 @@ struct sv_proc *sv_proc_new(struct supervise *s, int pid);
 void sv_exe_name(int pid, char exe[HM_EXE_MAX]);
 /* SV_NO_SHIM: dynamic, but its environment does not load the shim */
 enum sv_kind { SV_NOT_ELF, SV_SHIM, SV_STATIC, SV_GO_DYNAMIC, SV_NO_SHIM };
-enum sv_kind sv_classify(int fd, bool *is_go);
+enum sv_kind sv_classify(int fd);
 /* What the execve/execveat of req would load, opened read-only; its path
  * (as the caller gave it) in path. -errno if it cannot be seen. */
 int sv_open_target(const struct seccomp_notif *req, char *path, size_t size);

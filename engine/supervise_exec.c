@@ -51,9 +51,8 @@
 
 /* The ELF headers of an executable: does the shim cover it? Only what the
  * kernel would load counts: an x86_64 ELF; a script (#!) runs its
- * interpreter, which is left alone (docs/static.md). *go (if not NULL):
- * whether Go's linker made it, static or not. */
-enum sv_kind sv_classify(int fd, bool *is_go)
+ * interpreter, which is left alone (docs/static.md). */
+enum sv_kind sv_classify(int fd)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph[64];
@@ -88,8 +87,6 @@ enum sv_kind sv_classify(int fd, bool *is_go)
 				off += 12 + ((nsz + 3) & ~3u) + ((dsz + 3) & ~3u);
 			}
 	}
-	if (is_go)
-		*is_go = go;
 	if (!interp)
 		return SV_STATIC;
 	return go ? SV_GO_DYNAMIC : SV_SHIM;
@@ -250,7 +247,6 @@ struct tracee {
 	int added; /* a page descriptor the supervisor put in at its exec, or -1 */
 	int inherited_closed; /* its own, marked closed by its parent's program, or -1 */
 	uint64_t vdso_base; /* where the synthetic vDSO went, or 0 */
-	bool go; /* Go's linker made its image (sv_classify) */
 	/* the top of its initial stack from its stack pointer, read at once
 	 * (argc, argv, envp and the auxiliary vector are usually all in it) */
 	uint8_t stack[8192];
@@ -645,7 +641,6 @@ static bool set_up(struct supervise *s, struct tracee *t)
 
 		p->image = image_of(t->pid);
 		p->vmono = vclock && mono;
-		p->go = t->go;
 		/* the seed the shim would read: this process's HERMETIC_SEED */
 		if (env_get(t->pid, HM_ENV_SEED, seed_s, sizeof(seed_s)) &&
 		    (end = hm_parse_dec_u64(seed_s, &seed)) && *end)
@@ -722,7 +717,7 @@ void sv_exec_stop(struct supervise *s, int pid)
 	 * start may have changed since). */
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-		k = sv_classify(fd, &t.go);
+		k = sv_classify(fd);
 		close(fd);
 	}
 	/* (a dynamic image is ours only when its environment leaves the

@@ -703,17 +703,8 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 		w->fval = (uint32_t)d->args[2];
 	}
 	w->deadline = dl + SLACK_NS;
-	/* A Go image's nanosleep is its runtime's (sysmon's back-off of 20 us
-	 * doubling to 10 ms; a program's time.Sleep is a timer, an epoll or
-	 * futex wait): it is over at the run's clock's deadline when the
-	 * keeper moves it there, as any sleep, or after its length of real
-	 * time if the run stays busy, the clock staying. Held until the lag
-	 * bound instead (net/http's go vet: 139 of sysmon's 10 ms sleeps took
-	 * 60 ms each), sysmon did not take back the processors of threads in
-	 * system calls, and each bound that fired moved the run's clock at a
-	 * moment the machine's speed chose. */
-	w->poll = (d->nr == SV_NR_FUTEX && len <= SHORT_NS) || (d->nr == SV_NR_NANOSLEEP && p->go);
-	w->real_deadline = real_mono() + (d->nr == SV_NR_FUTEX && w->poll ? POLL_HOLD_NS : len);
+	w->poll = d->nr == SV_NR_FUTEX && len <= SHORT_NS;
+	w->real_deadline = real_mono() + (w->poll ? POLL_HOLD_NS : len);
 	lock(s);
 	w->slot = sv_slot_begin(s, p->pid, p->image, w->tid, w->deadline, w->external);
 	if (w->slot) {
@@ -770,9 +761,7 @@ int supervise_wait_timeout(struct supervise *s, int timeout_ms)
 		if (!w->used)
 			continue;
 		/* the keeper's move is seen by looking: every millisecond */
-		ms = w->external || (w->poll && w->nr == SV_NR_NANOSLEEP)
-			     ? (int)((w->real_deadline - now) / 1000000 + 1)
-			     : 1;
+		ms = w->external ? (int)((w->real_deadline - now) / 1000000 + 1) : 1;
 		if (ms < 1)
 			ms = 1;
 		if (timeout_ms < 0 || ms < timeout_ms)
@@ -838,8 +827,7 @@ void supervise_wait_tick(struct supervise *s)
 			wait_end(s, w, 0, w->nr == SV_NR_FUTEX ? -ETIMEDOUT : 0);
 		} else if (w->poll && real_mono() >= w->real_deadline &&
 			   !(w->slot && __atomic_load_n(&w->slot->woken, __ATOMIC_ACQUIRE) == w->seq)) {
-			/* a poll (futex_deadline), or a Go runtime's back-off */
-			wait_end(s, w, 0, w->nr == SV_NR_FUTEX ? -ETIMEDOUT : 0);
+			wait_end(s, w, 0, -ETIMEDOUT); /* a poll: futex_deadline */
 		}
 	}
 }
