@@ -6,8 +6,6 @@
 # always ready: net.Listen's read of one held net/http's
 # TestLinuxSendfile's run for a second); a client of a server outside the
 # run waits on the world: the run's clock does not jump past its answer.
-# And Go's sysmon, whose sleeps end after their real length while the run
-# is busy, takes the processor back from a thread blocked in a system call.
 source "$(dirname "$0")/../lib.sh"
 need_root "static waits" || exit 0
 start_daemon || { fail "daemon starts" "see above"; exit 1; }
@@ -17,7 +15,7 @@ gobuild() { # SRC OUT
 		(cd "$T/$2.d" && GO111MODULE=off CGO_ENABLED=0 GOFLAGS= GOTOOLCHAIN=local \
 			GOCACHE="$T/gocache" GOPATH="$T/gopath" timeout 300 go build -o "$T/$2" main.go) >>"$T/go.log" 2>&1
 }
-if ! gobuild gowaits.go gowaits || ! gobuild goretake.go goretake; then
+if ! gobuild gowaits.go gowaits; then
 	fail "build the Go programs" "$(tail -n 3 "$T/go.log" | tr '\n' '|')"
 	exit 0
 fi
@@ -76,21 +74,4 @@ if grep -q "epoll wait of .* on real time: descriptor [0-9]*: socket:" "$T/out.e
 	pass "Go: the wait on the outside server is on real time, and says why"
 else
 	fail "Go: the wait on the outside server is on real time" "$(grep "epoll wait" "$T/out.err" | head -n 5 | tr '\n' '|')"
-fi
-
-# --- sysmon's back-off --------------------------------------------------------------
-# GOMAXPROCS 1: main blocks in read(2) while a child computes 0.3 s of CPU
-# time before it writes; goroutine B, ready meanwhile, runs once sysmon
-# takes the processor back (after a sleep of at most 10 ms: bare, always
-# "B" first). Held for the run's clock, sysmon slept until the lag bound
-# (1 s) and "A" came first. Three runs: each must be B, A.
-ok=y
-for i in 1 2 3; do
-	timeout 60 "$HERMETIC" enroll --seed 3 -- "$T/goretake" >"$T/rt.$i" 2>"$T/rt.$i.err" || ok=n
-	[ "$(tr '\n' ' ' <"$T/rt.$i")" = "B A " ] || ok=n
-done
-if [ $ok = y ]; then
-	pass "Go: sysmon takes the processor back from a blocking system call while the run is busy"
-else
-	fail "Go: sysmon takes the processor back while the run is busy" "$(cat "$T"/rt.? | tr '\n' ' ') $(flat "$T/rt.1.err")"
 fi
