@@ -40,6 +40,12 @@
 #define SV_NR_SELECT 23
 #define SV_NR_PSELECT6 270
 #define SV_NR_PPOLL 271
+/* What a wait on a descriptor waits on (supervise_fds.c). */
+enum {
+	SV_FD_RUN, /* the run's: a wait on it is on the run's clock */
+	SV_FD_GONE, /* closed since its set was read: the world's, this once (not kept) */
+	SV_FD_WORLD, /* the world's: a wait on it keeps its real deadline */
+};
 
 struct pollfd;
 struct hm_vclock;
@@ -238,6 +244,10 @@ int supervise_wait_timeout(struct supervise *s, int timeout_ms);
 void supervise_wait_tick(struct supervise *s);
 void supervise_wait_drop(struct supervise *s, struct sv_proc *p);
 void supervise_wait_stop(struct supervise *s); /* the helper thread ends */
+
+/* supervise_fds.c: what a wait on process p's descriptor tfd waits on
+ * (SV_FD_*, with why). */
+int sv_fd_classify(struct supervise *s, struct sv_proc *p, int tfd, char *why, size_t wsize);
 
 /* supervise_threads.c: the process of a notifying thread, if known and
  * still its (NULL: look it up, then put it); put needs req pending. */

@@ -16,9 +16,8 @@
  *   - an epoll wait ends with the events of its epoll set (a duplicate of
  *     the process's epoll descriptor, pidfd_getfd, polled here), or at its
  *     deadline: the run's clock when every descriptor in the set is of the
- *     run (eventfds, pipes not inherited from outside), else real time
- *     (a socket, a terminal, anything else: the world keeps real
- *     deadlines, and the run's clock follows it there);
+ *     run (supervise_fds.c), else real time (the
+ *     world keeps real deadlines, and the run's clock follows it there);
  *   - a signal that interrupts the waiter cancels the notification
  *     (SECCOMP_IOCTL_NOTIF_ID_VALID fails): the slot is freed, and the
  *     kernel restarts the call, which comes back as a new one.
@@ -198,39 +197,6 @@ static int epoll_dup(struct supervise *s, struct sv_proc *p, int fd)
 	return p->ep_ours;
 }
 
-/* Is descriptor tfd of process pid one of the run's? Eventfds are; a
- * pipe is unless it is one the run's first process inherited from outside
- * (the page lists those); anything else is taken as the world's
- * (conservative: its timeout stays real). why: if not, what it is. */
-static bool fd_internal(struct supervise *s, int pid, int tfd, char *why, size_t wsize)
-{
-	char path[96], link[128];
-	struct stat st;
-	ssize_t l;
-	bool out = false;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, tfd);
-	l = readlink(path, link, sizeof(link) - 1);
-	link[l > 0 ? l : 0] = 0;
-	snprintf(why, wsize, "descriptor %d: %s", tfd, l > 0 ? link : "gone");
-	if (l <= 0)
-		return false;
-	if (!strcmp(link, "anon_inode:[eventfd]"))
-		return true;
-	if (strncmp(link, "pipe:[", 6))
-		return false;
-	if (stat(path, &st) < 0) {
-		snprintf(why, wsize, "descriptor %d: %s: %s", tfd, link, strerror(errno));
-		return false;
-	}
-	for (uint32_t i = 0; i < s->vc->n_outside && i < 8; i++)
-		out |= s->vc->outside[i][0] == (uint64_t)st.st_dev &&
-		       s->vc->outside[i][1] == (uint64_t)st.st_ino;
-	if (out)
-		snprintf(why, wsize, "descriptor %d: %s, the run's stdio from outside", tfd, link);
-	return !out;
-}
-
 /* The fdinfo of process p's epoll descriptor fd into buf (NUL-ended): its
  * length, or -1. The file stays open for the next wait on the same set. */
 static ssize_t epoll_info(struct sv_proc *p, int fd, char *buf, size_t size)
@@ -256,7 +222,7 @@ static ssize_t epoll_info(struct sv_proc *p, int fd, char *buf, size_t size)
 }
 
 /* Is every descriptor in process p's epoll set fd one of the run's
- * (fd_internal)? why: the first that is not, for HERMETIC_DEBUG=supervise.
+ * (sv_fd_classify)? why: the first that is not, for HERMETIC_DEBUG=supervise.
  * A set whose fdinfo reads as it did last time (its members: number,
  * events, data, inode) is the set it was, and gets the same answer
  * without looking at each member again (a Go program's poller waits on
@@ -264,8 +230,9 @@ static ssize_t epoll_info(struct sv_proc *p, int fd, char *buf, size_t size)
 static bool epoll_internal(struct supervise *s, struct sv_proc *p, int fd, char *why, size_t wsize)
 {
 	char buf[8192], *line, *save;
+	int c = SV_FD_RUN;
 	ssize_t n;
-	bool in = true;
+	bool in;
 
 	snprintf(why, wsize, "its epoll set cannot be read");
 	if ((n = epoll_info(p, fd, buf, sizeof(buf))) < 0)
@@ -280,14 +247,21 @@ static bool epoll_internal(struct supervise *s, struct sv_proc *p, int fd, char 
 		memcpy(p->epi_text, buf, (size_t)n);
 		p->epi_len = (size_t)n;
 	}
-	for (line = strtok_r(buf, "\n", &save); line && in; line = strtok_r(NULL, "\n", &save)) {
+	for (line = strtok_r(buf, "\n", &save); line && c == SV_FD_RUN;
+	     line = strtok_r(NULL, "\n", &save)) {
 		int tfd;
 
 		if (sscanf(line, "tfd: %d", &tfd) == 1)
-			in = fd_internal(s, p->pid, tfd, why, wsize);
+			c = sv_fd_classify(s, p, tfd, why, wsize);
 	}
+	in = c == SV_FD_RUN;
 	if (in)
-		snprintf(why, wsize, "eventfds and the run's pipes");
+		snprintf(why, wsize, "eventfds, files and the run's pipes");
+	/* A member closed since the set was read: this answer is not kept. */
+	if (c == SV_FD_GONE) {
+		free(p->epi_text);
+		p->epi_text = NULL;
+	}
 	p->epi_internal = in;
 	snprintf(p->epi_why, sizeof(p->epi_why), "%s", why);
 	return in;
@@ -317,7 +291,7 @@ static int poll_take(struct sv_wait *w)
 }
 
 /*
- * A poll or ppoll of descriptors, all of them the run's (fd_internal): our
+ * A poll or ppoll of descriptors, all of them the run's (sv_fd_classify): our
  * duplicates of them (pidfd_getfd, as of an epoll set) and an epoll set of
  * ours that wakes the main loop when one is ready. 1: the wait is ours; 0:
  * the kernel's (too many descriptors, one of the world's or not open:
@@ -349,7 +323,7 @@ static int poll_fds(struct supervise *s, struct sv_proc *p, const struct seccomp
 	for (uint32_t i = 0; i < nfds; i++) {
 		if (a[i].fd < 0)
 			continue;
-		if (!fd_internal(s, p->pid, a[i].fd, why, sizeof(why)) ||
+		if (sv_fd_classify(s, p, a[i].fd, why, sizeof(why)) != SV_FD_RUN ||
 		    (w->pfd_ours[i] = syscall(SYS_pidfd_getfd, p->pidfd, a[i].fd, 0)) < 0) {
 			if (s->debug)
 				eng_warn("supervisor: poll of %d on real time: %s", w->tid, why);
