@@ -28,7 +28,9 @@ B := build
 SANITIZE ?=
 ifneq ($(SANITIZE),)
 B := build/san
-SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+# (and enroll's child forked, not started with CLONE_VM: engine/clone_vm.c)
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all \
+	-DHERMETIC_NO_CLONE_VM
 endif
 ARCH := x86
 CC ?= cc
