@@ -109,7 +109,7 @@ $(B)/hermeticd: $(DAEMON_OBJS) $(B)/libhermetic.a
 $(CLI_OBJS): CFLAGS += -Iengine
 # Moved from cli/ and not yet free of struct enroll, die() and cli.h: until
 # each is, it alone may see cli/ (engine/README.md, "Not yet here").
-ENGINE_CLI_OBJS := $(addprefix $(B)/engine/,inherited.o launch.o launch_identity.o reconnect.o \
+ENGINE_CLI_OBJS := $(addprefix $(B)/engine/,inherited.o launch.o launch_child.o launch_identity.o reconnect.o \
 	run.o run_start.o record.o record_index.o record_scopes.o record_streams.o)
 $(ENGINE_CLI_OBJS): CFLAGS += -Icli -Iengine
 
