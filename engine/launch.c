@@ -8,8 +8,24 @@
  * on a connection of its own, so that the daemon knows it by the kernel's
  * pidfd of that connection and not by anything we say (daemon/serve_run.c
  * checks it is our child, in no run, and that the run is ours and empty).
- * Only then is it confined (confine.c) and does it exec. Between fork and
- * exec the child makes only async-signal-safe calls.
+ * Only then is it confined (confine.c) and does it exec.
+ *
+ * The child shares enroll's memory until its exec where the build allows
+ * (CLONE_VM: clone_vm.c; else it is forked): launch_child.c says what that
+ * asks of the child. Here, enroll's side of it:
+ *  - ASLR's persona is set before the clone, for the child to inherit, and
+ *    ours put back after it (persona_for_child), so that a refusal is
+ *    enroll's to report and the child needs no stdio for it;
+ *  - every signal is blocked across the clone (clone_vm_start);
+ *  - errno and the memory are shared while both run, so the two take
+ *    turns: until the child's ready mark (LAUNCH_READY, after its last
+ *    libc call) enroll makes only raw system calls and writes nothing the
+ *    child reads (wait_ready, and supervise_parent after it); after the
+ *    mark the child makes only raw ones while enroll answers the
+ *    supervisor (wait_exec);
+ *  - the child's stack is unmapped once the child is past its exec or
+ *    dead: at the error pipe's close, after launch_failed's reap, after a
+ *    cancel's kill once it is seen dead (child_gone), or at run.c's reap.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -30,181 +46,9 @@
 #include "run.h"
 #include "identity.h"
 #include "launch_identity.h"
-
-/* What the child reports on its error pipe before it gives up. */
-enum { LAUNCH_EXEC = 1, LAUNCH_ADOPT = 2, LAUNCH_CONFINE = 3 };
-struct launch_err {
-	int kind;
-	int err;
-	char msg[sizeof(((struct hm_error *)0)->msg)];
-};
-
-static struct sockaddr_un daemon_addr;
-
-static void report(int fd, int kind, int err, const char *msg)
-{
-	struct launch_err le = { .kind = kind, .err = err };
-
-	for (size_t i = 0; msg && msg[i] && i < sizeof(le.msg) - 1; i++)
-		le.msg[i] = msg[i];
-	if (write(fd, &le, sizeof(le)) < 0) {
-		/* the parent will see a plain exit */
-	}
-}
-
-/* In the child: ask the daemon to move us into run_id. */
-static int adopt_self(uint64_t run_id, const char **ret_msg)
-{
-	static char buf[HM_MSG_MAX];
-	struct hm_run_ref ref = { .run_id = run_id };
-	struct hm_hdr *h;
-	ssize_t n;
-	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), err;
-
-	*ret_msg = NULL;
-	if (s < 0)
-		return -errno;
-	if (connect(s, (struct sockaddr *)&daemon_addr, sizeof(daemon_addr)) < 0 ||
-	    (err = hm_send(s, HM_REQ_RUN_ADOPT, 1, &ref, sizeof(ref), -1)) < 0) {
-		err = -errno;
-		close(s);
-		return err;
-	}
-	n = hm_recv(s, buf, sizeof(buf), &h, NULL);
-	close(s);
-	if (n < 0)
-		return n;
-	if (h->type == HM_REP_ERROR && (size_t)n == sizeof(struct hm_error)) {
-		struct hm_error *e = (struct hm_error *)(h + 1);
-
-		e->msg[sizeof(e->msg) - 1] = 0;
-		*ret_msg = e->msg;
-		return e->err > 0 ? -e->err : -EPROTO;
-	}
-	return h->type == HM_REP_OK ? 0 : -EPROTO;
-}
-
-/*
- * execvp(file, argv), with the search of PATH made by stat first: each
- * execve that fails on an entry of PATH without the file would be one more
- * stop in the supervisor (supervise.c sees every execve), ten on a machine
- * whose PATH starts with ten user directories. The file found is handed to
- * execvp with its directory, so what execvp does with it is unchanged (a
- * script without #! still runs under /bin/sh); found nowhere, execvp
- * searches as before and fails with the errno it always gave.
- */
-static void exec_searched(const char *file, char *const argv[])
-{
-	const char *path = getenv("PATH"), *p, *end;
-	char buf[PATH_MAX];
-	struct stat st;
-
-	if (!*file || strchr(file, '/') || !path)
-		goto plain;
-	for (p = path;; p = end + 1) {
-		size_t len;
-		int n;
-
-		end = strchrnul(p, ':');
-		len = (size_t)(end - p);
-		n = len ? snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, p, file)
-			: snprintf(buf, sizeof(buf), "./%s", file);
-		if (n > 0 && (size_t)n < sizeof(buf) && stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
-		    access(buf, X_OK) == 0) {
-			execvp(buf, argv);
-			goto plain; /* what it says, execvp's search says too */
-		}
-		if (!*end)
-			break;
-	}
-plain:
-	execvp(file, argv);
-}
-
-/* --sched serial: wait until hermeticd has put this process on the run's
- * CPU at the top serial priority (daemon/chaos.c adopts a new task within a
- * tick), so that no instruction of CMD runs outside the serial schedule.
- * Only async-signal-safe calls; at most 2 s of real time. */
-static int wait_serial(void)
-{
-	struct timespec now, until, ms = { 0, 1000000 };
-
-	if (clock_gettime(CLOCK_MONOTONIC, &until) < 0)
-		return -errno;
-	until.tv_sec += 2;
-	for (;;) {
-		int pol = sched_getscheduler(0);
-
-		if (pol >= 0 && (pol & ~SCHED_RESET_ON_FORK) == SCHED_FIFO)
-			return 0;
-		if (clock_gettime(CLOCK_MONOTONIC, &now) < 0)
-			return -errno;
-		if (now.tv_sec > until.tv_sec ||
-		    (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec))
-			return -ETIMEDOUT;
-		(void)nanosleep(&ms, NULL);
-	}
-}
-
-static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_t *oldmask,
-						  bool adopt, int err_fd)
-{
-	const char *msg;
-	int err;
-
-	sigprocmask(SIG_SETMASK, oldmask, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	if (adopt && (err = adopt_self(e->run.run_id, &msg)) < 0) {
-		report(err_fd, LAUNCH_ADOPT, -err, msg);
-		_exit(EXIT_INTERNAL);
-	}
-	if (e->sched.mode == HM_SCHED_SERIAL && (err = wait_serial()) < 0) {
-		report(err_fd, LAUNCH_CONFINE, -err, "wait for hermeticd's --sched serial priority");
-		_exit(EXIT_INTERNAL);
-	}
-	/* No network socket made outside the run crosses into it unasked. */
-	if ((err = enroll_drop_foreign_sockets(e)) < 0) {
-		report(err_fd, LAUNCH_CONFINE, -err, "put /dev/null over an inherited socket");
-		_exit(EXIT_INTERNAL);
-	}
-	/* The machine it is told of (--identity), while it may still mount. */
-	if ((err = identity_child(&e->ident, &msg)) < 0) {
-		report(err_fd, LAUNCH_CONFINE, -err, msg);
-		_exit(EXIT_INTERNAL);
-	}
-	/* In the run now: its kernel backstop before the first instruction. */
-	if ((err = confine_child(&e->conf, &msg)) < 0) {
-		report(err_fd, LAUNCH_CONFINE, -err, msg);
-		_exit(EXIT_INTERNAL);
-	}
-	/* The clock page is CMD's to inherit (HERMETIC_CLOCK_FD). */
-	if (e->clock.page_fd >= 0 && fcntl(e->clock.page_fd, F_SETFD, 0) < 0) {
-		report(err_fd, LAUNCH_EXEC, errno, NULL);
-		_exit(EXIT_INTERNAL);
-	}
-	/* Then the supervisor's filter (supervise.c), also inherited by all. */
-	if ((err = supervise_child(&e->sv)) < 0) {
-		report(err_fd, LAUNCH_CONFINE, -err, "pass the supervisor its listener");
-		_exit(EXIT_INTERNAL);
-	}
-	/* ASLR off before the first exec, inherited by the whole tree:
-	 * programs mix addresses into their random state. */
-	if (!e->cfg.aslr && personality(ADDR_NO_RANDOMIZE) < 0)
-		/* A container's seccomp profile may refuse it (Docker's and
-		 * podman's default allow only a few personalities): the run
-		 * goes on, and says what it lost. */
-		eng_warn("address space randomisation stays on (personality: %s, as a container's "
-			 "seccomp profile refuses it): programs that mix addresses into their "
-			 "random state may differ between runs",
-			 strerror(errno));
-	/* The last step: no file stamp of the command may fall on the
-	 * before-the-run side of the line (engine/vclock.c). */
-	run_clock_wait_files(&e->clock);
-	exec_searched(e->bnd.exec_file, e->argv);
-	err = errno;
-	report(err_fd, LAUNCH_EXEC, err, NULL);
-	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
-}
+#include "clone_vm.h"
+#include "raw_syscall.h"
+#include "launch_child.h"
 
 /* Where hermeticd keeps the clock pages: the directory of our page's file,
  * as this (outside) mount namespace names it. */
@@ -251,11 +95,47 @@ static bool supervise_wanted(struct enroll *e)
 	return true;
 }
 
-/* Until CMD runs (the error pipe closes at its exec) or reports a failure:
- * meanwhile the supervisor's listener arrives and its first exec is
- * answered (it waits for us). 0 with what read() of the pipe returned in
- * *ret_n, -ECANCELED when a signal cancelled the run first (the child is
- * killed: signals.c), -errno when poll fails. */
+/* For tests (HERMETIC_TEST_HEAP_RO, clone_vm.h): the heap read-only while
+ * the child runs libc code on it. */
+static struct clone_vm_heap test_heap;
+static bool test_heap_ro;
+
+/* Until the child's ready mark (its libc calls done), its failure or its
+ * end: it runs on our memory, errno included, so this side makes raw
+ * system calls only (run_signals_take's read too) and writes nothing the
+ * child reads (supervise_parent waits for the mark). 1 at the mark, 0
+ * with what read() of the pipe returned in *ret_n otherwise, -ECANCELED
+ * when a signal cancelled the run first (the child is killed: signals.c),
+ * -errno when ppoll fails. */
+static int wait_ready(struct enroll *e, int fd, struct launch_err *le, ssize_t *ret_n)
+{
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = fd, .events = POLLIN },
+			{ .fd = e->sig.fd, .events = POLLIN },
+		};
+		long r;
+
+		if (run_signals_take(&e->sig, &e->child))
+			return -ECANCELED;
+		r = raw_syscall6(SYS_ppoll, (long)p, 2, 0, 0, 0, 0);
+		if (r == -EINTR)
+			continue;
+		if (r < 0)
+			return (int)r;
+		if (!p[0].revents)
+			continue;
+		*ret_n = raw_syscall(SYS_read, fd, le, sizeof(*le));
+		if (*ret_n == -EINTR)
+			continue;
+		return *ret_n == sizeof(*le) && le->kind == LAUNCH_READY;
+	}
+}
+
+/* After the ready mark, until CMD runs (the error pipe closes at its exec)
+ * or reports a failure: meanwhile the supervisor's listener (sent before
+ * the mark) is taken and its first exec is answered (it waits for us).
+ * The child makes raw calls only now. Returns as wait_ready, but for 1. */
 static int wait_exec(struct enroll *e, int fd, struct launch_err *le, ssize_t *ret_n)
 {
 	for (;;) {
@@ -289,6 +169,21 @@ static int wait_exec(struct enroll *e, int fd, struct launch_err *le, ssize_t *r
 			return 0;
 		}
 	}
+}
+
+/* Both waits: the ready mark, then the exec. Whatever ends the first, the
+ * heap is writable again and the supervisor's end of its socket ours to
+ * close (the child has sent the listener, or will not). */
+static int wait_child(struct enroll *e, int fd, struct launch_err *le, ssize_t *ret_n)
+{
+	int r = wait_ready(e, fd, le, ret_n);
+
+	if (test_heap_ro)
+		(void)clone_vm_heap_protect(&test_heap, false);
+	supervise_parent(&e->sv);
+	if (r == 1)
+		r = wait_exec(e, fd, le, ret_n);
+	return r;
 }
 
 /* Before the fork: the confinement's plan, the sockets CMD must not
@@ -326,46 +221,130 @@ static int launch_prepare(struct enroll *e, struct eng_error *err)
 	return 0;
 }
 
-/* The child, in the run's cgroup (clone3) or adopted into it (fork): it
- * writes to err_fd only if it fails before CMD's exec. */
+/* ASLR off for CMD (--aslr off, the default), before the first exec and
+ * inherited by the whole tree: programs mix addresses into their random
+ * state. Set on enroll, for the child to inherit at the clone, and
+ * enroll's own put back right after it (persona_restore): only an exec
+ * reads ADDR_NO_RANDOMIZE, enroll execs nothing in between, and its own
+ * addresses were fixed at its start. So a refusal is enroll's to report,
+ * and the child needs no stdio for it. The persona to put back, or -1. */
+static int persona_for_child(const struct enroll *e)
+{
+	int old;
+
+	if (e->cfg.aslr)
+		return -1;
+	old = personality(0xffffffff);
+	if (old < 0 || personality(ADDR_NO_RANDOMIZE) < 0) {
+		/* A container's seccomp profile may refuse it (Docker's and
+		 * podman's default allow only a few personalities): the run
+		 * goes on, and says what it lost. */
+		eng_warn("address space randomisation stays on (personality: %s, as a container's "
+			 "seccomp profile refuses it): programs that mix addresses into their "
+			 "random state may differ between runs",
+			 strerror(errno));
+		return -1;
+	}
+	return old;
+}
+
+static void persona_restore(int old)
+{
+	/* (it was ours a moment ago: a refusal now is not expected, but a
+	 * later child of enroll's would start without ASLR) */
+	if (old >= 0 && personality((unsigned long)old) < 0)
+		eng_warn("enroll's own persona could not be put back (personality: %s): what it "
+			 "starts later starts without address space randomisation",
+			 strerror(errno));
+}
+
+/* One child: started with CLONE_VM on its own stack where built
+ * (clone_vm.c), else forked; born in the run's cgroup when cgroup_fd >= 0
+ * (clone3), else to be adopted when adopt. The pid, or -errno. */
+static long start_child(struct enroll *e, int cgroup_fd, bool adopt, int err_fd)
+{
+	struct launch_child a = { .e = e, .adopt = adopt, .err_fd = err_fd };
+	long pid = -ENOSYS;
+
+	if (adopt) {
+		a.daemon.sun_family = AF_UNIX;
+		snprintf(a.daemon.sun_path, sizeof(a.daemon.sun_path), "%s", client_socket_path());
+	}
+	if (e->child.stack.map)
+		pid = clone_vm_start(&e->child.stack, cgroup_fd, launch_child_main, &a, sizeof(a));
+	if (pid != -ENOSYS)
+		return pid;
+	if (cgroup_fd >= 0) {
+		struct clone_args args = {
+			.flags = CLONE_INTO_CGROUP,
+			.exit_signal = SIGCHLD,
+			.cgroup = (uint64_t)cgroup_fd,
+		};
+
+		pid = syscall(SYS_clone3, &args, sizeof(args));
+	} else {
+		pid = fork();
+	}
+	if (pid == 0)
+		launch_child_exec(&a);
+	return pid < 0 ? -errno : pid;
+}
+
+/* The child's stack where it shares our memory: 512 KiB, and room for the
+ * argv exec_one gives /bin/sh (posix_spawn sizes its stack by argv too). */
+static int child_stack(struct enroll *e, struct eng_error *err)
+{
+	size_t argc = 0;
+	int r;
+
+	if (!clone_vm_built())
+		return 0;
+	while (e->argv[argc])
+		argc++;
+	if ((r = clone_vm_stack_alloc(&e->child.stack, (argc + 3) * sizeof(char *))) < 0)
+		return eng_fail(err, -r, "cannot map the command's stack: %s", strerror(-r));
+	if (test_heap_ro) {
+		if ((r = clone_vm_heap_find(&test_heap)) < 0)
+			return eng_fail(err, -r, "HERMETIC_TEST_HEAP_RO: no [heap]: %s", strerror(-r));
+		eng_warn("test: the heap is read-only from the clone to the child's ready mark");
+	}
+	return 0;
+}
+
+/* The child, in the run's cgroup (clone3) or adopted into it: it writes
+ * to err_fd its ready mark, and more only if it fails before CMD's exec. */
 static int launch_fork(struct enroll *e, int err_fd, struct eng_error *err)
 {
-	const sigset_t *oldmask = &e->sig.oldmask;
+	long pid = -1;
+	int r, old;
 
+	if ((r = child_stack(e, err)) < 0)
+		return r;
+	old = persona_for_child(e);
+	if (test_heap_ro && (r = (int)clone_vm_heap_protect(&test_heap, true)) < 0)
+		return eng_fail(err, -r, "HERMETIC_TEST_HEAP_RO: mprotect: %s", strerror(-r));
 	if (!e->no_daemon) {
 		/* Preferred: the child is born inside the run's cgroup. This needs
 		 * write access to cgroup.procs of the common ancestor (root), and
 		 * both cgroups inside our cgroup namespace: in a container the
 		 * run's cgroup is outside it (ENOENT), and the daemon adopts us. */
-		struct clone_args args = {
-			.flags = CLONE_INTO_CGROUP,
-			.exit_signal = SIGCHLD,
-			.cgroup = (uint64_t)e->cgroup_fd,
-		};
-		long pid = syscall(SYS_clone3, &args, sizeof(args));
-
-		if (pid == 0)
-			child_exec(e, oldmask, false, err_fd);
-		if (pid > 0)
-			e->child.pid = pid;
-		else if (errno != EACCES && errno != EPERM && errno != ENOSYS && errno != EBUSY &&
-			 errno != ENOENT)
-			return eng_fail(err, errno, "clone3 into '%s': %s", e->run.cgroup_path,
-					strerror(errno));
+		pid = start_child(e, e->cgroup_fd, false, err_fd);
+		if (pid < 0 && pid != -EACCES && pid != -EPERM && pid != -ENOSYS && pid != -EBUSY &&
+		    pid != -ENOENT) {
+			persona_restore(old);
+			return eng_fail(err, (int)-pid, "clone3 into '%s': %s", e->run.cgroup_path,
+					strerror((int)-pid));
+		}
 	}
-	if (e->child.pid < 0) {
+	if (pid < 0) {
 		/* Otherwise the child asks to be adopted before it execs, so it
 		 * never runs a command unenrolled. */
-		const char *path = client_socket_path();
-
-		daemon_addr.sun_family = AF_UNIX;
-		snprintf(daemon_addr.sun_path, sizeof(daemon_addr.sun_path), "%s", path);
-		e->child.pid = fork();
-		if (e->child.pid < 0)
-			return eng_fail(err, errno, "fork: %s", strerror(errno));
-		if (e->child.pid == 0)
-			child_exec(e, oldmask, !e->no_daemon, err_fd);
+		pid = start_child(e, -1, !e->no_daemon, err_fd);
 	}
+	persona_restore(old);
+	if (pid < 0)
+		return eng_fail(err, (int)-pid, "fork: %s", strerror((int)-pid));
+	e->child.pid = (pid_t)pid;
 	return 0;
 }
 
@@ -374,6 +353,7 @@ static int launch_fork(struct enroll *e, int err_fd, struct eng_error *err)
 static int launch_failed(struct enroll *e, const struct launch_err *le, struct eng_error *err)
 {
 	(void)waitpid(e->child.pid, NULL, 0);
+	clone_vm_stack_free(&e->child.stack); /* reaped: off its stack */
 	if (le->kind == LAUNCH_ADOPT)
 		return eng_fail(err, le->err, "hermeticd could not move the command into the run: %s",
 				le->msg[0] ? le->msg : strerror(le->err));
@@ -388,6 +368,21 @@ static int launch_failed(struct enroll *e, const struct launch_err *le, struct e
 	return eng_fail(err, e->child.exec_err, "%s: %s", e->argv[0], strerror(le->err));
 }
 
+/* A cancelled set-up: the child is killed (signals.c); once it is seen
+ * dead (WNOWAIT: enroll_run reaps it, for its status) it runs on its stack
+ * no more, nor on anything else of ours. */
+static void child_gone(struct enroll *e)
+{
+	siginfo_t si;
+
+	if (!e->child.stack.map)
+		return;
+	while (waitid(P_PID, (id_t)e->child.pid, &si, WEXITED | WNOWAIT | __WALL) < 0)
+		if (errno != EINTR)
+			return; /* (not ours to wait for: run.c's reap frees it) */
+	clone_vm_stack_free(&e->child.stack);
+}
+
 int enroll_launch(struct enroll *e, struct eng_error *err)
 {
 	struct launch_err le;
@@ -395,6 +390,7 @@ int enroll_launch(struct enroll *e, struct eng_error *err)
 	ssize_t n = 0;
 
 	e->child.exec_err = 0;
+	test_heap_ro = getenv("HERMETIC_TEST_HEAP_RO") && clone_vm_built();
 	if ((r = launch_prepare(e, err)) < 0)
 		return r;
 	e->child.pid = -1;
@@ -405,24 +401,32 @@ int enroll_launch(struct enroll *e, struct eng_error *err)
 	r = launch_fork(e, errp[1], err);
 	close(errp[1]);
 	if (r < 0) {
+		if (test_heap_ro)
+			(void)clone_vm_heap_protect(&test_heap, false);
+		clone_vm_stack_free(&e->child.stack); /* no child */
 		close(errp[0]);
 		return r;
 	}
+	/* (until wait_ready's end: raw calls, or calls that cannot fail) */
 	if (e->inh.null_fd >= 0)
 		close(e->inh.null_fd);
 	cli_phase("fork");
-	supervise_parent(&e->sv);
-	r = wait_exec(e, errp[0], &le, &n);
+	r = wait_child(e, errp[0], &le, &n);
 	close(errp[0]);
-	if (r == -ECANCELED)
+	if (r == -ECANCELED) {
+		child_gone(e);
 		return 0; /* the child is killed; enroll_run reaps it */
+	}
 	if (r < 0)
 		return eng_fail(err, -r, "poll: %s", strerror(-r));
 	if (e->sv.want && e->sv.off_why[0])
 		eng_warn("processes without the shim (static binaries, Go) are not covered in full:\n"
 			 "  %s", e->sv.off_why);
 	if (n != sizeof(le)) {
-		e->child.cmd_started = true; /* CMD runs: the pipe closed at its exec */
+		/* CMD runs: the pipe closed at its exec, after the kernel had
+		 * moved the child to CMD's memory (or at its death) */
+		clone_vm_stack_free(&e->child.stack);
+		e->child.cmd_started = true;
 		return 0;
 	}
 	return launch_failed(e, &le, err);

@@ -3,11 +3,12 @@
  * milliseconds each step took. Off (one getenv) unless asked for; a mark is
  * a clock read and a store, so the figures are the run's own.
  *
- * HERMETIC_TEST_PAUSE_AT=NAME, for tests (tests/integration/cancel.sh):
- * enroll stops itself (SIGSTOP) the first time the phase NAME ends, so
- * that a test can send it a signal at that very point and then let it go
- * on (SIGCONT). Unset, it does nothing; it gives the process no power it
- * lacks (anyone who can set its environment can stop it). */
+ * HERMETIC_TEST_PAUSE_AT=NAME[,NAME...], for tests (tests/integration/
+ * cancel.sh, clone_vm.sh): enroll stops itself (SIGSTOP) the first time
+ * each phase NAME ends, so that a test can send it a signal at that very
+ * point, or look at it, and then let it go on (SIGCONT). Unset, it does
+ * nothing; it gives the process no power it lacks (anyone who can set its
+ * environment can stop it). */
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,7 +29,27 @@ static struct {
 static int n_marks;
 static int enabled = -1; /* -1: not asked yet */
 static const char *pause_at;
+static unsigned paused; /* bit i: item i of pause_at was paused at */
 static uint64_t t0;
+
+/* name's place in the comma-separated pause_at, or -1 (no allocation: it
+ * runs beside enroll's child, launch.c). */
+static int pause_index(const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = pause_at;
+
+	for (int i = 0; i < 32; i++) {
+		const char *end = strchrnul(p, ',');
+
+		if ((size_t)(end - p) == n && !strncmp(p, name, n))
+			return i;
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	return -1;
+}
 
 void cli_phase(const char *name)
 {
@@ -41,9 +62,13 @@ void cli_phase(const char *name)
 	}
 	if (enabled && name && n_marks < MAX_PHASES)
 		marks[n_marks++] = (typeof(marks[0])){ name, hm_now_ns() };
-	if (pause_at && name && !strcmp(name, pause_at)) {
-		pause_at = NULL; /* once: a phase may end more than once */
-		(void)raise(SIGSTOP);
+	if (pause_at && name) {
+		int i = pause_index(name);
+
+		if (i >= 0 && !(paused & (1u << i))) {
+			paused |= 1u << i; /* once: a phase may end more than once */
+			(void)raise(SIGSTOP);
+		}
 	}
 }
 

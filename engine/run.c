@@ -67,6 +67,8 @@ static int reap(struct enroll *e)
 		if (p == e->child.pid) {
 			e->child.status = st;
 			e->child.done = true;
+			/* (launch.c frees it sooner, where it can) */
+			clone_vm_stack_free(&e->child.stack);
 		}
 	}
 	return p;

@@ -29,6 +29,7 @@
 #include "util.h"
 #include "engine.h"
 #include "signals.h"
+#include "raw_syscall.h"
 
 static const int cancelling[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
@@ -76,7 +77,11 @@ bool run_signals_take(struct run_signals *s, const struct run_child *c)
 
 	if (!s->armed)
 		return false;
-	while (read(s->fd, &si, sizeof(si)) == sizeof(si)) {
+	/* A raw read (errno untouched, as the rest is on this path while no
+	 * signal came and CMD has not started): launch.c calls this while
+	 * enroll's child still runs libc code on enroll's memory, errno
+	 * included (clone_vm.c), and the read ends with EAGAIN every time. */
+	while (raw_syscall(SYS_read, s->fd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			continue;
 		if (!s->cancel && cmd_running(c)) {

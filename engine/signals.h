@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "engine.h"
+#include "clone_vm.h"
 
 /* CMD's process: launch.c starts it, run.c reaps it. */
 struct run_child {
@@ -28,6 +29,9 @@ struct run_child {
 	bool done;
 	bool cmd_started; /* it reached CMD's exec */
 	int exec_err; /* the errno CMD's exec failed with (launch.c), or 0 */
+	/* its stack until its exec, when started with CLONE_VM (clone_vm.c):
+	 * freed once it is past its exec or dead (launch.c, run.c's reap) */
+	struct clone_vm_stack stack;
 };
 
 /* SIGINT, SIGTERM, SIGHUP, SIGQUIT */

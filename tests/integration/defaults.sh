@@ -221,3 +221,38 @@ if [ $rc = 2 ] && grep -q "SOURCE_DATE_EPOCH=yesterday: expected a whole number 
 else
 	fail "a malformed SOURCE_DATE_EPOCH is refused (exit 2)" "rc=$rc $(tr '\n' '|' <"$T/sde.err")"
 fi
+
+# The run's persona: ASLR off (ADDR_NO_RANDOMIZE) unless --aslr on, so the
+# command's addresses are the same from run to run; set by enroll on itself
+# around the clone for the child to inherit (engine/launch.c), and enroll's
+# own put back at once: read from enroll stopped as its launch ends.
+mine=$(cat /proc/self/personality)
+a=$("$HERMETIC" enroll -- sh -c 'cat /proc/self/personality; grep -F "[stack]" /proc/self/maps' 2>/dev/null)
+b=$("$HERMETIC" enroll -- sh -c 'cat /proc/self/personality; grep -F "[stack]" /proc/self/maps' 2>/dev/null)
+if [ "$(head -n 1 <<<"$a")" = 00040000 ] && [ -n "$(sed -n 2p <<<"$a")" ] && [ "$a" = "$b" ]; then
+	pass "a run's persona is ADDR_NO_RANDOMIZE and its stack lies where the last run's did"
+else
+	fail "a run's persona and addresses" "run 1 [$(tr '\n' '|' <<<"$a")], run 2 [$(tr '\n' '|' <<<"$b")]"
+fi
+a=$("$HERMETIC" enroll --aslr on -- sh -c 'cat /proc/self/personality; grep -F "[stack]" /proc/self/maps' 2>/dev/null)
+b=$("$HERMETIC" enroll --aslr on -- sh -c 'cat /proc/self/personality; grep -F "[stack]" /proc/self/maps' 2>/dev/null)
+if [ "$(head -n 1 <<<"$a")" = "$mine" ] && [ -n "$(sed -n 2p <<<"$a")" ] && [ "$a" != "$b" ]; then
+	pass "--aslr on: the run keeps enroll's persona ($mine) and its stack moves from run to run"
+else
+	fail "--aslr on: persona and addresses" "run 1 [$(tr '\n' '|' <<<"$a")], run 2 [$(tr '\n' '|' <<<"$b")]"
+fi
+HERMETIC_TEST_PAUSE_AT=launch "$HERMETIC" enroll -- cat /proc/self/personality >"$T/pers.out" 2>/dev/null &
+EPID=$! own=""
+for _ in $(seq 500); do
+	read -r _ _ st _ 2>/dev/null <"/proc/$EPID/stat"
+	[ "$st" = T ] && { own=$(cat /proc/$EPID/personality); break; }
+	[ -e /proc/$EPID ] || break
+	sleep 0.01
+done
+kill -CONT $EPID 2>/dev/null
+wait $EPID
+if [ "$own" = "$mine" ] && [ "$(cat "$T/pers.out")" = 00040000 ]; then
+	pass "enroll's own persona is put back after the clone ($own), its command's is 00040000"
+else
+	fail "enroll's own persona after the clone" "enroll [$own] want [$mine], command [$(cat "$T/pers.out")]"
+fi
