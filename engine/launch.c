@@ -182,9 +182,17 @@ static void __attribute__((noreturn)) child_exec(struct enroll *e, const sigset_
 		report(err_fd, LAUNCH_EXEC, errno, NULL);
 		_exit(EXIT_INTERNAL);
 	}
-	/* Then the supervisor's filter (supervise.c), also inherited by all. */
-	if ((err = supervise_child(&e->sv)) < 0) {
+	/* Then the supervisor's filter (supervise.c), also inherited by all:
+	 * with the confinement's as one program where they were merged. */
+	if ((err = supervise_child(&e->sv, e->conf.merged ? &e->conf.merged_prog : NULL)) < 0) {
 		report(err_fd, LAUNCH_CONFINE, -err, "pass the supervisor its listener");
+		_exit(EXIT_INTERNAL);
+	}
+	/* The merged program did not go in (the run goes unsupervised, as
+	 * when the supervisor's filter alone fails): the confinement's still
+	 * must, alone, before CMD's first instruction. */
+	if (e->conf.merged && err == 0 && (err = confine_install_filter(&e->conf, &msg)) < 0) {
+		report(err_fd, LAUNCH_CONFINE, -err, msg);
 		_exit(EXIT_INTERNAL);
 	}
 	/* ASLR off before the first exec, inherited by the whole tree:
@@ -322,6 +330,13 @@ static int launch_prepare(struct enroll *e, struct eng_error *err)
 	if (r < 0)
 		return r;
 	launch_identity_supervise(e);
+	/* Last, once neither filter changes before the fork: where both go
+	 * in, one program (confine_merge.c: one compile, one run per system
+	 * call); where the two cannot be proven one, two filters as before. */
+	_Static_assert(CONFINE_MAX_MERGED_INSNS >= CONFINE_MAX_INSNS + SV_MAX_INSNS, "merged size");
+	e->conf.merged = e->conf.on && e->sv.want &&
+			 confine_merge(&e->conf.prog, &e->sv.prog, e->conf.merged_insns,
+				       ARRAY_SIZE(e->conf.merged_insns), &e->conf.merged_prog) == 0;
 	cli_phase("supervise-prep");
 	return 0;
 }
