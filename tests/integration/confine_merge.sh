@@ -67,3 +67,41 @@ if cc -static -O1 -o "$T/rand" "$T/rand.c" 2>"$T/cc.err"; then
 else
 	fail "build a static test binary" "$(tr '\n' '|' <"$T/cc.err")"
 fi
+
+# Where the merged program cannot go in, the confinement's goes in alone.
+# A filter with a listener above enroll (the kernel allows one listener per
+# filter tree: EBUSY) makes the supervisor's install fail, as before: the
+# run goes unsupervised, and must still be confined.
+cat >"$T/listener.c" <<'C'
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	struct sock_filter allow[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
+	struct sock_fprog p = { 1, allow };
+	int st, fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &p);
+	pid_t pid;
+	if (fd < 0) { perror("seccomp"); return 90; }
+	pid = fork(); /* the listener stays open in this process */
+	if (pid == 0) { execvp(argv[1], argv + 1); _exit(91); }
+	if (pid < 0 || waitpid(pid, &st, 0) != pid) return 92;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 93;
+}
+C
+if cc -O1 -o "$T/listener" "$T/listener.c" 2>"$T/cc2.err"; then
+	"$T/listener" "$HERMETIC" enroll -- sh -c 'awk '\''$1 == "Seccomp_filters:" { print $2 }'\'' /proc/self/status; python3 "$1"' sh "$T/bpf.py" >"$T/fb.out" 2>"$T/fb.err"
+	rc=$?
+	n=$(head -n 1 "$T/fb.out")
+	if [ $rc = 0 ] && [ "$n" = $((base + 2)) ] && grep -qx -- "-1 Operation not permitted" "$T/fb.out"; then
+		pass "where the merged program cannot go in (a listener above), the confinement's goes in alone: bpf() EPERM"
+	else
+		fail "where the merged program cannot go in, the confinement's goes in alone" \
+			"rc=$rc filters=$n (want $((base + 2))) $(tr '\n' '|' <"$T/fb.out") $(tail -n 3 "$T/fb.err" | tr '\n' '|')"
+	fi
+else
+	fail "build the listener test program" "$(tr '\n' '|' <"$T/cc2.err")"
+fi
