@@ -117,9 +117,32 @@ $(B)/libhermetic-engine.a: $(ENGINE_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# hermetic links none of json-c, zstd and zlib: cli/lazy_libs.c loads each
+# on first use (most enrolls use none), by the SONAME of the library the
+# linker finds for -ljson-c, -lzstd, -lz. The SONAMEs are read when the
+# build runs, never when make parses this file: `make build-deps all` on a
+# fresh root installs the -dev packages before this rule runs. A probe
+# links an empty shared object against the library and reads its one
+# NEEDED entry (a symbolic link or a linker script alike); the header
+# changes only when a SONAME does.
+LAZY_LIBS := json-c zstd z
+OBJDUMP ?= objdump
+$(B)/sonames.h: FORCE | $(B)
+	$(Q)set -e; for l in $(LAZY_LIBS); do \
+		$(CC) -shared -nostdlib -Wl,--no-as-needed -o $@.probe.so -l$$l; \
+		n=$$($(OBJDUMP) -p $@.probe.so | awk '$$1 == "NEEDED" { print $$2 }'); \
+		set -- $$n; case "$$#:$$n" in 1:lib*.so.*) ;; *) \
+			echo "-l$$l: expected one NEEDED library, found '$$n'" >&2; exit 1;; esac; \
+		printf '#define SONAME_%s "%s"\n' "$$(echo $$l | tr a-z- A-Z_)" "$$n"; \
+	done >$@.tmp; rm -f $@.probe.so; \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(B)/cli/lazy_libs.o $(B)/tests/lazy_libs: $(B)/sonames.h
+.PHONY: FORCE
+FORCE:
+
 $(B)/hermetic: $(CLI_OBJS) $(B)/libhermetic-engine.a $(B)/libhermetic.a
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd -lz -lm -pthread
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -ldl -pthread
 
 # The shim links only libc (and libdl/libpthread, part of glibc 2.34+): it is
 # loaded into every enrolled process, so it carries no other dependency.
@@ -154,10 +177,15 @@ $(B)/libhermetic.so.0: $(HANDLE_OBJS) lib/handle.map
 $(B)/libhermetic.so: $(B)/libhermetic.so.0
 	$(Q)ln -sf libhermetic.so.0 $@
 
+# A unit test that includes a verb's source file names it (and anything
+# else it needs made) as a prerequisite below: only the test's own .c and
+# the archives are compiled and linked.
 $(B)/tests/%: tests/unit/%.c $(B)/libhermetic-engine.a $(B)/libhermetic.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Iengine $(SAN_FLAGS) -o $@ $^ -ljson-c -lzstd -lz -lm
+	$(Q)$(CC) $(CFLAGS) -Iengine $(SAN_FLAGS) -o $@ $< $(filter %.a,$^) -ljson-c -lzstd -lz -lm
+$(B)/tests/hunt: cli/hunt_stats.c cli/hunt_axes.c cli/hunt.h
+$(B)/tests/lazy_libs: cli/lazy_libs.c cli/lazy_open.c cli/lazy_libs.h
 
 $(B):
 	$(Q)mkdir -p $(B)

@@ -19,6 +19,7 @@
 #include "record.h"
 #include "run.h"
 #include "identity.h"
+#include "lazy_libs.h"
 
 
 /* Set-up, step by step until CMD runs. A signal that cancels the run
@@ -183,7 +184,7 @@ static void run_verdict(struct enroll *e, int code)
 /* Before set-up: not inside a run, the run's state, its outputs. */
 static int enroll_prepare(struct enroll *e, struct cli_fail *f)
 {
-	const char *inside = getenv(HM_ENV_RUN);
+	const char *inside = getenv(HM_ENV_RUN), *why;
 	struct eng_error err;
 
 	if (inside && *inside) {
@@ -195,6 +196,12 @@ static int enroll_prepare(struct enroll *e, struct cli_fail *f)
 	}
 	if (run_begin(e, &err) < 0)
 		return cli_fail(f, EXIT_INTERNAL, "%s", err.msg);
+	/* The libraries the run's outputs need (cli/lazy_libs.c), loaded
+	 * before the run: one missing fails enroll here, not at its end. */
+	if ((e->report_out.path || e->connlog.path || e->recording.on) && (why = lazy_load(LAZY_JSONC)))
+		return cli_fail(f, EXIT_INTERNAL, "%s", why);
+	if (e->recording.on && (why = lazy_load(LAZY_ZSTD)))
+		return cli_fail(f, EXIT_INTERNAL, "%s", why);
 	if (enroll_json_open(e, f) < 0 || connlog_open(e, f) < 0)
 		return -1;
 	if (e->recording.on && record_setup(e, &err) < 0)

@@ -177,6 +177,8 @@ void hunt_describe_time(int64_t ns, char *buf, size_t size);
 uint64_t hunt_mix(uint64_t a, uint64_t b);
 
 /* hunt_stats.c */
+/* The square root hunt_wilson takes, without libm. */
+double hunt_sqrt(double x);
 void hunt_wilson(uint64_t k, uint64_t n, double *lo, double *hi);
 void hunt_mask(const char *line, char *out, size_t size);
 void hunt_key(struct hunt_result *r);

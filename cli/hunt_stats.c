@@ -6,12 +6,33 @@
  */
 #include <ctype.h>
 #include <inttypes.h>
-#include <math.h>
 #include "util.h"
 #include "cli.h"
 #include "hunt.h"
 
 #define Z95 1.959963984540054
+
+/* The square root of x >= 0 by Newton's iteration, within one ulp of
+ * libm's (tests/unit/hunt.c): the one function hermetic took from libm, not
+ * worth loading a library for at every start. From above, the iterates fall
+ * until rounding stops them. */
+double hunt_sqrt(double x)
+{
+	double r, next;
+	int i;
+
+	if (!(x > 0))
+		return x == 0 ? 0 : -1; /* -1: never asked for (x is a variance) */
+	/* A start at or above the root: x itself, or 1 below 1. */
+	r = x > 1 ? x : 1;
+	for (i = 0; i < 2100; i++) {
+		next = 0.5 * (r + x / r);
+		if (!(next < r))
+			break;
+		r = next;
+	}
+	return r;
+}
 
 /* The Wilson score interval at 95%: unlike p +- z*sqrt(p(1-p)/n) it stays
  * inside [0, 1] and means something at k = 0 (the upper bound of a rate no
@@ -28,7 +49,7 @@ void hunt_wilson(uint64_t k, uint64_t n, double *lo, double *hi)
 	p = (double)k / (double)n;
 	denom = 1 + z2 / n;
 	centre = (p + z2 / (2.0 * n)) / denom;
-	half = Z95 * sqrt(p * (1 - p) / n + z2 / (4.0 * n * n)) / denom;
+	half = Z95 * hunt_sqrt(p * (1 - p) / n + z2 / (4.0 * n * n)) / denom;
 	*lo = centre - half < 0 || k == 0 ? 0 : centre - half;
 	*hi = centre + half > 1 || k == n ? 1 : centre + half;
 }

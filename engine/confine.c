@@ -498,6 +498,13 @@ int confine_child(const struct confine *c, const char **ret_what)
 		FAIL("check no_new_privs");
 	if ((r = confine_landlock_apply(c, ret_what)) < 0)
 		return r;
+	/* Merged: supervise_child installs it with the supervisor's, right
+	 * after (launch.c); nothing between the two runs CMD's code. */
+	return c->merged ? 0 : confine_install_filter(c, ret_what);
+}
+
+int confine_install_filter(const struct confine *c, const char **ret_what)
+{
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &c->prog, 0, 0) < 0)
 		FAIL("install the seccomp filter");
 	return 0;

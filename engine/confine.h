@@ -13,6 +13,8 @@
 #include <linux/filter.h>
 
 #define CONFINE_MAX_INSNS 128
+/* with the supervisor's program (SV_MAX_INSNS) */
+#define CONFINE_MAX_MERGED_INSNS (CONFINE_MAX_INSNS + 64)
 #define CONFINE_MAX_MOUNTS 64
 
 #define CONFINE_MAX_ALL_MOUNTS 512
@@ -50,6 +52,12 @@ struct confine {
 	int n_ll_paths;
 	struct sock_filter insns[CONFINE_MAX_INSNS];
 	struct sock_fprog prog;
+	/* Set before the fork where the supervisor's filter goes in too: the
+	 * two as one program (confine_merge), which supervise_child installs;
+	 * confine_child then leaves the filter to it. */
+	bool merged;
+	struct sock_filter merged_insns[CONFINE_MAX_MERGED_INSNS];
+	struct sock_fprog merged_prog;
 	/* root only, read from /proc/self/mountinfo before the fork */
 	struct confine_mount all[CONFINE_MAX_ALL_MOUNTS]; /* every mount visible here */
 	int n_all;
@@ -81,8 +89,21 @@ void confine_prepare(struct confine *c, bool on, bool block_net);
  * that failed. */
 int confine_child(const struct confine *c, const char **ret_what);
 
+/* confine.c, in the child: c's seccomp filter alone (confine_child installs
+ * it unless c->merged; launch.c where the merged program could not go in).
+ * 0 or -errno, *ret_what naming the step. */
+int confine_install_filter(const struct confine *c, const char **ret_what);
+
 /* confine_filter.c: the seccomp filter for c->block_net. */
 void confine_build_filter(struct confine *c);
+
+/* confine_merge.c: one program deciding every system call as the filters
+ * conf and sv installed one after the other (sv the newer) decide it,
+ * written to out (cap instructions) and described by *ret: 0, -EINVAL where
+ * conf returns other than ERRNO and ALLOW or sv other than USER_NOTIF and
+ * ALLOW (the proof does not hold), -E2BIG where it does not fit. */
+int confine_merge(const struct sock_fprog *conf, const struct sock_fprog *sv, struct sock_filter *out,
+		  size_t cap, struct sock_fprog *ret);
 
 /* confine_landlock.c. The ABI of this kernel's Landlock, or -errno; why
  * there is none, in words; the plan (before the fork); the domain (in the

@@ -217,6 +217,13 @@ static int launch_prepare(struct enroll *e, struct eng_error *err)
 	if (r < 0)
 		return r;
 	launch_identity_supervise(e);
+	/* Last, once neither filter changes before the fork: where both go
+	 * in, one program (confine_merge.c: one compile, one run per system
+	 * call); where the two cannot be proven one, two filters as before. */
+	_Static_assert(CONFINE_MAX_MERGED_INSNS >= CONFINE_MAX_INSNS + SV_MAX_INSNS, "merged size");
+	e->conf.merged = e->conf.on && e->sv.want &&
+			 confine_merge(&e->conf.prog, &e->sv.prog, e->conf.merged_insns,
+				       ARRAY_SIZE(e->conf.merged_insns), &e->conf.merged_prog) == 0;
 	cli_phase("supervise-prep");
 	return 0;
 }

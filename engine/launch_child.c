@@ -303,9 +303,17 @@ void launch_child_exec(const struct launch_child *a)
 		report(err_fd, LAUNCH_EXEC, (int)-err, NULL);
 		_exit(EXIT_INTERNAL);
 	}
-	/* Then the supervisor's filter (supervise.c), also inherited by all. */
-	if ((err = supervise_child(&e->sv)) < 0) {
+	/* Then the supervisor's filter (supervise.c), also inherited by all:
+	 * with the confinement's as one program where they were merged. */
+	if ((err = supervise_child(&e->sv, e->conf.merged ? &e->conf.merged_prog : NULL)) < 0) {
 		report(err_fd, LAUNCH_CONFINE, (int)-err, "pass the supervisor its listener");
+		_exit(EXIT_INTERNAL);
+	}
+	/* The merged program did not go in (the run goes unsupervised, as
+	 * when the supervisor's filter alone fails): the confinement's still
+	 * must, alone, before CMD's first instruction. */
+	if (e->conf.merged && err == 0 && (err = confine_install_filter(&e->conf, &msg)) < 0) {
+		report(err_fd, LAUNCH_CONFINE, (int)-err, msg);
 		_exit(EXIT_INTERNAL);
 	}
 	/* (ASLR's persona came with the clone: persona_for_child.) The ready

@@ -383,7 +383,7 @@ bool supervise_probe(bool vdso, char *why, size_t wsize)
 
 /* ---- in the child ---- */
 
-int supervise_child(struct supervise *s)
+int supervise_child(struct supervise *s, const struct sock_fprog *prog)
 {
 	struct iovec iov;
 	ssize_t r;
@@ -392,7 +392,8 @@ int supervise_child(struct supervise *s)
 	if (!s->want)
 		return 0;
 	close(s->sock[0]);
-	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &s->prog);
+	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+		     prog ? prog : &s->prog);
 	if (fd < 0)
 		err = errno;
 	iov = (struct iovec){ .iov_base = &err, .iov_len = sizeof(err) };
@@ -405,7 +406,7 @@ int supervise_child(struct supervise *s)
 	if (fd >= 0)
 		close(fd);
 	close(s->sock[1]);
-	return 0;
+	return fd >= 0;
 }
 
 /* ---- in the parent ---- */

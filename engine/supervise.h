@@ -203,11 +203,14 @@ int supervise_prepare(struct supervise *s, bool want, uint64_t seed, bool clock,
  * why. */
 bool supervise_probe(bool vdso, char *why, size_t wsize);
 
-/* In the child, after confine_child, before exec: install the filter and
- * pass its listener. Async-signal-safe. 0 (supervised, or not: then it says
- * why over the socket), or -errno: the filter is in but its listener could
+/* In the child, after confine_child, before exec: install the filter (or
+ * prog, the confinement's and the supervisor's as one: confine_merge) and
+ * pass its listener. Async-signal-safe. 1 when it is in and its listener
+ * passed, 0 when not (no supervision wanted, or the filter could not go in:
+ * then it says why over the socket, and a merged program's confinement
+ * must go in alone), or -errno: the filter is in but its listener could
  * not be passed, and the child must not exec. */
-int supervise_child(struct supervise *s);
+int supervise_child(struct supervise *s, const struct sock_fprog *prog);
 
 /* In the parent after the fork: the descriptors to poll (-1: none), and
  * what to do when they are ready. */

@@ -36,6 +36,38 @@ static int masked(const char *in, const char *want)
 	return !strcmp(out, want);
 }
 
+/* hunt_sqrt against libm's (correctly rounded) sqrt over x from 2^-1074 to
+ * 2^1023 and the variances hunt takes (p(1-p)/n): the greatest distance in
+ * ulps (SIZE_MAX when a result is not finite). */
+static size_t sqrt_worst(size_t *n_exact, size_t *n_all)
+{
+	size_t worst = 0, d;
+	double x, got, want;
+	uint64_t gi, wi, k, n;
+
+	*n_exact = *n_all = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < 20000; i++) {
+			if (!pass) { /* spread over the exponents, odd mantissas */
+				x = ldexp(1.0 + (i % 97) / 97.0, -1074 + i * 2097 / 20000);
+			} else { /* what hunt_wilson asks: k of n tries */
+				n = 1 + (uint64_t)i % 5000;
+				k = ((uint64_t)i * 7919) % (n + 1);
+				x = ((double)k / n) * (1 - (double)k / n) / n + 3.84 / (4.0 * n * n);
+			}
+			got = hunt_sqrt(x);
+			want = sqrt(x);
+			memcpy(&gi, &got, 8);
+			memcpy(&wi, &want, 8);
+			d = !isfinite(got) ? SIZE_MAX : (size_t)(gi > wi ? gi - wi : wi - gi);
+			worst = d > worst ? d : worst;
+			*n_exact += d == 0;
+			(*n_all)++;
+		}
+	}
+	return worst;
+}
+
 int main(void)
 {
 	double lo, hi;
@@ -45,6 +77,16 @@ int main(void)
 	struct hunt_settings a, b, v[8];
 	int month_end = 0, leap = 0, dst_near = 0, differ = 0, n = 1000;
 
+	{
+		size_t exact, all, worst = sqrt_worst(&exact, &all);
+
+		printf("# hunt_sqrt: %zu of %zu exactly libm's, the rest within %zu ulp\n", exact, all,
+		       worst);
+		CHECK("hunt_sqrt is within 1 ulp of libm's sqrt (hermetic links no libm)", worst <= 1);
+		CHECK("hunt_sqrt: 0 and exact squares",
+		      hunt_sqrt(0) == 0 && hunt_sqrt(4) == 2 && hunt_sqrt(0.25) == 0.5 &&
+			      hunt_sqrt(1e-300 * 1e-8) == sqrt(1e-308));
+	}
 	hunt_wilson(0, 100, &lo, &hi);
 	CHECK("wilson: 0 of 100 is below 3.7%", lo == 0 && near(hi, 0.0370));
 	hunt_wilson(3, 100, &lo, &hi);
