@@ -423,6 +423,7 @@ int enroll_launch(struct enroll *e, struct eng_error *err)
 			 "  %s", e->sv.off_why);
 	if (n != sizeof(le)) {
 		e->child.cmd_started = true; /* CMD runs: the pipe closed at its exec */
+		run_clock_note_line(&e->clock); /* HERMETIC_DEBUG=phases */
 		return 0;
 	}
 	return launch_failed(e, &le, err);

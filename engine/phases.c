@@ -9,6 +9,7 @@
  * on (SIGCONT). Unset, it does nothing; it gives the process no power it
  * lacks (anyone who can set its environment can stop it). */
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,17 +21,20 @@
 #include "phases.h"
 
 #define MAX_PHASES 24
+#define MAX_NOTES 4
 
 static struct {
 	const char *name;
 	uint64_t ns;
 } marks[MAX_PHASES];
 static int n_marks;
+static char notes[MAX_NOTES][96]; /* lines of their own under the phases */
+static int n_notes;
 static int enabled = -1; /* -1: not asked yet */
 static const char *pause_at;
 static uint64_t t0;
 
-void cli_phase(const char *name)
+static void init_once(void)
 {
 	if (enabled < 0) {
 		const char *d = getenv("HERMETIC_DEBUG");
@@ -39,6 +43,28 @@ void cli_phase(const char *name)
 		pause_at = getenv("HERMETIC_TEST_PAUSE_AT");
 		t0 = hm_now_ns();
 	}
+}
+
+bool cli_phases_enabled(void)
+{
+	init_once();
+	return enabled > 0;
+}
+
+void cli_phase_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!cli_phases_enabled() || n_notes >= MAX_NOTES)
+		return;
+	va_start(ap, fmt);
+	(void)vsnprintf(notes[n_notes++], sizeof(notes[0]), fmt, ap); /* cut short: still a note */
+	va_end(ap);
+}
+
+void cli_phase(const char *name)
+{
+	init_once();
 	if (enabled && name && n_marks < MAX_PHASES)
 		marks[n_marks++] = (typeof(marks[0])){ name, hm_now_ns() };
 	if (pause_at && name && !strcmp(name, pause_at)) {
@@ -65,4 +91,6 @@ void cli_phases_print(void)
 		prev = marks[i].ns;
 	}
 	eng_warn("phases (ms): %s; total %.2f", line, (prev - t0) / 1e6);
+	for (int i = 0; i < n_notes; i++)
+		eng_warn("phases: %s", notes[i]);
 }
