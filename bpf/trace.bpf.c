@@ -50,6 +50,9 @@ struct {
  * at level hm_run_level - 1 (set before load; 0: unknown). */
 const volatile __u64 hm_subtree_id = 0;
 
+/* How a record wakes the daemon (HM_RING_WAKE_*; set before load). */
+const volatile __u32 hm_ring_wakeup = HM_RING_WAKE_HALF;
+
 /* The early exit: the current task is in no run. A run's cgroup is always
  * below the subtree, and a process cannot leave its run's cgroup for one
  * outside the subtree without root moving it, after which it is no longer
@@ -92,6 +95,28 @@ static __always_inline struct hm_trace_event *event(__u64 cgid, __u32 kind)
 	e->len = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	return e;
+}
+
+/* Put a record on the ring. Each process start of a run makes four (fork,
+ * exec, the shim's announcement, exit), and the kernel's adaptive wake-up
+ * sends the daemon a self-IPI for any of them that finds it idle: in a
+ * virtual machine an exit to the hypervisor each, ~8% of a short process's
+ * CPU. Nothing needs them at once: hermeticd drains the ring before it
+ * answers any request about a run (report, audit, kernel stream,
+ * connection log, status, reclaim) and on its 1 s tick. So no record wakes
+ * it, except one that finds the ring over half full: then it must drain
+ * before the ring fills and the kernel drops records. */
+static __always_inline void submit(struct hm_trace_event *e)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (hm_ring_wakeup == HM_RING_WAKE_EACH)
+		flags = 0;
+	else if (hm_ring_wakeup == HM_RING_WAKE_HALF &&
+		 bpf_ringbuf_query(&hm_events, BPF_RB_AVAIL_DATA) >
+			 bpf_ringbuf_query(&hm_events, BPF_RB_RING_SIZE) / 2)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(e, flags);
 }
 
 /* ---- process lifecycle ---- */
@@ -140,7 +165,7 @@ int BPF_PROG(hm_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	e->len = n > 0 ? n - 1 : 0;
 	e->arg0 = faults(p);
 	e->flags = dynamic_image(p);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -155,7 +180,7 @@ int BPF_PROG(hm_fork, struct task_struct *parent, struct task_struct *child)
 	e->aux = BPF_CORE_READ(child, tgid);
 	e->ret = BPF_CORE_READ(child, pid);
 	e->flags = BPF_CORE_READ(child, tgid) == BPF_CORE_READ(parent, tgid);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -172,7 +197,7 @@ int BPF_PROG(hm_exit, struct task_struct *p)
 		return 0;
 	e->ret = BPF_CORE_READ(p, exit_code);
 	e->arg0 = faults(p);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -244,7 +269,7 @@ int BPF_PROG(hm_rename)
 		return 0;
 	if (enrolled(&cgid) && (e = event(cgid, HM_EV_SHIM))) {
 		shim_key(e, BPF_CORE_READ(regs, r10));
-		bpf_ringbuf_submit(e, 0);
+		submit(e);
 	}
 	return 0;
 }
@@ -262,7 +287,7 @@ int hm_getrandom_enter(struct trace_event_raw_sys_enter *ctx)
 
 		if (enrolled(&cgid) && (e = event(cgid, HM_EV_SHIM))) {
 			shim_key(e, ctx->args[0]);
-			bpf_ringbuf_submit(e, 0);
+			submit(e);
 		}
 		return 0;
 	}
@@ -300,7 +325,7 @@ int hm_getrandom_exit(struct trace_event_raw_sys_exit *ctx)
 		e->arg1 = p->arg1;
 		e->ret = ctx->ret;
 		copy_user(e, p->buf, ctx->ret);
-		bpf_ringbuf_submit(e, 0);
+		submit(e);
 	}
 	forget();
 	return 0;
@@ -318,7 +343,7 @@ static __always_inline int clock_call(__u32 nr, __u64 arg0, __u64 arg1)
 	e->aux = nr;
 	e->arg0 = arg0;
 	e->arg1 = arg1;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -398,7 +423,7 @@ int hm_openat_exit(struct trace_event_raw_sys_exit *ctx)
 	e = event(cgid, HM_EV_RANDOM_OPEN);
 	if (e) {
 		e->ret = ctx->ret;
-		bpf_ringbuf_submit(e, 0);
+		submit(e);
 	}
 	forget();
 	return 0;
@@ -434,7 +459,7 @@ int hm_read_exit(struct trace_event_raw_sys_exit *ctx)
 		e->arg0 = p->buf; /* fd */
 		e->ret = ctx->ret;
 		copy_user(e, p->arg0, ctx->ret);
-		bpf_ringbuf_submit(e, 0);
+		submit(e);
 	}
 	forget();
 	return 0;

@@ -233,7 +233,7 @@ static const char *lazy_note(int set)
 				     : "attached while runs with --audit-syscalls exist and for 10 s after the last";
 }
 
-static void load_trace(struct hmd_bpf *b, struct hmd_attach *att, int *n)
+static void load_trace(struct hmd_bpf *b, uint32_t ring_wakeup, struct hmd_attach *att, int *n)
 {
 	struct trace_bpf *s;
 	int err;
@@ -250,6 +250,7 @@ static void load_trace(struct hmd_bpf *b, struct hmd_attach *att, int *n)
 		s->rodata->hm_run_level = b->run_level;
 		/* The early exit for processes outside every run. */
 		s->rodata->hm_subtree_id = b->cgroup_id;
+		s->rodata->hm_ring_wakeup = ring_wakeup;
 	}
 	if (!s || hmd_pin_maps(s->obj, b->pin_dir) < 0 || bpf_map__reuse_fd(s->maps.hm_policy, bpf_map__fd(b->net->maps.hm_policy)) ||
 	    bpf_map__reuse_fd(s->maps.hm_allow, bpf_map__fd(b->net->maps.hm_allow)) ||
@@ -437,8 +438,8 @@ static uint64_t own_netns_cookie(void)
 }
 
 int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool lsm_only,
-		 uint32_t ringbuf_size, const char *pin_dir, struct hmd_attach *att,
-		 int *ret_n_att)
+		 uint32_t ringbuf_size, uint32_t ring_wakeup, const char *pin_dir,
+		 struct hmd_attach *att, int *ret_n_att)
 {
 	struct hmd_bpf *b = calloc(1, sizeof(*b));
 	struct stat st;
@@ -566,7 +567,7 @@ int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool l
 	load_lsm(b, &att[n++]);
 trace:
 	b->att = att;
-	load_trace(b, att, &n);
+	load_trace(b, ring_wakeup, att, &n);
 	dns_reset(b);
 
 	*ret_n_att = n;

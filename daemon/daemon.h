@@ -175,14 +175,15 @@ struct hmd_attach {
 };
 
 struct hmd_bpf;
-/* ringbuf_size: bytes of the event ring buffer (a power of two, >= 4096). */
+/* ringbuf_size: bytes of the event ring buffer (a power of two, >= 4096);
+ * ring_wakeup: when a tracer's record wakes us (HM_RING_WAKE_*). */
 /* run_level: the depth of run cgroups (the subtree's + 1): a process in a
  * cgroup below its run's counts as the run's. */
 /* pin_dir: where maps and links are pinned (pin.c); what is pinned there
  * already is adopted. */
 int hmd_bpf_load(struct hmd_bpf **ret, int cgroup_fd, uint32_t run_level, bool lsm_only,
-		 uint32_t ringbuf_size, const char *pin_dir, struct hmd_attach *att,
-		 int *ret_n_att);
+		 uint32_t ringbuf_size, uint32_t ring_wakeup, const char *pin_dir,
+		 struct hmd_attach *att, int *ret_n_att);
 /* keep: runs stay enrolled after this process; leave the pins. */
 void hmd_bpf_unload(struct hmd_bpf *b, bool keep);
 /* Remove the policy, allow and counter entries of every cgroup for which

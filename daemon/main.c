@@ -59,6 +59,10 @@ static void usage(FILE *f)
 		"                          four of the largest journal the store takes)\n"
 		"      --ringbuf-size SIZE the kernel's event ring buffer, a power of two\n"
 		"                          (default 8M)\n"
+		"      --ring-wakeup half|each|never  when a traced event wakes hermeticd:\n"
+		"                          when it finds the ring over half full (default),\n"
+		"                          for every event (the kernel's adaptive wake-up),\n"
+		"                          or never (testing only: the 1 s tick drains)\n"
 		"      --kstream-max SIZE  memory for one recorded run's kernel stream\n"
 		"                          (default 64M; beyond it events are counted as dropped)\n"
 		"      --kstream-user-max SIZE   the same over one uid's runs (default 256M)\n"
@@ -124,6 +128,7 @@ struct opts {
 	const char *socket_path, *subtree, *runtime_dir, *socket_group;
 	bool group_given, lsm_only, delegated;
 	uint64_t ringbuf_size;
+	uint32_t ring_wakeup; /* HM_RING_WAKE_* */
 };
 
 /* What start-up made that the loop and shutdown use. */
@@ -199,6 +204,7 @@ static int parse_options(int argc, char **argv, struct hmd *d, struct opts *o)
 		{ "store-max-journals", required_argument, NULL, 'J' },
 		{ "store-max-bytes", required_argument, NULL, 'B' },
 		{ "ringbuf-size", required_argument, NULL, 'R' },
+		{ "ring-wakeup", required_argument, NULL, 'W' },
 		{ "kstream-max", required_argument, NULL, 'K' },
 		{ "kstream-total-max", required_argument, NULL, 'T' },
 		{ "kstream-user-max", required_argument, NULL, 'U' },
@@ -261,6 +267,18 @@ static int parse_options(int argc, char **argv, struct hmd *d, struct opts *o)
 			if (r != HMD_GO)
 				return r;
 			break;
+		case 'W':
+			if (!strcmp(optarg, "half"))
+				o->ring_wakeup = HM_RING_WAKE_HALF;
+			else if (!strcmp(optarg, "each"))
+				o->ring_wakeup = HM_RING_WAKE_EACH;
+			else if (!strcmp(optarg, "never"))
+				o->ring_wakeup = HM_RING_WAKE_NEVER;
+			else {
+				hmd_err("--ring-wakeup: expected half, each or never: '%s'", optarg);
+				return 2;
+			}
+			break;
 		case 'd':
 			if (hmd_dns_add_upstream(optarg) < 0) {
 				hmd_err("--dns-upstream %s: expected ADDR, ADDR:PORT or [V6ADDR]:PORT "
@@ -296,6 +314,7 @@ static void defaults(struct hmd *d, struct opts *o)
 	o->runtime_dir = "/run/hermetic";
 	o->socket_group = "hermetic";
 	o->ringbuf_size = HMD_RINGBUF_SIZE_DEFAULT;
+	o->ring_wakeup = HM_RING_WAKE_HALF;
 	d->kstream_max = HMD_KSTREAM_MAX_DEFAULT;
 	d->kstream_total_max = HMD_KSTREAM_TOTAL_MAX_DEFAULT;
 	d->kstream_user_max = HMD_KSTREAM_USER_MAX_DEFAULT;
@@ -447,8 +466,8 @@ static int start_bpf(struct hmd *d, const struct opts *o)
 
 	hmd_service_status(d, "Loading and attaching BPF programs");
 	r = hmd_bpf_load(&d->bpf, d->cg.subtree_fd, cgroup_level(&d->cg) + 1, o->lsm_only,
-			 (uint32_t)o->ringbuf_size, d->pins.dir[0] ? d->pins.dir : NULL, d->attach,
-			 &d->n_attach);
+			 (uint32_t)o->ringbuf_size, o->ring_wakeup,
+			 d->pins.dir[0] ? d->pins.dir : NULL, d->attach, &d->n_attach);
 	for (int i = 0; i < d->n_attach; i++)
 		if (!d->attach[i].attached && d->attach[i].err != EAGAIN)
 			hmd_log_at(d->attach[i].required ? LOG_ERR : LOG_NOTICE, "%s %s: %s",
@@ -593,6 +612,10 @@ static void on_tick(struct hmd *d, struct loop *l)
 
 	/* Only the wake-up matters; a failed read (nothing due) changes nothing. */
 	(void)!read(l->tfd, &t, sizeof(t));
+	/* The tracers' records wake us only when the ring is half full
+	 * (trace.bpf.c): what a quiet run left there is taken now, so that
+	 * the ring is never held full by a run nobody asks about. */
+	hmd_bpf_drain(d->bpf);
 	hmd_runs_check_orphans(d);
 	hmd_runs_reap(d);
 	/* Detach the tracers once idle for a while, so back-to-back runs don't

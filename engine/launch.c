@@ -434,6 +434,7 @@ int enroll_launch(struct enroll *e, struct eng_error *err)
 		 * moved the child to CMD's memory (or at its death) */
 		clone_vm_stack_free(&e->child.stack);
 		e->child.cmd_started = true;
+		run_clock_note_line(&e->clock); /* HERMETIC_DEBUG=phases */
 		return 0;
 	}
 	return launch_failed(e, &le, err);

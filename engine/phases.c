@@ -10,6 +10,7 @@
  * nothing; it gives the process no power it lacks (anyone who can set its
  * environment can stop it). */
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,12 +22,15 @@
 #include "phases.h"
 
 #define MAX_PHASES 24
+#define MAX_NOTES 4
 
 static struct {
 	const char *name;
 	uint64_t ns;
 } marks[MAX_PHASES];
 static int n_marks;
+static char notes[MAX_NOTES][96]; /* lines of their own under the phases */
+static int n_notes;
 static int enabled = -1; /* -1: not asked yet */
 static const char *pause_at;
 static unsigned paused; /* bit i: item i of pause_at was paused at */
@@ -51,7 +55,7 @@ static int pause_index(const char *name)
 	return -1;
 }
 
-void cli_phase(const char *name)
+static void init_once(void)
 {
 	if (enabled < 0) {
 		const char *d = getenv("HERMETIC_DEBUG");
@@ -60,6 +64,28 @@ void cli_phase(const char *name)
 		pause_at = getenv("HERMETIC_TEST_PAUSE_AT");
 		t0 = hm_now_ns();
 	}
+}
+
+bool cli_phases_enabled(void)
+{
+	init_once();
+	return enabled > 0;
+}
+
+void cli_phase_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!cli_phases_enabled() || n_notes >= MAX_NOTES)
+		return;
+	va_start(ap, fmt);
+	(void)vsnprintf(notes[n_notes++], sizeof(notes[0]), fmt, ap); /* cut short: still a note */
+	va_end(ap);
+}
+
+void cli_phase(const char *name)
+{
+	init_once();
 	if (enabled && name && n_marks < MAX_PHASES)
 		marks[n_marks++] = (typeof(marks[0])){ name, hm_now_ns() };
 	if (pause_at && name) {
@@ -90,4 +116,6 @@ void cli_phases_print(void)
 		prev = marks[i].ns;
 	}
 	eng_warn("phases (ms): %s; total %.2f", line, (prev - t0) / 1e6);
+	for (int i = 0; i < n_notes; i++)
+		eng_warn("phases: %s", notes[i]);
 }

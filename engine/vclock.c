@@ -35,6 +35,7 @@
 #include "clockfd.h"
 #include "hermetic/vclock.h"
 #include "scope.h"
+#include "phases.h"
 
 /* A page of our own: a memfd sealed at its size, so no process of the run
  * can shrink it under another's mapping. */
@@ -112,20 +113,51 @@ static int64_t realtime_ns(clockid_t id)
  * coarse clock or, on kernels with multigrain timestamps (6.13+), at most
  * the floor the kernel keeps above every fine-grained stamp it has handed
  * out; a new inode gets the greater of the two. So every stamp from before
- * is at most B. A stamp the run causes is at least the coarse clock at that
- * moment, so the command must not start before the coarse clock has passed
- * B: run_clock_wait_files, in the child just before its exec. B is usually
- * the coarse clock itself, which its next step passes (0 to 1/HZ later);
- * the fine clock there would take that plus the lag of the tick's
- * interrupt (2.2 ms on the VM this was measured on). Reading B when the
- * process starts lets the wait overlap the parsing, the daemon's answer and
- * the confinement instead of adding to them.
+ * is at most B.
+ *
+ * A stamp the run causes must be above B. On a multigrain kernel that is
+ * done at once: enroll writes a byte to the memfd whose times it has just
+ * read, and the kernel stamps that change finely (the times were looked at
+ * since the last change) and raises its floor to the stamp. Every later
+ * stamp of any inode, on a multigrain filesystem or not, is at least the
+ * floor (current_time() and inode_set_ctime_current() start from
+ * ktime_get_coarse_real_ts64_mg(), the greater of the coarse clock and the
+ * floor), so above B. The check verifies itself: the memfd's new mtime is
+ * read back, and only a stamp above B passes the line (line_passed). A
+ * kernel without multigrain times stamps the write with its coarse clock,
+ * B itself unless the clock ticked meanwhile: then the command must not
+ * start before the coarse clock has passed B (files_passed), the child's
+ * wait in run_clock_wait_files just before its exec: 0 to 1/HZ after B (the
+ * fine clock there would take that plus the lag of the tick's interrupt,
+ * 2.2 ms on the VM this was measured on). Reading B when the process starts
+ * lets that wait overlap the parsing, the daemon's answer and the
+ * confinement instead of adding to them.
  */
 static int64_t process_start_ns;
+static bool process_line_passed; /* a stamp above B was handed out after it */
+
+static int64_t stamp_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
+
+/* Change the memfd whose times were just read and read its mtime back:
+ * true when the kernel stamped the change above b, so that no later stamp
+ * falls at or below b. */
+static bool line_passed(int fd, int64_t b)
+{
+	struct stat st;
+
+	if (write(fd, "B", 1) != 1 || fstat(fd, &st) < 0)
+		return false;
+	return stamp_ns(&st.st_mtim) > b;
+}
 
 /* The first thing enroll and replay do: the earliest B there can be.
  * Without a memfd (a seccomp profile may refuse it), the fine clock, which
- * no stamp is ahead of. */
+ * no stamp is ahead of. HERMETIC_TEST_LINE_WAIT (tests, measurements):
+ * no fine stamp, the coarse clock's wait as on a kernel without multigrain
+ * times (only slower: it gives the process no power it lacks). */
 void run_clock_mark_start(void)
 {
 	int64_t fine = realtime_ns(CLOCK_REALTIME);
@@ -133,15 +165,18 @@ void run_clock_mark_start(void)
 	struct stat st;
 
 	process_start_ns = fine;
+	process_line_passed = false;
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) == 0) {
-		int64_t t = (int64_t)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+		int64_t t = stamp_ns(&st.st_ctim);
 
 		/* a stamp of this moment: not ahead of the fine clock now,
 		 * not behind it by more than a long tick */
-		if (t <= realtime_ns(CLOCK_REALTIME) && t > fine - 1000000000LL)
+		if (t <= realtime_ns(CLOCK_REALTIME) && t > fine - 1000000000LL) {
 			process_start_ns = t;
+			process_line_passed = !getenv("HERMETIC_TEST_LINE_WAIT") && line_passed(fd, t);
+		}
 	}
 	close(fd);
 }
@@ -151,6 +186,7 @@ static void files_since(struct run_clock *c)
 	if (!process_start_ns)
 		run_clock_mark_start();
 	c->files_since = process_start_ns;
+	c->line_passed = process_line_passed;
 }
 
 void run_clock_init(struct run_clock *c)
@@ -159,24 +195,32 @@ void run_clock_init(struct run_clock *c)
 	files_since(c);
 }
 
-/* In the child (async-signal-safe calls only, errno untouched): until the coarse clock has
- * passed B, sleeping to the next tick as the coarse clock's age says. The
- * child is in the run already: its sleeps are ppoll's, which the kernel's
- * view of the run does not trace and the supervisor's filter does not take
- * (each nanosleep was an event in the command's journal, a variable number
- * of them: a tickless CPU's coarse clock can stand longer than a tick). */
+/* Whether no stamp from now on can be at or below B: a fine stamp raised
+ * the kernel's floor above it, or the coarse clock has passed it. */
+static bool files_passed(const struct run_clock *c, int64_t coarse)
+{
+	return !c->files_since || c->line_passed || coarse > c->files_since;
+}
+
+/* In the child (async-signal-safe calls only, errno untouched: it runs
+ * after the child's ready mark, launch_child.c): until the line is passed,
+ * sleeping to the coarse clock's next tick as its age says. The child is in
+ * the run already: its sleeps are ppoll's, which the kernel's view of the
+ * run does not trace and the supervisor's filter does not take (each
+ * nanosleep was an event in the command's journal, a variable number of
+ * them: a tickless CPU's coarse clock can stand longer than a tick).
+ * HERMETIC_DEBUG=phases: how long it waited, in the shared word the
+ * parent reads (run_clock_note_line). */
 void run_clock_wait_files(const struct run_clock *c)
 {
-	int64_t since = c->files_since;
+	int64_t t0 = realtime_ns(CLOCK_MONOTONIC);
 
-	if (!since)
-		return;
 	for (int i = 0; i < 1000; i++) {
 		int64_t coarse = realtime_ns(CLOCK_REALTIME_COARSE), left;
 		struct timespec ts;
 
-		if (coarse > since)
-			return;
+		if (files_passed(c, coarse))
+			break;
 		/* The coarse clock moves by one tick at once, c->coarse_tick_ns
 		 * after it last did (it is coarse's age short of that). */
 		left = c->coarse_tick_ns - (realtime_ns(CLOCK_REALTIME) - coarse);
@@ -188,6 +232,27 @@ void run_clock_wait_files(const struct run_clock *c)
 		/* (raw: it runs after the child's ready mark, launch_child.c) */
 		(void)raw_syscall6(SYS_ppoll, 0, 0, (long)&ts, 0, 0, 0);
 	}
+	if (c->waited_ns)
+		__atomic_store_n(c->waited_ns, realtime_ns(CLOCK_MONOTONIC) - t0, __ATOMIC_RELEASE);
+}
+
+/* HERMETIC_DEBUG=phases, once the command's exec is answered: how the line
+ * was passed, as a note of its own under the phases line. */
+void run_clock_note_line(const struct run_clock *c)
+{
+	int64_t waited;
+
+	if (!c->files_since || !cli_phases_enabled())
+		return;
+	if (c->line_passed) {
+		cli_phase_note("line B: passed by a fine stamp");
+		return;
+	}
+	waited = c->waited_ns ? __atomic_load_n(c->waited_ns, __ATOMIC_ACQUIRE) : -1;
+	if (waited < 0)
+		cli_phase_note("line B: the coarse clock's, wait not measured");
+	else
+		cli_phase_note("line B: waited %lld us for the coarse clock", (long long)(waited / 1000));
 }
 
 int run_clock_setup(struct run_clock *c, bool own_page, const struct hm_config *cfg,
@@ -248,6 +313,17 @@ int run_clock_setup(struct run_clock *c, bool own_page, const struct hm_config *
 				    ? res.tv_nsec
 				    : 1000000;
 	__atomic_store_n(&c->vc->files_since, c->files_since, __ATOMIC_RELEASE);
+	/* HERMETIC_DEBUG=phases: a word the child writes its wait into (a
+	 * shared mapping: the child's memory is its own after the fork). */
+	if (!c->line_passed && cli_phases_enabled()) {
+		void *w = mmap(NULL, sizeof(*c->waited_ns), PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+		if (w != MAP_FAILED) {
+			c->waited_ns = w;
+			*c->waited_ns = -1;
+		}
+	}
 	return 0;
 }
 
@@ -379,6 +455,9 @@ void run_clock_finish(struct run_clock *c, const struct hm_config *cfg)
 	}
 	(void)munmap(c->vc, HM_VCLOCK_SIZE); /* a mapping of ours: cannot fail */
 	c->vc = NULL;
+	if (c->waited_ns)
+		(void)munmap(c->waited_ns, sizeof(*c->waited_ns)); /* ours: cannot fail */
+	c->waited_ns = NULL;
 	close(c->page_fd);
 	c->page_fd = -1;
 }

@@ -30,9 +30,12 @@ struct run_clock {
 	struct hm_vclock *vc;
 	int64_t mono0; /* the run's monotonic clock at start */
 	/* The line between file times from before the run and those it causes,
-	 * read when the process starts; the child waits for the kernel's
-	 * coarse clock to pass it just before its exec. 0: none. */
+	 * read when the process starts (0: none). line_passed: a fine stamp
+	 * raised the kernel's floor above it at once; otherwise the child
+	 * waits for the kernel's coarse clock to pass it just before its exec. */
 	int64_t files_since;
+	bool line_passed;
+	int64_t *waited_ns; /* HERMETIC_DEBUG=phases: the child's wait (shared) */
 	int64_t coarse_tick_ns; /* resolution of CLOCK_REALTIME_COARSE */
 	/* read from the page once the command ended (what the run says) */
 	bool have_dns; /* the count of refused lookups was read */
@@ -52,8 +55,10 @@ void run_clock_init(struct run_clock *c);
  * start and lag bound in it from cfg. 0, or -errno with the reason in err. */
 int run_clock_setup(struct run_clock *c, bool own_page, const struct hm_config *cfg,
 		    struct eng_error *err);
-/* In the child, before its exec: until the coarse clock passed B. */
+/* In the child, before its exec: until the line B is passed. */
 void run_clock_wait_files(const struct run_clock *c);
+/* HERMETIC_DEBUG=phases: how the line was passed, a note under the phases. */
+void run_clock_note_line(const struct run_clock *c);
 /* An enroll inside a run that refuses to start marks the run's page. */
 void run_clock_mark_nested(void);
 /* After CMD ended: the name lookups the shim refused (one warning when

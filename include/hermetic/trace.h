@@ -18,6 +18,17 @@
 #define HM_EV_RANDOM_OPEN 7 /* open of /dev/urandom or /dev/random: ret = fd */
 #define HM_EV_RANDOM_READ 8 /* read of such an fd: ret = bytes, data = bytes */
 
+/* How the tracers' records wake hermeticd (trace.bpf.c's hm_ring_wakeup,
+ * hermeticd --ring-wakeup; docs/performance.md, "The event ring's wake-ups"):
+ * HALF: none, except a record that finds the ring over half full forces one
+ * (the daemon drains before it answers any request about a run, and on its
+ * 1 s tick); EACH: the kernel's adaptive wake-up for every record (a
+ * self-IPI each); NEVER: none at all, for tests (a burst past the ring's
+ * size is dropped, and counted, until the tick drains it). */
+#define HM_RING_WAKE_HALF 0
+#define HM_RING_WAKE_EACH 1
+#define HM_RING_WAKE_NEVER 2
+
 /* The shim announces itself to the kernel's view with a getrandom() call
  * that cannot succeed: these flags are invalid (EINVAL, no side effect), and
  * the tracer recognises them. No privilege, no file, no socket. */

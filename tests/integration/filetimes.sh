@@ -60,6 +60,118 @@ done
 [ -z "$own_bad" ] && pass "the line: 30 files the command writes first thing are the run's" ||
 	fail "the line: 30 files the command writes first thing are the run's" "seen as from before:$own_bad (virtual now $NOW)"
 
+# --- the line without the coarse clock's wait --------------------------------
+# On a kernel with multigrain timestamps (6.13+) enroll passes the line at
+# once: it changes the memfd whose times it has just read, the kernel stamps
+# that change finely and raises its floor, under which no later stamp of any
+# file falls, so the command does not wait for the coarse clock
+# (engine/vclock.c). The probe: a memfd's times read, then a byte written, 20
+# times; fine stamping when every write is stamped above the ctime read
+# before it (a coarse clock gives the same stamp within its tick: most of 20
+# back-to-back probes fall in one).
+fine=$(python3 -c '
+import os
+n = 0
+for _ in range(20):
+    fd = os.memfd_create("probe")
+    b = os.fstat(fd).st_ctime_ns
+    os.write(fd, b"x")
+    n += os.fstat(fd).st_mtime_ns > b
+    os.close(fd)
+print(n)')
+if [ "$fine" = 20 ]; then FINE=1; else FINE=0; fi
+PROBE="probe: $fine of 20 memfd writes stamped above the ctime just read, kernel $(uname -r)"
+# No run waits: each says how it passed the line (HERMETIC_DEBUG=phases).
+waits=""
+for i in $(seq 10); do
+	HERMETIC_DEBUG=phases timeout 60 "$HERMETIC" enroll --seed 7 --now @$NOW -- true 2>"$T/ph.err"
+	grep -q '^hermetic: phases: line B: passed by a fine stamp$' "$T/ph.err" ||
+		waits+=" $i:$(grep -o 'line B: .*' "$T/ph.err" | head -n 1 | tr ' ' _)"
+done
+if [ "$FINE" = 1 ]; then
+	[ -z "$waits" ] && pass "the line: no run waits for the coarse clock where the kernel stamps finely (10 of 10 passed by a fine stamp; $PROBE)" ||
+		fail "the line: no run waits where the kernel stamps finely" "notes:$waits ($PROBE)"
+else
+	# A coarse kernel (before 6.13): the wait stays, and says so.
+	grep -q '^hermetic: phases: line B: waited [0-9]* us for the coarse clock$' "$T/ph.err" &&
+		pass "the line: no run waits where the kernel stamps finely: not applicable, the kernel stamps coarsely ($PROBE); the run waited, and said so" ||
+		fail "the line: a run on a coarse kernel waits and says so" "$(tr '\n' '|' <"$T/ph.err") ($PROBE)"
+fi
+
+# On a ramfs, which has no multigrain times (its stamps are the coarse clock
+# or the kernel's floor): mounted in a mount namespace of the test's own, on
+# a tmpfs of its own. 10 files the command writes first thing are the run's
+# although enroll did not wait (where the kernel stamps finely): the floor
+# holds for every filesystem.
+mkdir -p "$T/rfs"
+cat >"$T/ramfs.sh" <<'SH'
+set -u
+T=$1 H=$2 NOW=$3
+mount -t tmpfs -o size=1m hmtest "$T/rfs" && mkdir "$T/rfs/r" && mount -t ramfs hmtest "$T/rfs/r" || exit 1
+[ "$(stat -f -c %T "$T/rfs/r")" = ramfs ] || { echo "not a ramfs: $(stat -f -c %T "$T/rfs/r")"; exit 1; }
+for i in $(seq 10); do
+	got=$(HERMETIC_DEBUG=phases "$H" enroll --no-daemon --seed 7 --now @$NOW -- "$T/firstwrite" \
+		"$T/rfs/r/own-$i" "$(command -v stat)" 2>"$T/rfs.err")
+	note=$(grep -o 'line B: .*' "$T/rfs.err" | head -n 1)
+	echo "$i $got ${note// /_}"
+done
+# The way of a kernel without multigrain times (Debian's 6.1 and 6.12),
+# taken here on purpose (HERMETIC_TEST_LINE_WAIT): the coarse clock's wait.
+for i in $(seq 10); do
+	got=$(HERMETIC_TEST_LINE_WAIT=1 HERMETIC_DEBUG=phases "$H" enroll --no-daemon --seed 7 --now @$NOW -- \
+		"$T/firstwrite" "$T/rfs/r/wait-$i" "$(command -v stat)" 2>"$T/rfs.err")
+	note=$(grep -o 'line B: .*' "$T/rfs.err" | head -n 1)
+	echo "wait-$i $got ${note// /_}" >>"$T/rfs-wait.out"
+done
+# The kernel's part alone, as enroll does it (engine/vclock.c): a memfd's
+# ctime read (B), a byte written to it, at once a file written on the ramfs:
+# stamped above B, 50 times; the control without the byte: at B (one tick
+# of the coarse clock holds many of them).
+python3 - "$T/rfs/r" >"$T/floor.out" <<'PY'
+import os, sys
+def trial(i, fine):
+    fd = os.memfd_create("line")
+    b = os.fstat(fd).st_ctime_ns
+    if fine:
+        os.write(fd, b"B")
+    p = os.path.join(sys.argv[1], "floor-%d-%d" % (fine, i))
+    with open(p, "w") as f:
+        f.write("x")
+    os.close(fd)
+    return os.stat(p).st_mtime_ns > b
+print(sum(trial(i, 1) for i in range(50)), sum(trial(i, 0) for i in range(50)))
+PY
+SH
+res=$(timeout 120 unshare -m --propagation private bash "$T/ramfs.sh" "$T" "$HERMETIC" "$NOW" 2>&1)
+read -r floor_fine floor_none <"$T/floor.out" 2>/dev/null
+wres=$(cat "$T/rfs-wait.out" 2>/dev/null)
+bad=$(awk -v now=$NOW -v fine=$FINE 'NF < 2 || $2 !~ /^[0-9]+$/ || $2 < now || (fine && $3 != "line_B:_passed_by_a_fine_stamp") { printf " %s", $0 }' <<<"$res")
+if [ "$(wc -l <<<"$res")" = 10 ] && [ -z "$bad" ]; then
+	if [ "$FINE" = 1 ]; then
+		pass "the line on a ramfs (no multigrain times): 10 files the command writes first thing are the run's, none waited for ($PROBE)"
+	else
+		pass "the line on a ramfs: 10 files the command writes first thing are the run's (the coarse clock's wait: $PROBE)"
+	fi
+else
+	fail "the line on a ramfs: 10 files the command writes first thing are the run's, none waited for" \
+		"$(tr '\n' '|' <<<"$res") bad:$bad (virtual now $NOW; $PROBE)"
+fi
+wbad=$(awk -v now=$NOW '$2 !~ /^[0-9]+$/ || $2 < now || $3 !~ /^line_B:_waited_[0-9]+_us_for_the_coarse_clock$/ { printf " %s", $0 }' <<<"$wres")
+if [ "$(wc -l <<<"$wres")" = 10 ] && [ -z "$wbad" ]; then
+	pass "the line on a ramfs, the coarse clock's way (HERMETIC_TEST_LINE_WAIT, as on a kernel without multigrain times): 10 files written first thing are the run's, each run said how long it waited"
+else
+	fail "the line on a ramfs, the coarse clock's way: 10 files written first thing are the run's" \
+		"$(tr '\n' '|' <<<"$wres") bad:$wbad (virtual now $NOW)"
+fi
+if [ "$FINE" = 1 ]; then
+	[ "${floor_fine:-}" = 50 ] && [ "${floor_none:-50}" -lt 50 ] &&
+		pass "the kernel's floor on a ramfs: after a fine stamp of enroll's kind, 50 of 50 files written at once are above B (without it, $floor_none of 50)" ||
+		fail "the kernel's floor on a ramfs: after a fine stamp, every file written at once is above B" \
+			"with the stamp ${floor_fine:-?} of 50, without ${floor_none:-?} of 50 ($PROBE)"
+else
+	pass "the kernel's floor on a ramfs: not applicable, the kernel stamps coarsely ($PROBE)"
+fi
+
 # --- the same file, the same time, run after run ---------------------------
 echo data >"$T/old"
 a=$(run stat -c '%.9Y %.9X %.9Z' "$T/old")
