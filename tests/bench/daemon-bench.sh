@@ -258,7 +258,12 @@ for ((i = 0; i < 30; i++)); do
 done | "$PY" -c '
 import sys, statistics
 steps = {}
+notes = {}
 for line in sys.stdin:
+    if "(ms): " not in line:  # a note of its own ("phases: line B: ..."): counted
+        note = line.split("phases: ", 1)[1].strip()
+        notes[note] = notes.get(note, 0) + 1
+        continue
     body = line.split("(ms): ", 1)[1].split("; total")[0]
     run = {}
     for part in body.split(", "):  # a step taken twice (two execs) counts once, summed
@@ -268,6 +273,8 @@ for line in sys.stdin:
         steps.setdefault(name, []).append(ms)
 print("  where enroll -- true spends its time, median ms over the runs (HERMETIC_DEBUG=phases):")
 print("   " + ", ".join("%s %.2f" % (k, statistics.median(v)) for k, v in steps.items()))
+for note, n in notes.items():
+    print("   %s (%d of the runs)" % (note, n))
 '
 # CPU time and page faults of each (perf stat: the command and its
 # children, the run's command included; a page fault costs ~15 us on a
