@@ -445,7 +445,10 @@ th1=$(threads)
 touch "$T/many/go"
 for p in "${pids[@]}"; do wait "$p"; done
 served=$(cat "$T/many"/[0-9]* 2>/dev/null | grep -c "^ANS rcode=2 ")
-expect "50 runs without names at once: every UDP and TCP query answered SERVFAIL ($served of 100)" \
+# (what the others said, into the name of the case: its context is another
+# run's; once, under two CPU hogs, 99 of 100, with nothing to tell why)
+others=$(cat "$T/many"/[0-9]* 2>/dev/null | grep -v "^ANS rcode=2 " | head -n 3 | tr '\n' '|')
+expect "50 runs without names at once: every UDP and TCP query answered SERVFAIL ($served of 100${others:+; others: $others})" \
 	'((served == 100)) && [ "$(lo_asked evil.hm.test)" = "$before" ]'
 expect "50 runs without names at once: no thread per run (daemon threads $th0 before, $th1 with 50 runs alive)" \
 	'((th1 <= th0 + 3))'
