@@ -66,7 +66,7 @@ struct tconn {
 	uint8_t buf[HM_DNS_MAX_MSG + 2];
 };
 
-#define SHARED_TCP_MAX 16
+#define SHARED_TCP_MAX 64 /* past it, a new client takes the oldest one's place */
 
 /* A resolver: a run's own (names), or the shared one (no names, cgid 0). */
 struct resolver {
