@@ -274,7 +274,7 @@ install-python:
 # copy of the tree under build/deb; the packages land in build/ (hermetic,
 # and python3-hermetic with the Python package).
 DEB := $(B)/hermetic_$(VERSION)_amd64.deb
-DEB_SRCS := $(shell find Makefile VERSION LICENSE bpf cli daemon docs include lib packaging preload \
+DEB_SRCS := $(shell find Makefile VERSION LICENSE bpf cli daemon docs engine include lib packaging preload vdso \
 	python -type f ! -path '*/__pycache__/*' 2>/dev/null)
 .PHONY: deb
 deb: $(DEB)
