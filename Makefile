@@ -184,7 +184,8 @@ $(B)/tests/%: tests/unit/%.c $(B)/libhermetic-engine.a $(B)/libhermetic.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Iengine $(SAN_FLAGS) -o $@ $< $(filter %.a,$^) -ljson-c -lzstd -lz -lm
-$(B)/tests/hunt: cli/hunt_stats.c cli/hunt_axes.c cli/hunt.h
+$(B)/tests/hunt: cli/hunt_stats.c cli/hunt_axes.c cli/hunt.h tests/unit/die_stub.h
+$(B)/tests/checkdet_pids: cli/checkdet_pids.c cli/checkdet.h tests/unit/die_stub.h
 $(B)/tests/lazy_libs: cli/lazy_libs.c cli/lazy_open.c cli/lazy_libs.h
 
 $(B):

@@ -49,6 +49,14 @@ need_root() {
 	fi
 }
 
+# need_build NAME: the daemon and the CLI are built (else FAIL NAME, status 1).
+need_build() {
+	if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
+		fail "$1" "build/hermeticd or build/hermetic missing (run make)"
+		return 1
+	fi
+}
+
 # _retry CMD...: run CMD until it succeeds, up to 5 s (useradd and groupadd
 # fail while another test holds the lock on /etc/passwd or /etc/group).
 _retry() {

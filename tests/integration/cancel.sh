@@ -20,10 +20,7 @@
 source "$(dirname "$0")/../lib.sh"
 
 need_root "cancellation" || exit 0
-if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
-	fail "cancellation" "build/hermeticd or build/hermetic missing (run make)"
-	exit 1
-fi
+need_build "cancellation" || exit 1
 test_user U || { fail "cancellation: a test user" "useradd failed"; exit 1; }
 start_daemon || { fail "daemon starts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; exit 1; }
 # A daemon this test stopped is never left stopped.

@@ -19,10 +19,7 @@
 source "$(dirname "$0")/../lib.sh"
 
 need_root "clone_vm" || exit 0
-if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
-	fail "clone_vm" "build/hermeticd or build/hermetic missing (run make)"
-	exit 1
-fi
+need_build "clone_vm" || exit 1
 test_user U || { fail "clone_vm: a test user" "useradd failed"; exit 1; }
 start_daemon || { fail "daemon starts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; exit 1; }
 cd "$T" || exit 1

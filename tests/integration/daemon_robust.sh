@@ -7,10 +7,7 @@ source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/nethost.sh"
 
 need_root "daemon robustness" || exit 0
-if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
-	fail "daemon robustness" "build/hermeticd or build/hermetic missing (run make)"
-	exit 1
-fi
+need_build "daemon robustness" || exit 1
 WIRE=$(cd "$(dirname "$0")" && pwd)/wire.py
 CG2=$(sed -n 's/^[0-9]* [0-9]* [^ ]* [^ ]* \([^ ]*\) .* - cgroup2 .*/\1/p' /proc/self/mountinfo | head -n1)
 

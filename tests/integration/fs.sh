@@ -8,10 +8,7 @@
 source "$(dirname "$0")/../lib.sh"
 
 need_root "fs isolation" || exit 0
-if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
-	fail "fs isolation" "build/hermeticd or build/hermetic missing (run make)"
-	exit 1
-fi
+need_build "fs isolation" || exit 1
 test_user FSUSER || FSUSER=
 start_daemon || { fail "daemon starts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; exit 1; }
 

@@ -9,10 +9,7 @@ source "$(dirname "$0")/nethost.sh"
 
 N=${MANY_RUNS:-200}
 need_root "$N concurrent runs" || exit 0
-if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
-	fail "$N concurrent runs" "build/hermeticd or build/hermetic missing (run make)"
-	exit 1
-fi
+need_build "$N concurrent runs" || exit 1
 start_daemon || { fail "daemon starts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; exit 1; }
 nethost_up || { fail "test host in a network namespace" "nethost_up failed"; exit 1; }
 

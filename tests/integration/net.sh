@@ -6,10 +6,7 @@ source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/nethost.sh"
 
 need_root "network policy" || exit 0
-if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
-	fail "network policy" "build/hermeticd or build/hermetic missing (run make)"
-	exit 1
-fi
+need_build "network policy" || exit 1
 start_daemon || { fail "daemon starts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; exit 1; }
 nethost_up || { fail "test host in a network namespace" "nethost_up failed"; exit 1; }
 

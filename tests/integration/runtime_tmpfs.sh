@@ -8,10 +8,7 @@
 source "$(dirname "$0")/../lib.sh"
 
 need_root "runtime directory in memory" || exit 0
-if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
-	fail "runtime directory in memory" "build/hermeticd or build/hermetic missing (run make)"
-	exit 1
-fi
+need_build "runtime directory in memory" || exit 1
 start_daemon || { fail "daemon starts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; exit 1; }
 RECORDS=$T/run/$HMD_NAME.runs
 

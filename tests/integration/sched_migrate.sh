@@ -8,10 +8,7 @@
 source "$(dirname "$0")/../lib.sh"
 
 need_root "moved-out task uncounted" || exit 0
-if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
-	fail "moved-out task uncounted" "build/hermeticd or build/hermetic missing (run make)"
-	exit 1
-fi
+need_build "moved-out task uncounted" || exit 1
 start_daemon || { fail "daemon starts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; exit 1; }
 cg2=$(sed -n 's/^[0-9]* [0-9]* [^ ]* [^ ]* \([^ ]*\) .* - cgroup2 .*/\1/p' /proc/self/mountinfo | head -n1)
 

@@ -20,10 +20,7 @@ source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/nethost.sh"
 
 need_root "containment" || exit 0
-if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
-	fail "containment" "build/hermeticd or build/hermetic missing (run make)"
-	exit 1
-fi
+need_build "containment" || exit 1
 nethost_up || { fail "test host in a network namespace" "nethost_up failed"; exit 1; }
 build_attack inject || { fail "build inject" "$(tail -n 3 "$T/inject.log" | tr '\n' '|')"; exit 1; }
 chmod 755 "$T" && chmod 755 "$T/inject"

@@ -15,10 +15,7 @@ source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/nethost.sh"
 
 need_root "containers and chroots" || exit 0
-if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
-	fail "containers and chroots" "build/hermeticd or build/hermetic missing (run make)"
-	exit 1
-fi
+need_build "containers and chroots" || exit 1
 nethost_up || { fail "test host in a network namespace" "nethost_up failed"; exit 1; }
 start_daemon || { fail "daemon starts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; exit 1; }
 CG2=$(sed -n 's/^[0-9]* [0-9]* [^ ]* [^ ]* \([^ ]*\) .* - cgroup2 .*/\1/p' /proc/self/mountinfo | head -n1)

@@ -14,10 +14,7 @@
 source "$(dirname "$0")/../lib.sh"
 
 need_root "daemon trust" || exit 0
-if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
-	fail "daemon trust" "build/hermeticd or build/hermetic missing (run make)"
-	exit 1
-fi
+need_build "daemon trust" || exit 1
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
 WIRE=$TOP/tests/integration/wire.py
 CG2=$(sed -n 's/^[0-9]* [0-9]* [^ ]* [^ ]* \([^ ]*\) .* - cgroup2 .*/\1/p' /proc/self/mountinfo | head -n1)

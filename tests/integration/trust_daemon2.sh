@@ -16,10 +16,7 @@ source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/nethost.sh"
 
 need_root "daemon trust 2" || exit 0
-if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
-	fail "daemon trust 2" "build/hermeticd or build/hermetic missing (run make)"
-	exit 1
-fi
+need_build "daemon trust 2" || exit 1
 WIRE=$TOP/tests/integration/wire.py
 CG2=$(sed -n 's/^[0-9]* [0-9]* [^ ]* [^ ]* \([^ ]*\) .* - cgroup2 .*/\1/p' /proc/self/mountinfo | head -n1)
 nethost_up || { fail "test host in a network namespace" "nethost_up failed"; exit 1; }

@@ -13,10 +13,7 @@ source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/nethost.sh"
 
 need_root "identity" || exit 0
-if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
-	fail "identity" "build/hermeticd or build/hermetic missing (run make)"
-	exit 1
-fi
+need_build "identity" || exit 1
 nethost_up || { fail "test host in a network namespace" "nethost_up failed"; exit 1; }
 test_user U || { fail "create a test user" "useradd failed"; exit 1; }
 for a in steal_conn pid_reuse; do

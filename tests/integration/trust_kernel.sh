@@ -20,10 +20,7 @@ source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/nethost.sh"
 
 need_root "kernel backstop" || exit 0
-if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
-	fail "kernel backstop" "build/hermeticd or build/hermetic missing (run make)"
-	exit 1
-fi
+need_build "kernel backstop" || exit 1
 nethost_up || { fail "test host in a network namespace" "nethost_up failed"; exit 1; }
 build_attack kbackstop -static || { fail "build kbackstop (static)" "$(tail -n 3 "$T/kbackstop.log" | tr '\n' '|')"; exit 1; }
 build_attack steal_conn || { fail "build steal_conn" "$(tail -n 3 "$T/steal_conn.log" | tr '\n' '|')"; exit 1; }

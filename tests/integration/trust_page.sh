@@ -13,10 +13,7 @@
 source "$(dirname "$0")/../lib.sh"
 
 need_root trust_page || exit 0
-if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
-	fail trust_page "build/hermeticd or build/hermetic missing (run make)"
-	exit 1
-fi
+need_build trust_page || exit 1
 test_user U || { fail "create a test user" "useradd failed"; exit 1; }
 build_attack pagefd || { fail "build pagefd" "$(tail -n 3 "$T/pagefd.log" | tr '\n' '|')"; exit 1; }
 start_daemon || { fail "daemon starts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; exit 1; }

@@ -20,10 +20,7 @@ source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/nethost.sh"
 
 need_root "daemon restart" || exit 0
-if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
-	fail "daemon restart" "build/hermeticd or build/hermetic missing (run make)"
-	exit 1
-fi
+need_build "daemon restart" || exit 1
 nethost_up || { fail "test host in a network namespace" "nethost_up failed"; exit 1; }
 start_daemon || { fail "daemon starts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; exit 1; }
 

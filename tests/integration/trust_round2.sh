@@ -25,10 +25,7 @@ source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/nethost.sh"
 
 need_root "containment, round two" || exit 0
-if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
-	fail "containment, round two" "build/hermeticd or build/hermetic missing (run make)"
-	exit 1
-fi
+need_build "containment, round two" || exit 1
 nethost_up || { fail "test host in a network namespace" "nethost_up failed"; exit 1; }
 build_attack round2 -static || { fail "build round2" "$(tail -n 3 "$T/round2.log" | tr '\n' '|')"; exit 1; }
 test_user U || { fail "create a test user" "useradd failed"; exit 1; }

@@ -8,16 +8,7 @@
 #include <stdlib.h>
 #include "../../cli/checkdet_pids.c"
 #include "test.h"
-
-void die(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	exit(code);
-}
+#include "die_stub.h"
 
 /* A journal of up to 8 streams and 16 kernel events, no bytes behind them. */
 struct fake {

@@ -10,16 +10,7 @@
 #include "../../cli/hunt_stats.c"
 #include "../../cli/hunt_axes.c"
 #include "test.h"
-
-void die(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	exit(code);
-}
+#include "die_stub.h"
 
 static int near(double a, double b)
 {
