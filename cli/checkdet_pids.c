@@ -244,19 +244,21 @@ void cd_pids_free(struct cd_pids *p)
 	free(p);
 }
 
-static bool word(char ch)
+static bool alnum(char ch)
 {
-	return isalnum((unsigned char)ch) || ch == '_';
+	return isalnum((unsigned char)ch);
 }
 
-/* The n digits at s + i as an id: a number of its own (no word character
- * or '.' before it, none after it, nor a '.' and a digit: not part of a
- * name, a version or a fraction), at most 10 digits, no leading 0. */
+/* The n digits at s + i as an id: a number of its own (no letter, digit
+ * or '.' before it, no letter or digit after it, nor a '.' and a digit: not
+ * part of a name, a version or a fraction), at most 10 digits, no leading
+ * 0. An '_' does separate: a name made with the pid, "test_python_4242"
+ * (CPython's regrtest names its working directory so), "tmp_4242_x". */
 static bool id_at(const char *s, size_t i, size_t n, uint32_t *ret)
 {
 	uint64_t v = 0;
 
-	if (n > 10 || s[i] == '0' || (i && (word(s[i - 1]) || s[i - 1] == '.')) || word(s[i + n]) ||
+	if (n > 10 || s[i] == '0' || (i && (alnum(s[i - 1]) || s[i - 1] == '.')) || alnum(s[i + n]) ||
 	    (s[i + n] == '.' && isdigit((unsigned char)s[i + n + 1])))
 		return false;
 	for (size_t k = 0; k < n; k++)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run-glib.sh MODE OUT: GLib's own installed tests (glib.tests; Debian's
+# run-glib.sh MODE OUT: GLib's own installed tests (glib.tests, or those of them
+# named in COMPAT_GLIB_ONLY; Debian's
 # libglib2.0-tests), one binary after another inside ONE run (bare, or one
 # `hermetic enroll` with default options), in a network namespace with only
 # loopback and without CAP_SYS_TIME (netns.sh): a C event loop (GMainLoop)
@@ -21,13 +22,16 @@ pre=()
 case "$mode" in
 bare) ;;
 enrolled) pre=("${HERMETIC:?HERMETIC names the hermetic binary}" enroll ${COMPAT_ENROLL_OPTS:-} --) ;;
-*) echo "run-glib.sh: MODE is bare or enrolled, not '$mode'" >&2; exit 2 ;;
+checkdet) pre=("${HERMETIC:?HERMETIC names the hermetic binary}" check-determinism -n "${COMPAT_DET_RUNS:-2}" \
+	${COMPAT_DET_OPTS:---seed 7} ${COMPAT_ENROLL_OPTS:-} --) ;;
+*) echo "run-glib.sh: MODE is bare, enrolled or checkdet, not '$mode'" >&2; exit 2 ;;
 esac
 base=$out/glib.$mode
 rm -rf "$base" && mkdir -p "$base"
 tmp=$(mktemp -d "$out/tmp.glib.$mode.XXXXXX")
 bins=()
 while IFS=$'\t' read -r b _; do
+	[ -n "${COMPAT_GLIB_ONLY:-}" ] && [[ " $COMPAT_GLIB_ONLY " != *" $b "* ]] && continue
 	bins+=("$b")
 done < <(grep -v '^#' "$here/glib.tests" | grep -v '^$')
 start=$(date +%s.%N)
@@ -39,4 +43,8 @@ start=$(date +%s.%N)
 	run-glib "$base" "${bins[@]}") >"$base.log" 2>&1
 echo $? >"$base.rc"
 awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f\n", e - s }' >"$base.sec"
+# checkdet: the runs' journals and outputs, kept by check-determinism when
+# they differ (in TMPDIR), moved out of the side's scratch directory
+kept=$(sed -n 's/^ *journals and outputs kept in //p' "$base.log")
+if [ "$mode" = checkdet ] && [ -n "$kept" ] && [ -d "$kept" ]; then mv "$kept" "$base.kept"; fi
 rm -rf "$tmp"

@@ -22,7 +22,9 @@ pre=()
 case "$mode" in
 bare) ;;
 enrolled) pre=("${HERMETIC:?HERMETIC names the hermetic binary}" enroll ${COMPAT_ENROLL_OPTS:-} --) ;;
-*) echo "run-go.sh: MODE is bare or enrolled, not '$mode'" >&2; exit 2 ;;
+checkdet) pre=("${HERMETIC:?HERMETIC names the hermetic binary}" check-determinism -n "${COMPAT_DET_RUNS:-2}" \
+	${COMPAT_DET_OPTS:---seed 7} ${COMPAT_ENROLL_OPTS:-} --) ;;
+*) echo "run-go.sh: MODE is bare, enrolled or checkdet, not '$mode'" >&2; exit 2 ;;
 esac
 base=$out/$suite.$mode
 rm -rf "$base" && mkdir -p "$base"
@@ -52,4 +54,8 @@ for b in "${bins[@]}"; do
 	[ -f "$base/$n.out" ] || continue
 	"$GOROOT/bin/go" tool test2json -p "$(cat "$b.path")" <"$base/$n.out" >"$base/$n.json"
 done
+# checkdet: the runs' journals and outputs, kept by check-determinism when
+# they differ (in TMPDIR), moved out of the side's scratch directory
+kept=$(sed -n 's/^ *journals and outputs kept in //p' "$base.log")
+if [ "$mode" = checkdet ] && [ -n "$kept" ] && [ -d "$kept" ]; then mv "$kept" "$base.kept"; fi
 rm -rf "$tmp"

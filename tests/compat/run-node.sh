@@ -15,7 +15,9 @@ pre=()
 case "$mode" in
 bare) ;;
 enrolled) pre=("${HERMETIC:?HERMETIC names the hermetic binary}" enroll ${COMPAT_ENROLL_OPTS:-} --) ;;
-*) echo "run-node.sh: MODE is bare or enrolled, not '$mode'" >&2; exit 2 ;;
+checkdet) pre=("${HERMETIC:?HERMETIC names the hermetic binary}" check-determinism -n "${COMPAT_DET_RUNS:-2}" \
+	${COMPAT_DET_OPTS:---seed 7} ${COMPAT_ENROLL_OPTS:-} --) ;;
+*) echo "run-node.sh: MODE is bare, enrolled or checkdet, not '$mode'" >&2; exit 2 ;;
 esac
 base=$out/tape.$mode
 rm -rf "$base" && mkdir -p "$base"
@@ -32,3 +34,7 @@ start=$(date +%s.%N)
 	run-node "$base" "${files[@]}") >"$base.log" 2>&1
 echo $? >"$base.rc"
 awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f\n", e - s }' >"$base.sec"
+# checkdet: the runs' journals and outputs, kept by check-determinism when
+# they differ (in TMPDIR), moved out of the side's scratch directory
+kept=$(sed -n 's/^ *journals and outputs kept in //p' "$base.log")
+if [ "$mode" = checkdet ] && [ -n "$kept" ] && [ -d "$kept" ]; then mv "$kept" "$base.kept"; fi

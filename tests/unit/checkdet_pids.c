@@ -128,6 +128,10 @@ int main(void)
 	CHECK("a fraction's digits are no id", same(pa, "0.101", pb, "0.201", NULL));
 	CHECK("a number before a fraction is no id", same(pa, "101.5", pb, "201.5", NULL));
 	CHECK("digits in a word are no id", same(pa, "x101", pb, "x201", NULL));
+	CHECK("digits after a word and '_' are an id",
+	      same(pa, "cwd: /t/test_python_101\xc3\xa6", pb, "cwd: /t/test_python_201\xc3\xa6", "1.1"));
+	CHECK("an id before '_'", same(pa, "tmp_101_x", pb, "tmp_201_x", "1.1"));
+	CHECK("digits before a letter are no id", same(pa, "_101x", pb, "_201x", NULL));
 	CHECK("a leading 0 is no id", same(pa, "0101", pb, "0201", NULL));
 	CHECK("punctuation around an id", same(pa, "[101]: (pid=101), 101.", pb, "[201]: (pid=201), 201.", "1.1"));
 	cd_pids_free(pa);
