@@ -5,7 +5,8 @@
  * What is compared: every record of every thread stream (clock readings
  * with their call and clock id, entropy bytes with their source, wait
  * outcomes with their call, flags, result and virtual time, end records
- * with their reason), and which streams exist (scope, image, thread).
+ * with their reason, "exit" and "thread exit" alike for a thread other than
+ * the first: thread_end), and which streams exist (scope, image, thread).
  *
  * What is not, because it differs between two runs of a perfectly
  * deterministic program and is not a value the program was handed:
@@ -94,7 +95,18 @@ static void describe(const struct hm_jrec *r, char *buf, size_t size)
 	}
 }
 
-static bool same(const struct hm_jrec *x, const struct hm_jrec *y)
+/* A thread's stream ends with "thread exit" when the thread's own return
+ * closed it and with "exit" when the process's exit closed it first: which
+ * came first is real time (Python's join returns once the thread has
+ * released its lock, before the thread's own end), never a value handed to
+ * the program. Either says the thread drew nothing more: one end for a
+ * thread other than the first. */
+static bool thread_end(enum hm_jend_reason r)
+{
+	return r == HM_JEND_EXIT || r == HM_JEND_THREAD_EXIT;
+}
+
+static bool same(const struct hm_jrec *x, const struct hm_jrec *y, bool thread)
 {
 	if (x->type != y->type || x->call != y->call)
 		return false;
@@ -108,7 +120,8 @@ static bool same(const struct hm_jrec *x, const struct hm_jrec *y)
 		return x->wait.timed_out == y->wait.timed_out && x->wait.lag == y->wait.lag &&
 		       x->wait.result == y->wait.result && x->wait.vtime_ns == y->wait.vtime_ns;
 	case HM_JREC_END:
-		return x->end.reason == y->end.reason;
+		return x->end.reason == y->end.reason ||
+		       (thread && thread_end(x->end.reason) && thread_end(y->end.reason));
 	default:
 		return x->ext.kind == y->ext.kind && x->ext.len == y->ext.len &&
 		       !memcmp(x->ext.bytes, y->ext.bytes, x->ext.len);
@@ -140,7 +153,7 @@ static int compare_stream(const struct hm_journal_stream *x, const struct hm_jou
 			return -EBADMSG;
 		if (!nx && !ny)
 			return 0;
-		if (nx && ny && same(&rx, &ry))
+		if (nx && ny && same(&rx, &ry, x->sum.hdr.thread > 0))
 			continue;
 		d->index = nx ? rx.index : ry.index;
 		snprintf(d->kind, sizeof(d->kind), "%s", kind_name(nx ? rx.type : ry.type));

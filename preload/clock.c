@@ -254,6 +254,32 @@ void hm_clock_waited(void)
 	hm_t.reads = 0;
 }
 
+/*
+ * CPython's GIL wait (locks.c) comes right after a reading of the
+ * interpreter's own: take_gil computes its 5 ms deadline from
+ * CLOCK_MONOTONIC (_PyThread_cond_after) before every timed wait on the GIL.
+ * How often a thread waits for the GIL is decided in real time (whether the
+ * holder let go yet), so that reading must count for nothing: neither in the
+ * thread's readings since its last wait (past HM_TICK_AFTER each one ticks,
+ * and the program's own readings would then see one tick more per GIL wait)
+ * nor in its journal (two runs of one seed would differ by the number of GIL
+ * waits). The reading's own tick, if it ticked, is taken back with it; the
+ * thread's next reading sees what this one saw. A timer the tick fired stays
+ * fired (a tick reaches a timer's expiry only past 100,000 readings).
+ */
+void hm_clock_unread(void)
+{
+	/* (if the run's clock moved since, the thread's next reading starts
+	 * from what it had seen: base + off, this tick taken back) */
+	if (hm_t.reads) {
+		if (hm.tick && hm_t.reads > HM_TICK_AFTER)
+			hm_t.off -= (int64_t)hm_tick_at(hm.tick, hm_t.reads, HM_TICK_AFTER);
+		hm_t.reads--;
+	}
+	if (hm.jr & HM_JR_RECORD)
+		hm_jr_unput_clock();
+}
+
 /* The thread polled and found nothing (poll.c): its readings tick now. */
 void hm_clock_spun(void)
 {

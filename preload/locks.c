@@ -140,13 +140,17 @@ static bool gil_cond(const pthread_cond_t *c)
 	return gil.start && a >= gil.start && a < gil.end;
 }
 
-/* The GIL's wait, for real: the same length as the virtual deadline is away. */
+/* The GIL's wait, for real: the same length as the virtual deadline is away.
+ * The reading its deadline was computed from was the interpreter's, not the
+ * program's: it counts for nothing (clock.c's hm_clock_unread). */
 static int gil_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t id,
 		    const struct timespec *abstime)
 {
 	int64_t left = hm_clock_to_mono(id, ts_to_ns(abstime)) - mono_now();
 	clockid_t rid = id == CLOCK_MONOTONIC ? CLOCK_MONOTONIC : CLOCK_REALTIME;
 	struct timespec dl = ns_to_ts(hm_real_ns(rid) + (left > 0 ? left : 0));
+
+	hm_clock_unread();
 
 	return hm.real.pthread_cond_clockwait ? hm.real.pthread_cond_clockwait(c, m, rid, &dl)
 					       : hm.real.pthread_cond_timedwait(c, m, &dl);

@@ -303,7 +303,41 @@ void hm_jr_put_clock(enum hm_jclock_call call, clockid_t id, int64_t ns)
 		return;
 	if (unlikely(!rec_lock(t)))
 		return;
-	hm_jstream_put_clock_fast(&t->enc, call, id, ns);
+	if (id == CLOCK_MONOTONIC) {
+		/* what hm_jr_unput_clock restores: a put that flushed first
+		 * (append) wrote the record at the buffer's start */
+		uint64_t flushed = t->enc.flushed;
+		size_t len = t->enc.len;
+
+		t->undo_last = t->enc.pred.last[CLOCK_MONOTONIC];
+		t->undo_delta = t->enc.pred.delta[CLOCK_MONOTONIC];
+		t->undo_n = t->enc.n_records;
+		hm_jstream_put_clock_fast(&t->enc, call, id, ns);
+		t->undo_start = t->enc.flushed == flushed ? len : 0;
+		t->undo_end = t->enc.len;
+		t->undo_armed = t->enc.n_records == t->undo_n + 1;
+	} else {
+		hm_jstream_put_clock_fast(&t->enc, call, id, ns);
+		t->undo_armed = false;
+	}
+	rec_unlock(t);
+}
+
+void hm_jr_unput_clock(void)
+{
+	struct hm_jr_thread *t = hm_t.jr;
+
+	/* only the record put last, still in the buffer, by this stream */
+	if (!t || t->rec != ST_OPEN || stale(t) || !t->undo_armed || t->enc.err || t->enc.ended ||
+	    t->enc.len != t->undo_end || t->enc.n_records != t->undo_n + 1)
+		return;
+	if (unlikely(!rec_lock(t)))
+		return;
+	t->enc.len = t->undo_start;
+	t->enc.pred.last[CLOCK_MONOTONIC] = t->undo_last;
+	t->enc.pred.delta[CLOCK_MONOTONIC] = t->undo_delta;
+	t->enc.n_records = t->undo_n;
+	t->undo_armed = false;
 	rec_unlock(t);
 }
 
@@ -316,6 +350,7 @@ void hm_jr_put_entropy(enum hm_jentropy_src src, const void *buf, size_t len)
 	if (unlikely(!rec_lock(t)))
 		return;
 	hm_jstream_put_entropy(&t->enc, src, buf, len);
+	t->undo_armed = false;
 	rec_unlock(t);
 }
 
@@ -328,6 +363,7 @@ static void put_wait(enum hm_jwait_call call, unsigned flags, int64_t result, ui
 	if (unlikely(!rec_lock(t)))
 		return;
 	hm_jstream_put_wait(&t->enc, call, flags, result, vtime);
+	t->undo_armed = false;
 	rec_unlock(t);
 }
 

@@ -29,6 +29,12 @@ struct hm_jr_thread {
 	int fd;
 	uint64_t end_off;
 	struct hm_jstream_enc enc;
+	/* the last CLOCK_MONOTONIC reading put (hm_jr_unput_clock): where its
+	 * bytes start and end in buf, the predictor it replaced, the count of
+	 * records before it; armed until another record or a take-back */
+	bool undo_armed;
+	size_t undo_start, undo_end;
+	uint64_t undo_last, undo_delta, undo_n;
 	/* replay */
 	uint8_t rep; /* RP_* */
 	bool diverged; /* non-strict: said so once */

@@ -490,6 +490,9 @@ void hm_clock_fast_update(void) HM_HIDDEN;
 int64_t hm_clock_now(clockid_t id) HM_HIDDEN; /* virtual reading without ticking */
 void hm_clock_waited(void) HM_HIDDEN; /* a sleep/wait happened: reset the spin count */
 void hm_clock_spun(void) HM_HIDDEN; /* a zero-timeout poll found nothing: readings tick */
+/* The thread's last reading was the interpreter's, not the program's (CPython's GIL deadline,
+ * locks.c): take it back from the thread's count of readings and its ticks, and from its journal. */
+void hm_clock_unread(void) HM_HIDDEN;
 /* A virtual absolute time on clock id as a deadline on the run's monotonic clock. */
 int64_t hm_clock_to_mono(clockid_t id, int64_t t) HM_HIDDEN;
 void hm_clock_follow(clockid_t id, int64_t ns) HM_HIDDEN; /* replay: a reading was id = ns */
@@ -693,6 +696,9 @@ void hm_fork_child(void) HM_HIDDEN;
  * caller uses a live value (false). */
 void hm_jr_init(void) HM_HIDDEN;
 void hm_jr_put_clock(enum hm_jclock_call call, clockid_t id, int64_t ns) HM_HIDDEN;
+/* Take back the thread's last record when it is the CLOCK_MONOTONIC reading put last (clock.c's
+ * hm_clock_unread); nothing otherwise. */
+void hm_jr_unput_clock(void) HM_HIDDEN;
 void hm_jr_put_entropy(enum hm_jentropy_src src, const void *buf, size_t len) HM_HIDDEN;
 bool hm_jr_get_clock(enum hm_jclock_call call, clockid_t id, int64_t *ret_ns) HM_HIDDEN;
 bool hm_jr_get_entropy(enum hm_jentropy_src src, void *buf, size_t len) HM_HIDDEN;

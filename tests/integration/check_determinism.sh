@@ -7,7 +7,8 @@
 # A line that differs only in the runs' own process ids (a Python parent
 # and child, a shell and its child shell) is no difference, with a note; a
 # number that names no process of the run, beside one that does, still
-# differs.
+# differs. A Python thread that reads the clock past the ticking threshold
+# while another computes (GIL waits between them) is identical.
 source "$(dirname "$0")/../lib.sh"
 need_root check_determinism || exit 0
 start_daemon || { fail "daemon starts" "see above"; exit 1; }
@@ -191,6 +192,84 @@ assert d["pid_lines_total"] == 2, d
 	pass "--json: pid_lines"
 else
 	fail "--json: pid_lines" "rc $(cat "$T/pidj.rc"): $(why pidj)"
+fi
+
+# CPython computes the GIL's 5 ms deadline from a CLOCK_MONOTONIC reading
+# before each timed wait on it, and how often a thread waits for the GIL is
+# decided in real time. That reading is the interpreter's: neither in the
+# journal nor in the thread's count of readings (past 100,000 without a wait
+# each one ticks, and the main thread's last reading here came out one tick
+# later per GIL wait: two runs, two values).
+cat >"$T/gil.py" <<'PY'
+import threading, time
+stop = False
+def spin():
+    x = 0
+    while not stop:
+        x += 1
+t = threading.Thread(target=spin)
+t.start()
+for i in range(130000):
+    v = time.monotonic()
+stop = True
+t.join()
+print("%.9f" % v)
+PY
+cd_run gil --seed 3 -- $PY "$T/gil.py"
+if [ "$(cat "$T/gil.rc")" = 0 ] && grep -q '^identical: 3 runs' "$T/gil.out"; then
+	pass "a thread reading the clock while another computes: the GIL's readings count for nothing"
+else
+	fail "a thread reading the clock while another computes: the GIL's readings count for nothing" \
+		"rc $(cat "$T/gil.rc"): $(why gil)"
+fi
+
+# A thread's stream ends "thread exit" when the thread returned before the
+# process exited and "exit" when the process's exit closed it first: which
+# came first is real time (a Python join returns before its thread's end:
+# GLib's cond test, tape's node), not a value the program saw. Here a
+# counter file the runs share decides: the thread returns in odd runs and
+# stays blocked in even ones, having drawn the same values: no difference.
+cat >"$T/tend.c" <<'C'
+#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+static int n, p[2];
+static void *f(void *a)
+{
+	struct timespec ts;
+	char c;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (n % 2 == 0)
+		(void)!read(p[0], &c, 1); /* blocked when the process exits */
+	return a;
+}
+int main(int argc, char **argv)
+{
+	FILE *fp = fopen(argv[1], "r");
+	pthread_t t;
+
+	if (argc < 2 || !fp || fscanf(fp, "%d", &n) != 1 || fclose(fp) || !(fp = fopen(argv[1], "w")))
+		return 2;
+	fprintf(fp, "%d\n", n + 1);
+	if (fclose(fp) || pipe(p) || pthread_create(&t, NULL, f, NULL))
+		return 2;
+	if (n % 2)
+		pthread_join(t, NULL);
+	usleep(50000);
+	puts("done");
+	return 0;
+}
+C
+cc -O1 -pthread -o "$T/tend" "$T/tend.c" || fail "tend.c builds"
+echo 1 >"$T/tend.count"
+cd_run tend -n 2 -- "$T/tend" "$T/tend.count"
+if [ "$(cat "$T/tend.rc")" = 0 ] && grep -q '^identical: 2 runs' "$T/tend.out"; then
+	pass "a thread that returned and one the process's exit ended drew the same: no difference"
+else
+	fail "a thread that returned and one the process's exit ended drew the same: no difference" \
+		"rc $(cat "$T/tend.rc"): $(why tend)"
 fi
 
 # bad input
