@@ -13,6 +13,7 @@
 # as gnome-desktop-testing-runner sets them) with HOME and TMPDIR private to
 # the side. The real-time limit (COMPAT_LIMIT, default 900 s) is outside the
 # run.
+# MODE checkdet: as run-python.sh says.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 mode=$1 out=$2
@@ -23,7 +24,7 @@ case "$mode" in
 bare) ;;
 enrolled) pre=("${HERMETIC:?HERMETIC names the hermetic binary}" enroll ${COMPAT_ENROLL_OPTS:-} --) ;;
 checkdet) pre=("${HERMETIC:?HERMETIC names the hermetic binary}" check-determinism -n "${COMPAT_DET_RUNS:-2}" \
-	${COMPAT_DET_OPTS:---seed 7} ${COMPAT_ENROLL_OPTS:-} --) ;;
+	${COMPAT_DET_OPTS:---seed 7} ${COMPAT_ENROLL_OPTS:-} -- env COMPAT_CHECKDET=1) ;;
 *) echo "run-glib.sh: MODE is bare, enrolled or checkdet, not '$mode'" >&2; exit 2 ;;
 esac
 base=$out/glib.$mode
@@ -39,7 +40,8 @@ start=$(date +%s.%N)
 	GIO_USE_VFS=local GSETTINGS_BACKEND=memory
 	unset DBUS_SESSION_BUS_ADDRESS DISPLAY WAYLAND_DISPLAY
 	cd "$dir" && timeout -k 10 "$limit" "$here/netns.sh" "${pre[@]}" \
-	bash -c 'out=$1; shift; for b; do ./"$b" --tap -m slow >"$out/$b.tap" 2>&1; echo $? >"$out/$b.rc"; done' \
+	bash -c 'out=$1; shift; for b; do ./"$b" --tap -m slow >"$out/$b.tap" 2>&1; echo $? >"$out/$b.rc"
+		[ -z "${COMPAT_CHECKDET:-}" ] || cat "$out/$b.tap"; done' \
 	run-glib "$base" "${bins[@]}") >"$base.log" 2>&1
 echo $? >"$base.rc"
 awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f\n", e - s }' >"$base.sec"

@@ -12,6 +12,7 @@
 # (COMPAT_GO_TIMEOUT, default 300s) makes a hang a failure with every
 # goroutine's stack; the real-time limit (COMPAT_LIMIT, default 900 s) is
 # outside the run.
+# MODE checkdet: as run-python.sh says.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 mode=$1 out=$2 suite=$3 dir=$4
@@ -23,7 +24,7 @@ case "$mode" in
 bare) ;;
 enrolled) pre=("${HERMETIC:?HERMETIC names the hermetic binary}" enroll ${COMPAT_ENROLL_OPTS:-} --) ;;
 checkdet) pre=("${HERMETIC:?HERMETIC names the hermetic binary}" check-determinism -n "${COMPAT_DET_RUNS:-2}" \
-	${COMPAT_DET_OPTS:---seed 7} ${COMPAT_ENROLL_OPTS:-} --) ;;
+	${COMPAT_DET_OPTS:---seed 7} ${COMPAT_ENROLL_OPTS:-} -- env COMPAT_CHECKDET=1) ;;
 *) echo "run-go.sh: MODE is bare, enrolled or checkdet, not '$mode'" >&2; exit 2 ;;
 esac
 base=$out/$suite.$mode
@@ -41,11 +42,17 @@ start=$(date +%s.%N)
 	GO111MODULE=off GOPROXY=off TMPDIR=$tmp
 	timeout -k 10 "$limit" "$here/netns.sh" "${pre[@]}" bash -c '
 	out=$1 t=$2; shift 2
+	# under check-determinism every run starts from empty caches (what a
+	# run built, the next would find) and its outputs are its stdout
+	if [ -n "${COMPAT_CHECKDET:-}" ]; then
+		rm -rf "$GOCACHE" "$GOPATH" && mkdir -p "$GOCACHE" "$GOPATH" || exit 125
+	fi
 	for b; do
 		n=${b##*/}
 		(cd "$(cat "$b.src")" && "$b.test" -test.v -test.short -test.timeout "$t" \
 			-test.run "$(cat "$b.run")") >"$out/$n.out" 2>&1
 		echo $? >"$out/$n.rc"
+		[ -z "${COMPAT_CHECKDET:-}" ] || cat "$out/$n.out"
 	done' run-go "$base" "$gotimeout" "${bins[@]}") >"$base.log" 2>&1
 echo $? >"$base.rc"
 awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f\n", e - s }' >"$base.sec"

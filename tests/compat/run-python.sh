@@ -8,6 +8,12 @@
 # .log (its output), .sec (wall seconds) and .rc (its exit status).
 # The real-time limit (COMPAT_LIMIT, default 900 s) is outside the run: inside
 # an enrolled run every timeout is virtual (docs/virtual-time.md).
+# MODE checkdet (tests/bench/determinism-matrix-bench.sh) runs the enrolled
+# side's command under `hermetic check-determinism -n COMPAT_DET_RUNS
+# COMPAT_DET_OPTS` (default -n 2 --seed 7) instead: its verdict is .log, the
+# runs' journals and outputs when they differ OUT/MODULE.checkdet.kept/; inside,
+# COMPAT_CHECKDET=1 (the other runners then also print each output to stdout,
+# where the check compares it).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 mode=$1 out=$2 mod=$3
@@ -18,7 +24,7 @@ case "$mode" in
 bare) ;;
 enrolled) pre=("${HERMETIC:?HERMETIC names the hermetic binary}" enroll ${COMPAT_ENROLL_OPTS:-} --) ;;
 checkdet) pre=("${HERMETIC:?HERMETIC names the hermetic binary}" check-determinism -n "${COMPAT_DET_RUNS:-2}" \
-	${COMPAT_DET_OPTS:---seed 7} ${COMPAT_ENROLL_OPTS:-} --) ;;
+	${COMPAT_DET_OPTS:---seed 7} ${COMPAT_ENROLL_OPTS:-} -- env COMPAT_CHECKDET=1) ;;
 *) echo "run-python.sh: MODE is bare, enrolled or checkdet, not '$mode'" >&2; exit 2 ;;
 esac
 base=$out/$mod.$mode
