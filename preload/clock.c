@@ -269,6 +269,12 @@ void hm_clock_waited(void)
  */
 void hm_clock_unread(void)
 {
+	if (hm.jr & HM_JR_RECORD)
+		hm_jr_unput_clock();
+	/* Replaying, a recorded answer went back to the timing cursor: no
+	 * reading of the thread's own was made */
+	if ((hm.jr & HM_JR_REPLAY) && hm_jr_unget_clock() == 1)
+		return;
 	/* (if the run's clock moved since, the thread's next reading starts
 	 * from what it had seen: base + off, this tick taken back) */
 	if (hm_t.reads) {
@@ -276,8 +282,6 @@ void hm_clock_unread(void)
 			hm_t.off -= (int64_t)hm_tick_at(hm.tick, hm_t.reads, HM_TICK_AFTER);
 		hm_t.reads--;
 	}
-	if (hm.jr & HM_JR_RECORD)
-		hm_jr_unput_clock();
 }
 
 /* The thread polled and found nothing (poll.c): its readings tick now. */

@@ -540,16 +540,21 @@ static bool rep_next(const struct ask *a, struct hm_jrec *ret)
 	if (t->rep == RP_NONE)
 		rep_open(t);
 	t->asked++;
+	t->unget = UNGET_NONE;
 	c = &t->cur[cls];
 	if (t->rep == RP_OPEN && !c->have_held && !c->eof)
 		cursor_fill(t, c, cls);
 	if (t->rep == RP_OPEN && c->have_held && answers(&c->held, a)) {
 		*ret = c->held;
 		c->have_held = false;
+		if (a->type == HM_JREC_CLOCK && a->id == CLOCK_MONOTONIC)
+			t->unget = UNGET_RECORDED;
 		return true;
 	}
 	if (cls == TIMING) {
 		t->live++;
+		if (a->type == HM_JREC_CLOCK && a->id == CLOCK_MONOTONIC)
+			t->unget = UNGET_LIVE;
 		return false;
 	}
 	asked[0] = recorded[0] = 0;
@@ -567,6 +572,26 @@ static bool rep_next(const struct ask *a, struct hm_jrec *ret)
 	}
 	hm_jr_mismatch(t, callno, asked, recorded);
 	return false;
+}
+
+/* The last question, a CLOCK_MONOTONIC reading, was the interpreter's
+ * (clock.c's hm_clock_unread): a recorded answer goes back to the timing
+ * cursor, for the program's next reading; a live one is not counted. */
+int hm_jr_unget_clock(void)
+{
+	struct hm_jr_thread *t = hm_t.jr;
+	int was;
+
+	if (!t || t->rep != RP_OPEN || stale(t) || t->unget == UNGET_NONE)
+		return UNGET_NONE;
+	was = t->unget;
+	t->unget = UNGET_NONE;
+	t->asked--;
+	if (was == UNGET_LIVE)
+		t->live--;
+	else
+		t->cur[TIMING].have_held = true; /* (held is still the record) */
+	return was;
 }
 
 bool hm_jr_get_clock(enum hm_jclock_call call, clockid_t id, int64_t *ret_ns)

@@ -15,6 +15,7 @@
 enum { ST_NONE, ST_OPEN, ST_OFF }; /* recording: not yet opened, open, failed */
 enum { RP_NONE, RP_OPEN, RP_MISSING, RP_BAD }; /* replay */
 enum { DATA, TIMING }; /* replay cursors */
+enum { UNGET_NONE, UNGET_RECORDED, UNGET_LIVE };
 
 struct hm_jr_thread {
 	struct hm_jr_thread *next;
@@ -35,6 +36,10 @@ struct hm_jr_thread {
 	bool undo_armed;
 	size_t undo_start, undo_end;
 	uint64_t undo_last, undo_delta, undo_n;
+	/* replay: the last question was a CLOCK_MONOTONIC reading, answered
+	 * from the timing cursor (UNGET_RECORDED) or live (UNGET_LIVE); reset
+	 * by every question (hm_jr_unget_clock) */
+	uint8_t unget;
 	/* replay */
 	uint8_t rep; /* RP_* */
 	bool diverged; /* non-strict: said so once */
