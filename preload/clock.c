@@ -22,6 +22,8 @@
  *   monotonic (+raw, coarse,   as above
  *   boottime, boottime alarm)
  *   process/thread CPU time    starts at 0, +tick per reading, per thread
+ *   (and the calling thread's or process's own CPU clock by its id:
+ *   own_cpu_id)
  *   anything else              (negative ids: other processes' CPU clocks,
  *                              fd clocks) passes through
  *
@@ -475,6 +477,27 @@ static inline bool record_virtual(clockid_t id)
 	return hm.jr == HM_JR_RECORD && hm.clock && hm_clock_virtual_id(id);
 }
 
+/*
+ * A CPU clock named by a clockid_t of the kernel's encoding (negative: what
+ * clock_getcpuclockid and pthread_getcpuclockid return, ~pid << 3, 4 for a
+ * thread, the low two bits which time; 3 is a clock fd) that is the calling
+ * thread's or process's own is the virtual one CLOCK_THREAD_CPUTIME_ID or
+ * CLOCK_PROCESS_CPUTIME_ID reads: read through the id, it was the real CPU
+ * time, another value in every run (CPython's test_pthread_getcpuclockid).
+ * Another thread's or process's passes through.
+ */
+static clockid_t own_cpu_id(clockid_t id)
+{
+	pid_t who;
+
+	if (id >= 0 || (id & 3) == 3 || !hm.clock)
+		return id;
+	who = ~(id >> 3);
+	if (id & 4)
+		return !who || who == (pid_t)hm_sys(SYS_gettid, 0, 0, 0) ? CLOCK_THREAD_CPUTIME_ID : id;
+	return !who || who == hm.pid ? CLOCK_PROCESS_CPUTIME_ID : id;
+}
+
 static __attribute__((noinline)) int clock_gettime_slow(clockid_t id, struct timespec *ts)
 {
 	int64_t ns;
@@ -483,6 +506,7 @@ static __attribute__((noinline)) int clock_gettime_slow(clockid_t id, struct tim
 		return hm_sys_errno(hm_sys(SYS_clock_gettime, id, ts, 0));
 	if (!hm.clock_hook)
 		return hm.real.clock_gettime(id, ts);
+	id = own_cpu_id(id);
 	if (unlikely(hm.jr)) {
 		if (!record_virtual(id))
 			return clock_gettime_jr(id, ts);

@@ -124,6 +124,17 @@ int main(void)
 		clock_getcpuclockid(getppid(), &other);
 		CASE("other process cpu clock passes through", clock_gettime(other, &ts) == 0, "failed");
 	}
+	{
+		/* the thread's and the process's own CPU clock by id: virtual */
+		clockid_t th, pr;
+		long long c, d;
+
+		pthread_getcpuclockid(pthread_self(), &th);
+		clock_getcpuclockid(getpid(), &pr);
+		c = ns(th), d = ns(pr);
+		CASE("own cpu clocks by id are the virtual ones", c == b + 1000 && d == b + 2000,
+		     "%lld %lld after %lld", c, d, (long long)b);
+	}
 	gettimeofday(&tv, NULL);
 	CASE("gettimeofday", tv.tv_sec == NOW && tv.tv_usec == 0, "%ld", (long)tv.tv_sec);
 	CASE("time", time(NULL) == NOW, "%ld", (long)time(NULL));
