@@ -8,7 +8,7 @@
 # .log (its output), .sec (wall seconds) and .rc (its exit status).
 # The real-time limit (COMPAT_LIMIT, default 900 s) is outside the run: inside
 # an enrolled run every timeout is virtual (docs/virtual-time.md).
-# MODE checkdet (tests/bench/determinism-matrix-bench.sh) runs the enrolled
+# MODE checkdet (tests/bench/determinism-bench.sh) runs the enrolled
 # side's command under `hermetic check-determinism -n COMPAT_DET_RUNS
 # COMPAT_DET_OPTS` (default -n 2 --seed 7) instead: its verdict is .log, the
 # runs' journals and outputs when they differ OUT/MODULE.checkdet.kept/; inside,
