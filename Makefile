@@ -187,7 +187,6 @@ $(B)/tests/%: tests/unit/%.c $(B)/libhermetic-engine.a $(B)/libhermetic.a
 $(B)/tests/hunt: cli/hunt_stats.c cli/hunt_axes.c cli/hunt.h tests/unit/die_stub.h
 $(B)/tests/checkdet_pids: cli/checkdet_pids.c cli/checkdet.h tests/unit/die_stub.h
 $(B)/tests/lazy_libs: cli/lazy_libs.c cli/lazy_open.c cli/lazy_libs.h
-$(B)/tests/checkdet_pids: cli/checkdet_pids.c cli/checkdet.h
 
 $(B):
 	$(Q)mkdir -p $(B)
