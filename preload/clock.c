@@ -275,7 +275,7 @@ void hm_clock_unread(void)
 		hm_jr_unput_clock();
 	/* Replaying, a recorded answer went back to the timing cursor: no
 	 * reading of the thread's own was made */
-	if ((hm.jr & HM_JR_REPLAY) && hm_jr_unget_clock() == 1)
+	if ((hm.jr & HM_JR_REPLAY) && hm_jr_unget_clock())
 		return;
 	/* (if the run's clock moved since, the thread's next reading starts
 	 * from what it had seen: base + off, this tick taken back) */

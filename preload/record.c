@@ -577,21 +577,22 @@ static bool rep_next(const struct ask *a, struct hm_jrec *ret)
 /* The last question, a CLOCK_MONOTONIC reading, was the interpreter's
  * (clock.c's hm_clock_unread): a recorded answer goes back to the timing
  * cursor, for the program's next reading; a live one is not counted. */
-int hm_jr_unget_clock(void)
+bool hm_jr_unget_clock(void)
 {
 	struct hm_jr_thread *t = hm_t.jr;
 	int was;
 
 	if (!t || t->rep != RP_OPEN || stale(t) || t->unget == UNGET_NONE)
-		return UNGET_NONE;
+		return false;
 	was = t->unget;
 	t->unget = UNGET_NONE;
 	t->asked--;
-	if (was == UNGET_LIVE)
+	if (was == UNGET_LIVE) {
 		t->live--;
-	else
-		t->cur[TIMING].have_held = true; /* (held is still the record) */
-	return was;
+		return false;
+	}
+	t->cur[TIMING].have_held = true; /* (held is still the record) */
+	return true;
 }
 
 bool hm_jr_get_clock(enum hm_jclock_call call, clockid_t id, int64_t *ret_ns)

@@ -699,9 +699,10 @@ void hm_jr_put_clock(enum hm_jclock_call call, clockid_t id, int64_t ns) HM_HIDD
 /* Take back the thread's last record when it is the CLOCK_MONOTONIC reading put last (clock.c's
  * hm_clock_unread); nothing otherwise. */
 void hm_jr_unput_clock(void) HM_HIDDEN;
-/* Replay: give the thread's last question back when it was a CLOCK_MONOTONIC reading: 1 it was
- * answered from the recording (back on the timing cursor), 2 live (uncounted), 0 neither. */
-int hm_jr_unget_clock(void) HM_HIDDEN;
+/* Replay: give the thread's last question back when it was a CLOCK_MONOTONIC reading: true when it
+ * was answered from the recording (the record is back on the timing cursor); a live answer is
+ * uncounted (false). */
+bool hm_jr_unget_clock(void) HM_HIDDEN;
 void hm_jr_put_entropy(enum hm_jentropy_src src, const void *buf, size_t len) HM_HIDDEN;
 bool hm_jr_get_clock(enum hm_jclock_call call, clockid_t id, int64_t *ret_ns) HM_HIDDEN;
 bool hm_jr_get_entropy(enum hm_jentropy_src src, void *buf, size_t len) HM_HIDDEN;

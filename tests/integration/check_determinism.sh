@@ -222,6 +222,17 @@ else
 	fail "a thread reading the clock while another computes: the GIL's readings count for nothing" \
 		"rc $(cat "$T/gil.rc"): $(why gil)"
 fi
+# ... and in a replay, where the GIL's readings (absent from the recording)
+# must not take the program's recorded ones: the same value is printed.
+mkdir -p "$T/gilrec"
+rec=$(timeout 300 "$HERMETIC" enroll --seed 3 --record "$T/gilrec" --keep-passing -- $PY "$T/gil.py" 2>/dev/null)
+rep=$(timeout 300 "$HERMETIC" replay "$(ls "$T"/gilrec/*.hjournal)" 2>"$T/gilrep.err")
+if [ -n "$rec" ] && [ "$rec" = "$rep" ]; then
+	pass "the GIL's readings in a replay leave the program's recorded readings to it"
+else
+	fail "the GIL's readings in a replay leave the program's recorded readings to it" \
+		"recorded '$rec', replayed '$rep': $(tail -3 "$T/gilrep.err" | tr '\n' '|')"
+fi
 
 # A thread's stream ends "thread exit" when the thread returned before the
 # process exited and "exit" when the process's exit closed it first: which
