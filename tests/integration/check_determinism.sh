@@ -8,7 +8,8 @@
 # and child, a shell and its child shell) is no difference, with a note; a
 # number that names no process of the run, beside one that does, still
 # differs. A Python thread that reads the clock past the ticking threshold
-# while another computes (GIL waits between them) is identical.
+# while another computes (GIL waits between them) is identical, and its
+# replay prints what its recording printed.
 source "$(dirname "$0")/../lib.sh"
 need_root check_determinism || exit 0
 start_daemon || { fail "daemon starts" "see above"; exit 1; }
