@@ -153,8 +153,10 @@ struct hmd_proc {
 /* Facts about the pidfd's process, checked to be its own (see peer.c):
  * 0, -EBADF (not a pidfd), -ESRCH (it has exited), or -EBADMSG /
  * -ENAMETOOLONG (its /proc/PID/cgroup has no single whole cgroup v2 line
- * that fits: where it runs cannot be told). */
-int hmd_pidfd_proc(int pidfd, struct hmd_proc *ret);
+ * that fits: where it runs cannot be told). pid_cache (or NULL) keeps the
+ * pidfd's pid number across calls (0 until read); without full, only pid
+ * and cgroup are read (ppid 0, uid -1). */
+int hmd_pidfd_proc(int pidfd, pid_t *pid_cache, bool full, struct hmd_proc *ret);
 /* 0 while the process is not reaped, -ESRCH after. */
 int hmd_pidfd_alive(int pidfd);
 /* The connected peer of sock as a pidfd (SO_PEERPIDFD, or the checked
@@ -359,9 +361,11 @@ struct hmd_run {
 };
 
 struct hmd;
-/* 1 when the pidfd's process is inside the subtree (a run, or a cgroup
- * below one), 0 when not, -errno when that cannot be told (see peer.c). */
-int hmd_pidfd_in_run(struct hmd *d, int pidfd, struct hmd_proc *ret);
+struct hmd_conn;
+/* 1 when the connection's process is inside the subtree (a run, or a cgroup
+ * below one), 0 when not, -errno when that cannot be told (see peer.c;
+ * -ESRCH without a pidfd). ret gets its pid and cgroup only. */
+int hmd_conn_in_run(struct hmd *d, struct hmd_conn *c, struct hmd_proc *ret);
 struct hmd_run *hmd_runs_find(struct hmd *d, uint64_t id);
 struct hmd_run *hmd_runs_find_cgid(struct hmd *d, uint64_t cgid);
 /* The run whose cgroup is cgroup (as /proc/PID/cgroup's 0:: line names it)
@@ -509,6 +513,7 @@ struct hmd_conn {
 	gid_t gid;
 	pid_t pid; /* as SO_PEERCRED said at connect time: for messages only */
 	int pidfd; /* the connecting process; -1 when it could not be identified */
+	pid_t pidfd_pid; /* pidfd's pid number, read once (peer.c); 0 until then */
 	char peer_why[256]; /* pidfd -1 because the check cannot be made here: why */
 	int n_runs;
 	uint32_t gen; /* changes whenever the slot is reused */
