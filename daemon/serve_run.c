@@ -116,7 +116,7 @@ static void serve_create(struct hmd *d, int id, const struct hmd_req *req)
 					     "(use --clock off, or --no-daemon for an approximate clock)",
 					     d->sched_why);
 	err = hmd_runs_create(d, id, c->uid, c->gid, peer.pid, &req->create.c, req->create.allow,
-			      req->create.names, req->create.n_names, &r);
+			      req->create.names, req->create.n_names, &r, &fds[1]);
 	if (err < 0)
 		return (void)hmd_reply_error(c, req->seq, -err, "cannot create run: %s%s",
 					     strerror(-err),
@@ -129,16 +129,10 @@ static void serve_create(struct hmd *d, int id, const struct hmd_req *req)
 	 * client read cgroup.events; writing cgroup.procs still needs the
 	 * permissions the kernel checks, which an unprivileged client lacks.
 	 * The clock page goes only as a descriptor: its file is root's, in a
-	 * root-only directory, so no other process of the user can open it. */
+	 * root-only directory, so no other process of the user can open it.
+	 * It is the descriptor the daemon made the file with (O_RDWR, its own
+	 * open file, which nobody else was given). */
 	fds[0] = r->fd;
-	fds[1] = r->has_clock ? hmd_clockpage_fd(r->clock_path) : -1;
-	if (r->has_clock && fds[1] < 0) {
-		hmd_reply_error(c, req->seq, -fds[1], "cannot open the run's clock page: %s",
-				strerror(-fds[1]));
-		c->n_runs--;
-		hmd_runs_end(d, r, false);
-		return;
-	}
 	err = hmd_reply_fds(c, HM_REP_RUN, req->seq, &rep, sizeof(rep), fds, r->has_clock ? 2 : 1);
 	if (fds[1] >= 0)
 		close(fds[1]);
