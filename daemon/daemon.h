@@ -321,7 +321,8 @@ struct hmd;
 void hmd_pool_init(struct hmd *d, const char *subtree);
 /* Something to make, and the last try did not fail. */
 bool hmd_pool_short(struct hmd *d);
-/* Make one missing part: called only when no event waits (main.c). */
+/* Make one missing part: called only once no event came for a moment
+ * (main.c). */
 void hmd_pool_fill(struct hmd *d);
 /* A cgroup made ahead, its id reserved then: -ENOENT when there is none. */
 int hmd_pool_take_cgroup(struct hmd *d, uint64_t *ret_id, int *ret_fd, uint64_t *ret_cgid);

@@ -683,6 +683,8 @@ static int on_event(struct hmd *d, struct loop *l, uint64_t what)
 	return 1;
 }
 
+#define POOL_IDLE_MS 1
+
 /* Until a signal asks to stop. Returns 0 after a signal, -1 on a failure. */
 static int event_loop(struct hmd *d, struct loop *l)
 {
@@ -690,11 +692,13 @@ static int event_loop(struct hmd *d, struct loop *l)
 
 	while (running) {
 		struct epoll_event evs[32];
-		/* With parts of runs to make ahead (pool.c), a look first: they
-		 * are made one at a time, and only while no event waits, so a
-		 * request never waits for more than one. */
+		/* With parts of runs to make ahead (pool.c): one at a time, and
+		 * only once no event has come for POOL_IDLE_MS, so a request
+		 * never waits for more than one, and a client just answered
+		 * gets the CPU first (made at once after the answer, on a CPU
+		 * the client shares, they delayed it: docs/performance.md). */
 		bool fill = hmd_pool_short(d);
-		int n = epoll_wait(d->epfd, evs, ARRAY_SIZE(evs), fill ? 0 : -1);
+		int n = epoll_wait(d->epfd, evs, ARRAY_SIZE(evs), fill ? POOL_IDLE_MS : -1);
 
 		if (n < 0) {
 			if (errno == EINTR)

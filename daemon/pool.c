@@ -13,7 +13,8 @@
  *    dir>/pool.<subtree>, mapped and open, renamed into the clock directory
  *    under the run's name when taken: each page is used by one run only,
  *    so no value of an earlier run can be in it.
- * A request never waits for the pool: an empty pool means the part is made
+ * They are made one at a time, after 1 ms without an event (main.c). A
+ * request never waits for the pool: an empty pool means the part is made
  * on request, as before. What is left at a stop is removed (hmd_pool_drain);
  * after a crash the next daemon removes the cgroups as runs without a
  * record (adopt.c) and empties the pages' directory (hmd_pool_init).
