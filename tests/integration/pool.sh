@@ -33,12 +33,12 @@ print(" ".join(out))' "$@"
 # wait_full: until the daemon has made its pool (it does so when idle)
 NOPOOL=
 wait_full() {
-	local s
+	local s c p n
 	[ -n "$NOPOOL" ] && return 1
 	for _ in $(seq 200); do
 		s=$(pool pool.cgroups pool.clock_pages pool.size)
-		set -- $s
-		[ -n "${3:-}" ] && [ "$3" != none ] && [ "$1" = "$3" ] && [ "$2" = "$3" ] && return 0
+		read -r c p n <<<"$s"
+		[ -n "$n" ] && [ "$n" != none ] && [ "$c" = "$n" ] && [ "$p" = "$n" ] && return 0
 		sleep 0.05
 	done
 	echo "$s"
