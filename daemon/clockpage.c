@@ -22,12 +22,12 @@
 #include <stdio.h>
 #include <time.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include "util.h"
 #include "daemon.h"
 
-#define MAX_PAGES HM_SCHED_DOMAINS
+/* every domain's page, and the pool's made ahead (pool.c) */
+#define MAX_PAGES (HM_SCHED_DOMAINS + HMD_POOL_SIZE)
 
 /* Read by the SIGBUS handler: plain words, updated with atomics. */
 static struct {
@@ -82,27 +82,21 @@ int hmd_clockpage_init(const char *runtime_dir, char *ret_dir, size_t size)
 }
 
 /*
- * Create the page file for a run and map it. Returns the mapping in *ret and
- * the path in ret_path; 0 or -errno.
+ * Make a page file, name in the directory dirfd (root's, 0700): created
+ * exclusively, sized, mapped, its header written but for real_start
+ * (hmd_clockpage_begin, when a run takes it). Its O_RDWR descriptor, the one
+ * the run is given, in *ret_fd. Returns 0 or -errno, with nothing left.
  */
-int hmd_clockpage_create(const char *dir, uint64_t run_id, struct hm_vclock **ret, char *ret_path,
-			 size_t path_size)
+int hmd_clockpage_make(int dirfd, const char *name, struct hm_vclock **ret, int *ret_fd)
 {
 	struct hm_vclock *vc;
-	struct timespec ts;
-	uint64_t tag[2];
 	int fd, err, slot;
 
 	for (slot = 0; slot < MAX_PAGES && pages[slot].start; slot++)
 		;
 	if (slot == MAX_PAGES)
 		return -EUSERS;
-	if (getrandom(tag, sizeof(tag), 0) != sizeof(tag))
-		return errno ? -errno : -EIO;
-	if ((size_t)snprintf(ret_path, path_size, "%s/run-%" PRIu64 "-%016" PRIx64 "%016" PRIx64,
-			     dir, run_id, tag[0], tag[1]) >= path_size)
-		return -ENAMETOOLONG;
-	fd = open(ret_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	/* Ours (root's), 0600: the run gets a descriptor, never the file.
@@ -117,24 +111,32 @@ int hmd_clockpage_create(const char *dir, uint64_t run_id, struct hm_vclock **re
 		err = -errno;
 		goto fail;
 	}
-	close(fd);
-	clock_gettime(CLOCK_REALTIME, &ts);
+	/* A new file: every byte not written here is zero. */
 	vc->size = HM_VCLOCK_SIZE;
 	vc->nslots = HM_VSLOTS;
 	vc->mono = HM_VMONO_BASE;
 	vc->wall_off = 0; /* the client sets it before its command starts */
 	vc->keeper = HM_VK_DAEMON;
-	vc->real_start = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 	vc->version = HM_VCLOCK_VERSION;
 	__atomic_store_n(&vc->magic, HM_VCLOCK_MAGIC, __ATOMIC_RELEASE);
 	__atomic_store_n(&pages[slot].broken, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&pages[slot].start, (uintptr_t)vc, __ATOMIC_RELEASE);
 	*ret = vc;
+	*ret_fd = fd;
 	return 0;
 fail:
 	close(fd);
-	unlink(ret_path);
+	(void)unlinkat(dirfd, name, 0); /* ours, just made: nothing else to do */
 	return err;
+}
+
+/* The run's real start: when a run takes the page. */
+void hmd_clockpage_begin(struct hm_vclock *vc)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	vc->real_start = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* A page a daemon before us created (adoption after a restart). The

@@ -153,8 +153,10 @@ struct hmd_proc {
 /* Facts about the pidfd's process, checked to be its own (see peer.c):
  * 0, -EBADF (not a pidfd), -ESRCH (it has exited), or -EBADMSG /
  * -ENAMETOOLONG (its /proc/PID/cgroup has no single whole cgroup v2 line
- * that fits: where it runs cannot be told). */
-int hmd_pidfd_proc(int pidfd, struct hmd_proc *ret);
+ * that fits: where it runs cannot be told). pid_cache (or NULL) keeps the
+ * pidfd's pid number across calls (0 until read); without full, only pid
+ * and cgroup are read (ppid 0, uid -1). */
+int hmd_pidfd_proc(int pidfd, pid_t *pid_cache, bool full, struct hmd_proc *ret);
 /* 0 while the process is not reaped, -ESRCH after. */
 int hmd_pidfd_alive(int pidfd);
 /* The connected peer of sock as a pidfd (SO_PEERPIDFD, or the checked
@@ -244,8 +246,11 @@ void hmd_clockpage_fini(const char *dir, bool keep);
 /* tmpfs.c */
 int hmd_tmpfs_ensure(const char *dir, unsigned long long size);
 void hmd_tmpfs_release(const char *dir);
-int hmd_clockpage_create(const char *dir, uint64_t run_id, struct hm_vclock **ret, char *ret_path,
-			 size_t path_size);
+/* Make a page file name in dirfd: exclusive, sized, mapped, the header
+ * written but for real_start; its O_RDWR descriptor in *ret_fd. */
+int hmd_clockpage_make(int dirfd, const char *name, struct hm_vclock **ret, int *ret_fd);
+/* Stamp the run's real start in a page a run takes. */
+void hmd_clockpage_begin(struct hm_vclock *vc);
 /* Map the page of a run adopted after a restart. */
 int hmd_clockpage_open(const char *path, struct hm_vclock **ret);
 /* A descriptor of the page for the run (O_RDWR, O_CLOEXEC), or -errno. */
@@ -268,12 +273,63 @@ void hmd_keeper_stop(struct hmd_keeper *k, bool keep);
 /* Keep the clock of a run adopted after a restart (its page, its domain). */
 int hmd_keeper_adopt(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, uint32_t dom,
 		     const char *path);
-int hmd_keeper_add(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid,
-		   uint32_t *ret_dom, char *ret_path, size_t path_size);
+/* A clock page made before a run asks (pool.c): its file (name, in the
+ * pool's directory), mapping and descriptor, and the keeper's arrays. */
+struct hmd_clock_prep {
+	struct hm_vclock *vc;
+	int fd;
+	uint32_t *woken;
+	void *seen;
+	char tag[40]; /* random: the file's name cannot be guessed */
+	char name[96];
+};
+/* The directory of runs' pages (the pool's is made inside it). */
+const char *hmd_keeper_dir(struct hmd_keeper *k);
+int hmd_keeper_prepare(int dirfd, struct hmd_clock_prep *ret);
+/* A prepared page no run took: unmapped, removed, freed. */
+void hmd_keeper_discard(int dirfd, struct hmd_clock_prep *p);
+/* Give run_id a clock: the page pool made ahead (taken over, in pool_dirfd),
+ * or, with pool NULL, one made now. Its path in ret_path, its descriptor
+ * for the run in *ret_fd (the caller's to close). */
+int hmd_keeper_add(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, struct hmd_clock_prep *pool,
+		   int pool_dirfd, uint32_t *ret_dom, char *ret_path, size_t path_size, int *ret_fd);
 void hmd_keeper_remove(struct hmd_keeper *k, uint32_t dom);
 /* Once the daemon has had no run for a while: detach what only runs need. */
 void hmd_keeper_idle(struct hmd_keeper *k);
 void hmd_keeper_stats(struct hmd_keeper *k, uint32_t dom, struct hmd_clock_stats *ret);
+
+/* ---- pool.c: runs' parts made before a run asks (docs/performance.md) ---- */
+#define HMD_POOL_SIZE 2
+struct hmd_pool_cg {
+	uint64_t id, cgid;
+	int fd; /* the cgroup <subtree>/run-<id>, made ahead, empty, no policy */
+};
+struct hmd_pool {
+	struct hmd_pool_cg cg[HMD_POOL_SIZE];
+	int n_cg;
+	struct hmd_clock_prep clock[HMD_POOL_SIZE];
+	int n_clock;
+	int dirfd; /* <clock dir>/pool.<subtree>: the pages made ahead; -1 without */
+	char dir[768];
+	bool failed; /* the last fill failed: none again until the next tick */
+	uint64_t taken, missed; /* runs created from the pool, and without */
+};
+struct hmd;
+/* After adoption (so that no id is an adopted run's): the pages' directory,
+ * emptied of what a daemon before us left. Never fails: without it pages
+ * are made when a run asks, as cgroups are when the pool is empty. */
+void hmd_pool_init(struct hmd *d, const char *subtree);
+/* Something to make, and the last try did not fail. */
+bool hmd_pool_short(struct hmd *d);
+/* Make one missing part: called only once no event came for a moment
+ * (main.c). */
+void hmd_pool_fill(struct hmd *d);
+/* A cgroup made ahead, its id reserved then: -ENOENT when there is none. */
+int hmd_pool_take_cgroup(struct hmd *d, uint64_t *ret_id, int *ret_fd, uint64_t *ret_cgid);
+/* A clock page made ahead (in d->pool.dirfd): -ENOENT when there is none. */
+int hmd_pool_take_clock(struct hmd *d, struct hmd_clock_prep *ret);
+/* At a stop: everything made ahead is removed. */
+void hmd_pool_drain(struct hmd *d);
 
 /* ---- runs.c ---- */
 struct hmd_refusal_kind {
@@ -359,19 +415,24 @@ struct hmd_run {
 };
 
 struct hmd;
-/* 1 when the pidfd's process is inside the subtree (a run, or a cgroup
- * below one), 0 when not, -errno when that cannot be told (see peer.c). */
-int hmd_pidfd_in_run(struct hmd *d, int pidfd, struct hmd_proc *ret);
+struct hmd_conn;
+/* 1 when the connection's process is inside the subtree (a run, or a cgroup
+ * below one), 0 when not, -errno when that cannot be told (see peer.c;
+ * -ESRCH without a pidfd). ret gets its pid and cgroup only. */
+int hmd_conn_in_run(struct hmd *d, struct hmd_conn *c, struct hmd_proc *ret);
 struct hmd_run *hmd_runs_find(struct hmd *d, uint64_t id);
 struct hmd_run *hmd_runs_find_cgid(struct hmd *d, uint64_t cgid);
 /* The run whose cgroup is cgroup (as /proc/PID/cgroup's 0:: line names it)
  * or an ancestor of it; NULL for none. */
 struct hmd_run *hmd_runs_find_cgroup(struct hmd *d, const char *cgroup);
 int hmd_runs_count_uid(struct hmd *d, uid_t uid);
+/* A run for the connection conn_id: its cgroup and clock page made ahead
+ * (pool.c) or now. *ret_page_fd: its clock page's descriptor for the
+ * client (the caller closes it), -1 without a clock. */
 int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
-		    const struct hm_run_create *req,
-		    const struct hm_allow *allow, const struct hm_allow_name *names,
-		    uint32_t n_names, struct hmd_run **ret);
+		    const struct hm_run_create *req, const struct hm_allow *allow,
+		    const struct hm_allow_name *names, uint32_t n_names, struct hmd_run **ret,
+		    int *ret_page_fd);
 /* Begin the end of a run: kill what is left (unless keep), remove when
  * empty. Never frees r: removal happens in hmd_runs_reap(), which the
  * event loop calls after each batch of events (d->reap_due), so callers
@@ -509,6 +570,7 @@ struct hmd_conn {
 	gid_t gid;
 	pid_t pid; /* as SO_PEERCRED said at connect time: for messages only */
 	int pidfd; /* the connecting process; -1 when it could not be identified */
+	pid_t pidfd_pid; /* pidfd's pid number, read once (peer.c); 0 until then */
 	char peer_why[256]; /* pidfd -1 because the check cannot be made here: why */
 	int n_runs;
 	uint32_t gen; /* changes whenever the slot is reused */
@@ -557,6 +619,7 @@ struct hmd {
 	struct hmd_run *runs;
 	int n_runs;
 	uint64_t next_run_id;
+	struct hmd_pool pool;
 	struct hmd_conn conns[HMD_MAX_CONNS];
 	int spare_fd; /* released to accept-and-refuse when out of descriptors */
 	const char *socket_group; /* NULL: root only */

@@ -330,6 +330,7 @@ static void defaults(struct hmd *d, struct opts *o)
 	d->listen_fd = d->epfd = d->probe_fd = d->watchdog_fd = -1;
 	d->store.w = NULL;
 	d->cg.subtree_fd = -1;
+	d->pool.dirfd = -1;
 	for (int i = 0; i < HMD_MAX_CONNS; i++)
 		d->conns[i].fd = d->conns[i].pidfd = -1;
 }
@@ -521,6 +522,8 @@ static int start_serving(struct hmd *d, const struct opts *o)
 	}
 	if (r > 0)
 		hmd_log("adopted %d run%s of a hermeticd before this one", r, r == 1 ? "" : "s");
+	/* After adoption: no id made ahead is an adopted run's. */
+	hmd_pool_init(d, o->subtree);
 	/* Their kernel events (pinned tracing links), or none left over. */
 	if (d->n_runs)
 		hmd_bpf_trace_lazy(d->bpf, HMD_TRACE_RUNS, true);
@@ -618,6 +621,7 @@ static void on_tick(struct hmd *d, struct loop *l)
 	hmd_bpf_drain(d->bpf);
 	hmd_runs_check_orphans(d);
 	hmd_runs_reap(d);
+	d->pool.failed = false; /* (try making parts ahead again) */
 	/* Detach the tracers once idle for a while, so back-to-back runs don't
 	 * pay for attaching; the scheduler programs once no run has had a
 	 * clock for as long (sched.c). */
@@ -679,6 +683,8 @@ static int on_event(struct hmd *d, struct loop *l, uint64_t what)
 	return 1;
 }
 
+#define POOL_IDLE_MS 1
+
 /* Until a signal asks to stop. Returns 0 after a signal, -1 on a failure. */
 static int event_loop(struct hmd *d, struct loop *l)
 {
@@ -686,13 +692,23 @@ static int event_loop(struct hmd *d, struct loop *l)
 
 	while (running) {
 		struct epoll_event evs[32];
-		int n = epoll_wait(d->epfd, evs, ARRAY_SIZE(evs), -1);
+		/* With parts of runs to make ahead (pool.c): one at a time, and
+		 * only once no event has come for POOL_IDLE_MS, so a request
+		 * never waits for more than one, and a client just answered
+		 * gets the CPU first (made at once after the answer, on a CPU
+		 * the client shares, they delayed it: docs/performance.md). */
+		bool fill = hmd_pool_short(d);
+		int n = epoll_wait(d->epfd, evs, ARRAY_SIZE(evs), fill ? POOL_IDLE_MS : -1);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			hmd_err("epoll_wait: %s", strerror(errno));
 			return -1;
+		}
+		if (n == 0 && fill) {
+			hmd_pool_fill(d);
+			continue;
 		}
 		for (int i = 0; i < n; i++) {
 			int r = on_event(d, l, evs[i].data.u64);
@@ -719,6 +735,8 @@ static void shut_down(struct hmd *d, const struct opts *o, struct loop *l)
 	bool keep;
 
 	hmd_service_stopping(d, l->stop_why);
+	/* What was made ahead was never a run's: it goes whatever runs stay. */
+	hmd_pool_drain(d);
 	/* Runs outlive us (they are not the connections' to end now). */
 	hmd_runs_detach_all(d);
 	if (d->epfd >= 0)

@@ -51,52 +51,105 @@ int hmd_pidfd_alive(int pidfd)
 	return -ESRCH;
 }
 
-/* The pid a pidfd refers to, from our own fdinfo ("Pid: -1" once reaped). */
-static int pidfd_pid(int pidfd, pid_t *ret)
+/* A /proc/PID file of one record (status, cgroup, fdinfo: the kernel's
+ * single_open files) in one read: such a file is rendered whole and the
+ * first read hands out as much as fits, so the read until EOF that
+ * hm_read_file_at() makes is a syscall spent on nothing. Returns the
+ * length (size - 1: perhaps cut off; each caller decides) or -errno. Were a
+ * read ever short, the callers fail closed on it: a cut last line, or no
+ * "0::" line, is a "cannot tell" (hm_cgroup_v2_path), a missing key -ESRCH. */
+static ssize_t read_once(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	do
+		n = read(fd, buf, size - 1);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		n = -errno;
+	(void)close(fd); /* read-only: nothing to lose */
+	if (n < 0)
+		return n;
+	buf[n] = 0;
+	return n;
+}
+
+/*
+ * The pid a pidfd refers to, from our own fdinfo ("Pid: -1" once reaped),
+ * read once per descriptor: *cache keeps it (0: not read yet). Safe to
+ * keep: a process's pid number never changes while it lives, and every
+ * fact read under that number is used only when the pidfd's process is
+ * seen alive after the read (hmd_pidfd_alive), so a number that came to
+ * name another process after ours was reaped never vouches for anything.
+ */
+static int pidfd_pid(int pidfd, pid_t *cache, pid_t *ret)
 {
 	char path[64], buf[1024];
+	ssize_t n;
 	int pid;
 
+	if (cache && *cache > 0) {
+		*ret = *cache;
+		return 0;
+	}
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	if (hm_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0 ||
-	    hm_status_int(buf, "Pid", &pid) < 0)
+	n = read_once(path, buf, sizeof(buf));
+	if (n < 0 || hm_status_int(buf, "Pid", &pid) < 0)
 		return -EBADF; /* not a pidfd */
 	if (pid <= 0)
 		return -ESRCH;
+	if (cache)
+		*cache = pid;
 	*ret = pid;
 	return 0;
 }
 
-int hmd_pidfd_proc(int pidfd, struct hmd_proc *ret)
+/* Where pid runs: its cgroup v2 path into ret. Line by line: only the line
+ * that starts with "0::" is the cgroup v2 path. On a hybrid host a v1 line
+ * ("9:name=systemd:/x0::y") may hold "0::" in a directory name; a search
+ * anywhere in the text would take its tail for the v2 path and a run's
+ * process for an outside one. A file that does not fit, or without exactly
+ * one such line, is a "cannot tell" (-EBADMSG), never an outside answer. */
+static int proc_cgroup(pid_t pid, char *ret, size_t size)
 {
-	char path[64], buf[2048], cgbuf[8192];
-	struct hmd_proc pr = {};
-	int ppid, uid, err;
+	char path[64], cgbuf[8192];
 	ssize_t n;
+	int err;
 
-	if ((err = pidfd_pid(pidfd, &pr.pid)) < 0)
-		return err;
-	/* keyed lines: a field only from the line that starts with its key */
-	if (hm_proc_status(pr.pid, buf, sizeof(buf)) < 0 || hm_status_int(buf, "PPid", &ppid) < 0 ||
-	    hm_status_int(buf, "Uid", &uid) < 0)
-		return -ESRCH;
-	pr.ppid = ppid;
-	pr.uid = uid;
-	/* Line by line: only the line that starts with "0::" is the cgroup v2
-	 * path. On a hybrid host a v1 line ("9:name=systemd:/x0::y") may hold
-	 * "0::" in a directory name; a search anywhere in the text would take
-	 * its tail for the v2 path and a run's process for an outside one. A
-	 * file that does not fit, or without exactly one such line, is a
-	 * "cannot tell" (-EBADMSG), never an outside answer. */
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pr.pid);
-	n = hm_read_file_at(AT_FDCWD, path, cgbuf, sizeof(cgbuf));
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	n = read_once(path, cgbuf, sizeof(cgbuf));
 	if (n < 0)
 		return -ESRCH;
 	if ((size_t)n >= sizeof(cgbuf) - 1)
 		return -EBADMSG; /* perhaps cut off: the v2 line may be the part missing */
-	err = hm_cgroup_v2_path(cgbuf, pr.cgroup, sizeof(pr.cgroup));
+	err = hm_cgroup_v2_path(cgbuf, ret, size);
 	if (err < 0)
 		return err == -ENOENT ? -EBADMSG : err;
+	return 0;
+}
+
+int hmd_pidfd_proc(int pidfd, pid_t *pid_cache, bool full, struct hmd_proc *ret)
+{
+	char path[64], buf[2048];
+	struct hmd_proc pr = { .uid = (uid_t)-1 };
+	int ppid, uid, err;
+
+	if ((err = pidfd_pid(pidfd, pid_cache, &pr.pid)) < 0)
+		return err;
+	/* keyed lines: a field only from the line that starts with its key */
+	if (full) {
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pr.pid);
+		if (read_once(path, buf, sizeof(buf)) < 0 || hm_status_int(buf, "PPid", &ppid) < 0 ||
+		    hm_status_int(buf, "Uid", &uid) < 0)
+			return -ESRCH;
+		pr.ppid = ppid;
+		pr.uid = uid;
+	}
+	if ((err = proc_cgroup(pr.pid, pr.cgroup, sizeof(pr.cgroup))) < 0)
+		return err;
 	/* Only now: the process was not reaped after the reads, so they were
 	 * about it and not about a process that took its pid. */
 	if ((err = hmd_pidfd_alive(pidfd)) < 0)
@@ -105,12 +158,15 @@ int hmd_pidfd_proc(int pidfd, struct hmd_proc *ret)
 	return 0;
 }
 
-int hmd_pidfd_in_run(struct hmd *d, int pidfd, struct hmd_proc *ret)
+int hmd_conn_in_run(struct hmd *d, struct hmd_conn *c, struct hmd_proc *ret)
 {
 	struct hmd_proc pr;
-	int err = hmd_pidfd_proc(pidfd, &pr);
+	int err;
 
-	if (err < 0)
+	if (c->pidfd < 0)
+		return -ESRCH;
+	/* Where it runs is all the callers ask: no status read. */
+	if ((err = hmd_pidfd_proc(c->pidfd, &c->pidfd_pid, false, &pr)) < 0)
 		return err;
 	if (ret)
 		*ret = pr;

@@ -40,6 +40,9 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <sys/random.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include "util.h"
@@ -86,6 +89,7 @@ struct hmd_keeper {
 	uint32_t dom_hw;
 	unsigned ticks;
 	char dir[512];
+	int dirfd; /* dir: where runs' pages are */
 	struct kclock clocks[HM_SCHED_DOMAINS];
 };
 
@@ -615,12 +619,17 @@ int hmd_keeper_start(struct hmd_keeper **ret, struct hmd_sched *s, const char *r
 	if (!k)
 		return -ENOMEM;
 	k->sched = s;
-	k->epfd = k->stop_fd = k->timer_fd = k->lag_fd = k->ino_fd = -1;
+	k->epfd = k->stop_fd = k->timer_fd = k->lag_fd = k->ino_fd = k->dirfd = -1;
 	k->lag_next = INT64_MAX;
 	pthread_mutex_init(&k->lock, NULL);
 	err = hmd_clockpage_init(runtime_dir, k->dir, sizeof(k->dir));
 	if (err < 0)
 		goto fail;
+	k->dirfd = open(k->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (k->dirfd < 0) {
+		err = -errno;
+		goto fail;
+	}
 	k->rb = ring_buffer__new(hmd_sched_quiet_fd(s), on_quiet, k, NULL);
 	k->epfd = epoll_create1(EPOLL_CLOEXEC);
 	k->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -664,6 +673,8 @@ fail:
 		close(k->lag_fd);
 	if (k->ino_fd >= 0)
 		close(k->ino_fd);
+	if (k->dirfd >= 0)
+		close(k->dirfd);
 	free(k);
 	return err;
 }
@@ -702,58 +713,116 @@ void hmd_keeper_stop(struct hmd_keeper *k, bool keep)
 	close(k->lag_fd);
 	if (k->ino_fd >= 0)
 		close(k->ino_fd);
+	close(k->dirfd);
 	free(k);
 }
 
+const char *hmd_keeper_dir(struct hmd_keeper *k)
+{
+	return k->dir;
+}
+
+int hmd_keeper_prepare(int dirfd, struct hmd_clock_prep *ret)
+{
+	struct hmd_clock_prep p = { .fd = -1 };
+	uint64_t tag[2];
+	int err;
+
+	if (getrandom(tag, sizeof(tag), 0) != sizeof(tag))
+		return errno ? -errno : -EIO;
+	snprintf(p.tag, sizeof(p.tag), "%016" PRIx64 "%016" PRIx64, tag[0], tag[1]);
+	snprintf(p.name, sizeof(p.name), "page-%s", p.tag);
+	p.woken = calloc(HM_VSLOTS, sizeof(*p.woken));
+	/* (without it, no lag bound for the run: lag() checks) */
+	p.seen = calloc(HM_VSLOTS, sizeof(struct kseen));
+	if (!p.woken) {
+		free(p.seen);
+		return -ENOMEM;
+	}
+	err = hmd_clockpage_make(dirfd, p.name, &p.vc, &p.fd);
+	if (err < 0) {
+		free(p.woken);
+		free(p.seen);
+		return err;
+	}
+	*ret = p;
+	return 0;
+}
+
+void hmd_keeper_discard(int dirfd, struct hmd_clock_prep *p)
+{
+	hmd_clockpage_destroy(p->vc, NULL);
+	(void)unlinkat(dirfd, p->name, 0); /* a page no run was given: ours alone */
+	close(p->fd);
+	free(p->woken);
+	free(p->seen);
+	memset(p, 0, sizeof(*p));
+	p->fd = -1;
+}
+
 static void fill(struct kclock *c, uint64_t run_id, uint64_t cgid, struct hm_vclock *vc,
-		 uint32_t *woken, const char *path)
+		 uint32_t *woken, void *seen, const char *path)
 {
 	c->used = true;
 	c->cgid = cgid;
 	c->run_id = run_id;
 	c->vc = vc;
 	c->woken = woken;
-	/* (without it, no lag bound for this run: lag() checks) */
-	c->seen = calloc(HM_VSLOTS, sizeof(*c->seen));
+	c->seen = seen;
 	c->last_mono = 0;
 	c->t_move = (int64_t)hm_now_ns();
 	c->tie_dl = c->tie_real = 0; /* (not the slot's last run's tie) */
 	snprintf(c->path, sizeof(c->path), "%s", path);
 }
 
-int hmd_keeper_add(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid,
-		   uint32_t *ret_dom, char *ret_path, size_t path_size)
+int hmd_keeper_add(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, struct hmd_clock_prep *pool,
+		   int pool_dirfd, uint32_t *ret_dom, char *ret_path, size_t path_size, int *ret_fd)
 {
-	struct hm_vclock *vc;
-	uint32_t *woken;
+	struct hmd_clock_prep own, *p = pool;
+	int from = pool ? pool_dirfd : k->dirfd;
 	uint32_t dom;
-	char path[256];
+	char name[96], path[256];
 	int err;
 
-	woken = calloc(HM_VSLOTS, sizeof(*woken));
-	if (!woken)
-		return -ENOMEM;
-	err = hmd_clockpage_create(k->dir, run_id, &vc, path, sizeof(path));
-	if (err < 0) {
-		free(woken);
-		return err;
+	if (!p) {
+		err = hmd_keeper_prepare(k->dirfd, &own);
+		if (err < 0)
+			return err;
+		p = &own;
 	}
+	/* Its name for good: in the keeper's directory (the pokes are
+	 * watched there), with the run's id, as a daemon after us finds it
+	 * in the run's record. One rename: a page made ahead is no file of a
+	 * run until now. */
+	snprintf(name, sizeof(name), "run-%" PRIu64 "-%s", run_id, p->tag);
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", k->dir, name) >= sizeof(path) ||
+	    (size_t)snprintf(ret_path, path_size, "%s", path) >= path_size) {
+		err = -ENAMETOOLONG;
+		goto fail;
+	}
+	if (renameat(from, p->name, k->dirfd, name) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	from = k->dirfd;
+	hmd_clockpage_begin(p->vc);
 	pthread_mutex_lock(&k->lock);
 	err = hmd_sched_add(k->sched, cgid, &dom);
 	if (err == 0) {
-		fill(&k->clocks[dom], run_id, cgid, vc, woken, path);
+		fill(&k->clocks[dom], run_id, cgid, p->vc, p->woken, p->seen, path);
 		if (dom >= k->dom_hw)
 			k->dom_hw = dom + 1;
 	}
 	pthread_mutex_unlock(&k->lock);
-	if (err < 0) {
-		hmd_clockpage_destroy(vc, path);
-		free(woken);
-		return err;
-	}
-	snprintf(ret_path, path_size, "%s", path);
+	if (err < 0)
+		goto fail;
 	*ret_dom = dom;
+	*ret_fd = p->fd;
 	return 0;
+fail:
+	hmd_keeper_discard(from, p);
+	return err;
 }
 
 int hmd_keeper_adopt(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, uint32_t dom,
@@ -778,7 +847,8 @@ int hmd_keeper_adopt(struct hmd_keeper *k, uint64_t run_id, uint64_t cgid, uint3
 	if (err == 0) {
 		/* Which waits the last keeper woke is not known: waking one
 		 * again is harmless (its deadline has come; it re-checks). */
-		fill(&k->clocks[dom], run_id, cgid, vc, woken, path);
+		fill(&k->clocks[dom], run_id, cgid, vc, woken,
+		     calloc(HM_VSLOTS, sizeof(struct kseen)), path);
 		if (dom >= k->dom_hw)
 			k->dom_hw = dom + 1;
 		/* The heartbeat resumes now: waiters that were keeping the

@@ -95,11 +95,13 @@ static uint32_t dns_flags(uint32_t f, uint32_t n_names)
 
 int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 		    const struct hm_run_create *req, const struct hm_allow *allow,
-		    const struct hm_allow_name *names, uint32_t n_names, struct hmd_run **ret)
+		    const struct hm_allow_name *names, uint32_t n_names, struct hmd_run **ret,
+		    int *ret_page_fd)
 {
 	struct hmd_run *r;
 	int err;
 
+	*ret_page_fd = -1;
 	if (d->n_runs >= HM_NET_MAX_RUNS - 1)
 		return -EUSERS;
 	r = calloc(1, sizeof(*r));
@@ -117,7 +119,6 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 		memcpy(r->allow, allow, req->n_allow * sizeof(*allow));
 	}
 	r->n_allow = req->n_allow;
-	r->id = d->next_run_id++;
 	r->uid = uid;
 	r->gid = gid;
 	r->client_pid = pid;
@@ -128,16 +129,25 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 	memcpy(r->label, req->label, sizeof(r->label));
 	r->label[sizeof(r->label) - 1] = 0;
 
+	/* A cgroup made ahead (pool.c), or one made now. */
+	err = hmd_pool_take_cgroup(d, &r->id, &r->fd, &r->cgid);
+	/* (the name hmd_cgroup_create_run gives; one that does not fit
+	 * is refused, and the cgroup goes) */
+	if (err == 0 && (size_t)snprintf(r->path, sizeof(r->path), "%s/run-%" PRIu64, d->cg.subtree,
+					 r->id) >= sizeof(r->path)) {
+		hmd_cgroup_remove_run(&d->cg, r->id);
+		err = -ENAMETOOLONG;
+	}
 	/* An id can still be taken after a restart: a cgroup a crashed daemon
 	 * left, being killed, under an id this daemon's clock-based start
 	 * reached again. The cgroup, created exclusively, decides: take the
 	 * next id. */
-	for (int tries = 0;; tries++) {
+	for (int tries = 0; err == -ENOENT; tries++) {
+		r->id = d->next_run_id++;
 		err = hmd_cgroup_create_run(&d->cg, r->id, &r->fd, &r->cgid, r->path,
 					    sizeof(r->path));
-		if (err != -EEXIST || tries == 64)
-			break;
-		r->id = d->next_run_id++;
+		if (err == -EEXIST && tries < 64)
+			err = -ENOENT;
 	}
 	if (err < 0)
 		goto fail;
@@ -170,11 +180,15 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 	/* Its clock too, before any process can enter: the first task is
 	 * counted from its first instruction. */
 	if (r->flags & HM_RUN_CLOCK) {
+		struct hmd_clock_prep prep;
+		bool pooled = d->keeper && hmd_pool_take_clock(d, &prep) == 0;
+
 		if (!d->keeper)
 			err = -EOPNOTSUPP;
 		else
-			err = hmd_keeper_add(d->keeper, r->id, r->cgid, &r->clock_dom,
-					     r->clock_path, sizeof(r->clock_path));
+			err = hmd_keeper_add(d->keeper, r->id, r->cgid, pooled ? &prep : NULL,
+					     d->pool.dirfd, &r->clock_dom, r->clock_path,
+					     sizeof(r->clock_path), ret_page_fd);
 		if (err < 0) {
 			hmd_bpf_clear_policy(d->bpf, r->cgid, r->allow, r->n_allow);
 			hmd_cgroup_remove_run(&d->cg, r->id);
@@ -186,8 +200,11 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 	 * must find every run it may have to adopt. */
 	err = hmd_record_write(d, r);
 	if (err < 0) {
-		if (r->has_clock)
+		if (r->has_clock) {
 			hmd_keeper_remove(d->keeper, r->clock_dom);
+			close(*ret_page_fd);
+			*ret_page_fd = -1;
+		}
 		hmd_bpf_clear_policy(d->bpf, r->cgid, r->allow, r->n_allow);
 		hmd_cgroup_remove_run(&d->cg, r->id);
 		goto fail;

@@ -30,7 +30,7 @@ static struct hmd_run *owned_run(struct hmd *d, struct hmd_conn *c, uint32_t seq
  * may go on. */
 static int peer_outside(struct hmd *d, struct hmd_conn *c, uint32_t seq, struct hmd_proc *ret)
 {
-	int k = c->pidfd < 0 ? -ESRCH : hmd_pidfd_in_run(d, c->pidfd, ret);
+	int k = hmd_conn_in_run(d, c, ret);
 
 	/* EACCES, not EPERM: not "you are in a run" (the client's nested
 	 * refusal) but "this daemon cannot check here": its set-up is at fault. */
@@ -116,7 +116,7 @@ static void serve_create(struct hmd *d, int id, const struct hmd_req *req)
 					     "(use --clock off, or --no-daemon for an approximate clock)",
 					     d->sched_why);
 	err = hmd_runs_create(d, id, c->uid, c->gid, peer.pid, &req->create.c, req->create.allow,
-			      req->create.names, req->create.n_names, &r);
+			      req->create.names, req->create.n_names, &r, &fds[1]);
 	if (err < 0)
 		return (void)hmd_reply_error(c, req->seq, -err, "cannot create run: %s%s",
 					     strerror(-err),
@@ -129,16 +129,10 @@ static void serve_create(struct hmd *d, int id, const struct hmd_req *req)
 	 * client read cgroup.events; writing cgroup.procs still needs the
 	 * permissions the kernel checks, which an unprivileged client lacks.
 	 * The clock page goes only as a descriptor: its file is root's, in a
-	 * root-only directory, so no other process of the user can open it. */
+	 * root-only directory, so no other process of the user can open it.
+	 * It is the descriptor the daemon made the file with (O_RDWR, its own
+	 * open file, which nobody else was given). */
 	fds[0] = r->fd;
-	fds[1] = r->has_clock ? hmd_clockpage_fd(r->clock_path) : -1;
-	if (r->has_clock && fds[1] < 0) {
-		hmd_reply_error(c, req->seq, -fds[1], "cannot open the run's clock page: %s",
-				strerror(-fds[1]));
-		c->n_runs--;
-		hmd_runs_end(d, r, false);
-		return;
-	}
 	err = hmd_reply_fds(c, HM_REP_RUN, req->seq, &rep, sizeof(rep), fds, r->has_clock ? 2 : 1);
 	if (fds[1] >= 0)
 		close(fds[1]);
@@ -161,7 +155,7 @@ static void serve_clock(struct hmd *d, struct hmd_conn *c, const struct hmd_req 
 	struct hmd_run *r;
 	int fd, k;
 
-	k = c->pidfd < 0 ? -ESRCH : hmd_pidfd_in_run(d, c->pidfd, &peer);
+	k = hmd_conn_in_run(d, c, &peer);
 	if (k < 0)
 		return (void)hmd_reply_error(c, req->seq, EPERM,
 					     "cannot tell which run the caller is in: the process "
@@ -213,7 +207,7 @@ static void serve_adopt(struct hmd *d, int id, const struct hmd_req *req)
 					     "run %" PRIu64 " is not empty: RUN_ADOPT moves the first "
 					     "process of a new run",
 					     r->id);
-	if (c->pidfd < 0 || (err = hmd_pidfd_proc(c->pidfd, &ch)) < 0)
+	if (c->pidfd < 0 || (err = hmd_pidfd_proc(c->pidfd, &c->pidfd_pid, true, &ch)) < 0)
 		return (void)hmd_reply_error(c, req->seq, EPERM,
 					     "cannot identify the process to adopt: %s",
 					     c->pidfd < 0 && c->peer_why[0]
@@ -222,7 +216,7 @@ static void serve_adopt(struct hmd *d, int id, const struct hmd_req *req)
 						       "its own connection");
 	owner = r->conn_id >= 0 ? &d->conns[r->conn_id] : NULL;
 	/* After the asker's facts: the parent alive now held its pid then. */
-	if (!owner || owner->pidfd < 0 || hmd_pidfd_proc(owner->pidfd, &parent) < 0)
+	if (!owner || owner->pidfd < 0 || hmd_pidfd_proc(owner->pidfd, &owner->pidfd_pid, false, &parent) < 0)
 		return (void)hmd_reply_error(c, req->seq, ESRCH,
 					     "the process that created run %" PRIu64 " is gone", r->id);
 	if (hmd_cgroup_in_subtree(&d->cg, ch.cgroup) || hmd_cgroup_in_subtree(&d->cg, parent.cgroup))
@@ -431,10 +425,18 @@ void hmd_serve_run(struct hmd *d, int id, const struct hmd_req *req)
 		/* Ends only the peer's own run, asked by its connection from
 		 * outside every run (controlled_run): a run cannot end itself
 		 * with keep, and so erase its own record. */
+		/* The answer goes first: the client waits for nothing the
+		 * end does (the kill, the watch, and the removal of an empty
+		 * run in the reap after this batch of events, main.c). No
+		 * request sent after the answer is read before that reap: the
+		 * loop reads one message per event, the oldest, and a message
+		 * reported in this batch was sent before epoll_wait returned
+		 * it. So a client that saw the answer never sees the run
+		 * still held; a failed clean-up is logged as before (runs.c). */
 		if ((r = controlled_run(d, id, req->seq, req->end.run_id))) {
 			c->n_runs--;
-			hmd_runs_end(d, r, req->end.flags & HM_END_KEEP);
 			hmd_reply(c, HM_REP_OK, req->seq, NULL, 0, -1);
+			hmd_runs_end(d, r, req->end.flags & HM_END_KEEP);
 		}
 		break;
 	case HM_REQ_RUN_KSTREAM:

@@ -385,6 +385,23 @@ static json_object *status_json(struct hmd *d, size_t max, uid_t uid)
 	json_object_object_add(o, "kstream_total_max", json_object_new_uint64(d->kstream_total_max));
 	json_object_object_add(o, "runs_total", json_object_new_int(d->n_runs));
 	{
+		/* Parts of runs made ahead (pool.c): never runs, never listed. */
+		json_object *p = json_object_new_object();
+
+		json_object_object_add(p, "size", json_object_new_int(HMD_POOL_SIZE));
+		json_object *ids = json_object_new_array();
+
+		for (int i = 0; i < d->pool.n_cg; i++)
+			json_object_array_add(ids, json_object_new_uint64(d->pool.cg[i].id));
+		json_object_object_add(p, "cgroups", json_object_new_int(d->pool.n_cg));
+		/* (their cgroups are <subtree>/run-<id>: ids no run has yet) */
+		json_object_object_add(p, "cgroup_ids", ids);
+		json_object_object_add(p, "clock_pages", json_object_new_int(d->pool.n_clock));
+		json_object_object_add(p, "runs_from_pool", json_object_new_uint64(d->pool.taken));
+		json_object_object_add(p, "runs_without", json_object_new_uint64(d->pool.missed));
+		json_object_object_add(o, "pool", p);
+	}
+	{
 		/* What --sched chaos and serial get on this machine (chaos.c). */
 		char why[160];
 		json_object *s = json_object_new_object();

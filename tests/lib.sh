@@ -132,6 +132,37 @@ start_daemon() {
 	_wait_daemon
 }
 
+# wait_pool: until the test's daemon has made its whole run pool ahead
+# (daemon/pool.c: a cgroup and a clock page per entry, made while idle),
+# at most 10 s; before counting the daemon's descriptors, which the pool's
+# parts hold. Returns 1 when it did not fill (or has none).
+wait_pool() {
+	for _ in $(seq 200); do
+		timeout 10 "$HERMETIC" status --json 2>/dev/null | python3 -c '
+import json, sys
+p = json.load(sys.stdin).get("pool")
+sys.exit(0 if p and p["cgroups"] == p["size"] and p["clock_pages"] == p["size"] else 1)' && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# run_cgroups DIR: the cgroups under the test daemon's subtree DIR, at any
+# depth, but for the run cgroups its pool holds (made ahead, never a run's:
+# status --json pool.cgroup_ids), one per line. The directory is listed
+# before the daemon is asked, so a cgroup listed is either in the pool then
+# or left by a run (a cgroup the pool makes meanwhile is not listed).
+run_cgroups() {
+	local dir=$1 found pool d
+	found=$(find "$dir" -mindepth 1 -type d 2>/dev/null)
+	pool=$(timeout 10 "$HERMETIC" status --json 2>/dev/null | python3 -c '
+import json, sys
+print(" ".join("run-%d" % i for i in json.load(sys.stdin).get("pool", {}).get("cgroup_ids", [])))' 2>/dev/null)
+	for d in $found; do
+		case " $pool " in *" ${d#"$dir"/} "*) ;; *) echo "$d" ;; esac
+	done
+}
+
 # restart_daemon [-9]: stop the test's daemon (SIGTERM, or SIGKILL with -9)
 # and start it again on the same socket, subtree and runtime directory:
 # what an upgrade (or systemd after a crash) does. Its log goes on in

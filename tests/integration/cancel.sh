@@ -59,9 +59,10 @@ kids() { cat /proc/"$1"/task/*/children 2>/dev/null; }
 left() {
 	local i runs cg pages procs
 	for i in $(seq 40); do
+		# (the daemon's run pool, made ahead, is no run's: daemon/pool.c)
+		cg=$(run_cgroups "$SUBTREE" | sed 's|.*/||' | tr '\n' ' ')
+		pages=$(find "$CLOCKS" -mindepth 1 -maxdepth 1 ! -name "pool.$HMD_NAME" -printf '%f ' 2>/dev/null)
 		runs=$("$HERMETIC" status --json 2>/dev/null | jq -r '.runs | length')
-		cg=$(cd "$SUBTREE" && ls -d run-* 2>/dev/null | tr '\n' ' ')
-		pages=$(ls "$CLOCKS" 2>/dev/null | tr '\n' ' ')
 		procs=""
 		for p in $RUN_PIDS; do [ -e "/proc/$p" ] && procs+="$p($(cat /proc/$p/comm 2>/dev/null)) "; done
 		[ "$runs" = 0 ] && [ -z "$cg$pages$procs" ] && return 0

@@ -68,6 +68,7 @@ fi
 # One enroll first, so lazily opened descriptors count in the baseline.
 "$HERMETIC" enroll -- true >/dev/null 2>&1
 sleep 0.3
+wait_pool # (its parts' descriptors count in the baseline)
 BASE_FDS=$(nfds)
 
 # --- malformed, truncated, oversized -----------------------------------------------
@@ -122,7 +123,8 @@ wcase "garbage: 300 random packets each answered, then HELLO works on the same c
 
 # --- vanishing clients ------------------------------------------------------------------
 runs_json() { timeout 5 "$HERMETIC" status --json 2>/dev/null | "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)["runs"]))' 2>/dev/null; }
-leftover_runs() { find "$SUBTREE" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | wc -l; }
+# (the daemon's run pool, made ahead, is no run's: daemon/pool.c)
+leftover_runs() { run_cgroups "$SUBTREE" | wc -l; }
 wcase "disconnect right after RUN_CREATE: daemon up" disconnect-after-create
 ok=no
 for _ in $(seq 40); do
@@ -255,7 +257,7 @@ else
 	fail "after the abuse, enroll still works and still enforces its policy" "default:[$out] --no-loopback:[$out2]"
 fi
 sleep 0.3
-if [ "$(runs_json)" = 0 ] && [ "$(leftover_runs)" = 0 ]; then pass "no run and no run cgroup left behind"; else fail "no run and no run cgroup left behind" "runs=$(runs_json) cgroups: $(find "$SUBTREE" -mindepth 1 -maxdepth 1 -type d | tr '\n' ' ')"; fi
+if [ "$(runs_json)" = 0 ] && [ "$(leftover_runs)" = 0 ]; then pass "no run and no run cgroup left behind"; else fail "no run and no run cgroup left behind" "runs=$(runs_json) cgroups: $(run_cgroups "$SUBTREE" | tr '\n' ' ')"; fi
 
 # --- a second daemon on the same socket refuses; the first keeps working -----------------
 timeout 10 "$HERMETICD" --socket "$HERMETIC_SOCKET" --subtree "hmtest-$$-second" --runtime-dir "$T/second-run" >"$T/second.log" 2>&1

@@ -41,6 +41,7 @@ wire() {
 # --- crash: the run list walk --------------------------------------------------------
 "$HERMETIC" enroll -- true >/dev/null 2>&1
 sleep 0.3
+wait_pool # (its parts' descriptors count in the baseline)
 BASE_FDS=$(nfds)
 wire as "$ATT" uaf-close-older
 if [[ $WOUT == ok* ]] && alive; then pass "two connections, one run each, the older closes: daemon up, only the newer run left"; else fail "two connections, one run each, the older closes" "$WOUT; $(why)"; fi
