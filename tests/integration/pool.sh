@@ -9,10 +9,7 @@
 source "$(dirname "$0")/../lib.sh"
 
 need_root "run pool" || exit 0
-if [ ! -x "$HERMETICD" ] || [ ! -x "$HERMETIC" ]; then
-	fail "run pool" "build/hermeticd or build/hermetic missing (run make)"
-	exit 1
-fi
+need_build "run pool" || exit 1
 test_user U || { fail "create a test user" "useradd failed"; exit 1; }
 start_daemon --max-runs-per-user 1 || { fail "daemon starts" "$(tail -n 5 "$T/daemon.log" | tr '\n' '|')"; exit 1; }
 CG2=$(sed -n 's/^[0-9]* [0-9]* [^ ]* [^ ]* \([^ ]*\) .* - cgroup2 .*/\1/p' /proc/self/mountinfo | head -n1)
