@@ -114,6 +114,7 @@ struct sv_wait {
 	bool used;
 	bool external; /* on the world: a real deadline */
 	bool poll; /* a futex wait of SHORT_NS or less: ends at real_deadline too */
+	bool lagged; /* the lag bound ended it (HERMETIC_DEBUG=waits says so) */
 	uint64_t id; /* the notification */
 	int tid, nr;
 	struct sv_proc *p;

@@ -469,7 +469,7 @@ static void wait_end(struct supervise *s, struct sv_wait *w, long val, int error
 	if (!val && !error)
 		wait_left(s, w, w->id);
 	if (s->debug_waits)
-		eng_warn("supervisor: %lld end %d of %d: %ld/%d at %lld", (long long)(real_mono() / 1000), w->nr, w->tid, val, error, (long long)vmono(s));
+		eng_warn("supervisor: %lld end %d of %d: %ld/%d at %lld%s", (long long)(real_mono() / 1000), w->nr, w->tid, val, error, (long long)vmono(s), w->lagged ? " (lag bound)" : "");
 	/* ENOENT: the waiter is gone, or a signal took it out of the wait */
 	ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
 	wait_free(s, w);
@@ -730,8 +730,8 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 		poke(s);
 	s->waits_total++;
 	if (s->debug_waits)
-		eng_warn("supervisor: %lld wait %d of %d for %lld us until %lld%s", (long long)(real_mono() / 1000),
-		       w->nr, w->tid, (long long)(len / 1000), (long long)w->deadline, w->slot ? "" : " (no slot)");
+		eng_warn("supervisor: %lld wait %d of %d for %lld us until %lld%s slot %ld", (long long)(real_mono() / 1000),
+		       w->nr, w->tid, (long long)(len / 1000), (long long)w->deadline, w->slot ? "" : " (no slot)", w->slot ? (long)(w->slot - HM_VCLOCK_SLOTS(s->vc)) : -1L);
 	return true;
 }
 
@@ -825,7 +825,7 @@ void supervise_wait_tick(struct supervise *s)
 		    __atomic_load_n(&w->slot->lagged, __ATOMIC_ACQUIRE) == w->seq && w->seq) {
 			(void)hm_vclock_raise(&s->vc->mono, w->deadline); /* moved or later */
 			__atomic_add_fetch(&s->vc->activity, 1, __ATOMIC_RELAXED);
-			lagged = true;
+			lagged = w->lagged = true;
 		}
 		if (w->external && real_mono() >= w->real_deadline) {
 			/* The world's deadline came: the run's clock goes there too. */
