@@ -293,10 +293,10 @@ static bool lag_series(const struct kseen *w, uint32_t tid, int64_t mono)
 /* A series follows its thread, not the slot: enroll's supervisor takes the
  * first free slot from the thread's id on, so a thread of a busy Go program
  * whose slot another of its threads held a moment (its poller's wait) waits
- * in the next one. Its series there began anew and waited out the floor
- * again: a second more for a 100 ms socket deadline of net/http's tests,
- * one run in three. So a new wait of the supervisor's takes the series its
- * thread has in another slot (lock held). */
+ * in the next one. Its series there would begin anew and wait out the
+ * floor again: a second more for a 100 ms socket deadline of net/http's
+ * tests. So a new wait of the supervisor's takes the series its thread has
+ * in another slot (lock held). */
 static void lag_series_follow(struct kclock *c, uint32_t i, uint32_t tid, int64_t mono, uint32_t hw)
 {
 	struct kseen *w = &c->seen[i];
@@ -432,8 +432,8 @@ static int lag_pick(struct kclock *c, int64_t now, uint64_t milli, uint32_t hw, 
  * supervisor saw the bound's mark (Go's system monitor's futex wait, woken
  * as the bound fired it), the clock stays at a_mono0 and the series goes on
  * from there, less what that wait added (lag_series_follow): it began
- * anew, and waited out the floor again, one run in four of a Go program
- * streaming to itself until a 100 ms deadline. */
+ * anew, and waited out the floor again (2 of 8 runs of a Go program
+ * streaming to itself until a 100 ms deadline, with waits fired at a poke). */
 static void lag_series_add(struct kseen *w, const struct hm_vslot *s, int64_t dl, int64_t mono)
 {
 	uint32_t tid = LOAD(s->tid);
