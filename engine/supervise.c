@@ -466,11 +466,26 @@ void supervise_finish(struct supervise *s)
 	if (s->debug && s->vc)
 		eng_warn("supervisor: %llu waits, %llu getrandom answered, %llu Go images drawing in "
 		       "the process; the run's clock: %llu advances, %llu wakes, %llu idle "
-		       "with nothing, %llu on the world, %llu lag fires",
+		       "with nothing, %llu on the world, %llu lag fires (%llu as the wait began)",
 		       (unsigned long long)s->waits_total, (unsigned long long)s->entropy_calls,
 		       (unsigned long long)s->gorand, (unsigned long long)s->vc->advances,
 		       (unsigned long long)s->vc->wakes, (unsigned long long)s->vc->idle_nothing,
-		       (unsigned long long)s->vc->external, (unsigned long long)s->vc->lag_fires);
+		       (unsigned long long)s->vc->external, (unsigned long long)s->vc->lag_fires,
+		       (unsigned long long)s->vc->lag_prompt);
+	if (s->debug && s->vc) {
+		const uint64_t *w = s->wstat;
+
+		eng_warn("supervisor: timed waits handed over: %llu sleeps, %llu futex, %llu epoll, "
+			 "%llu poll; %llu to the kernel, %llu back-offs, %llu answered at once; "
+			 "ended by their event %llu, by the run's clock %llu, by --lag-bound %llu, "
+			 "by real time %llu (on the world), %llu futex polls after their hold",
+			 (unsigned long long)w[SV_WS_SLEEP], (unsigned long long)w[SV_WS_FUTEX],
+			 (unsigned long long)w[SV_WS_EPOLL], (unsigned long long)w[SV_WS_POLL],
+			 (unsigned long long)w[SV_WS_KERNEL], (unsigned long long)w[SV_WS_BACKOFF],
+			 (unsigned long long)w[SV_WS_AT_ONCE], (unsigned long long)w[SV_WS_EVENT],
+			 (unsigned long long)w[SV_WS_CLOCK], (unsigned long long)w[SV_WS_LAG],
+			 (unsigned long long)w[SV_WS_REAL], (unsigned long long)w[SV_WS_HOLD]);
+	}
 	supervise_wait_stop(s);
 	sv_threads_clear(s);
 	sv_dirorder_free(s);

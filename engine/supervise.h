@@ -91,11 +91,30 @@ struct sv_gosyms {
 	uint64_t e_entry, getrandom, errno_itab, small_ints; /* link-time addresses */
 };
 
+/* What became of the timed waits handed over, for HERMETIC_DEBUG=supervise's
+ * summary (supervise_wait.c): where a supervised Go program's time goes. */
+enum sv_wstat {
+	SV_WS_SLEEP, /* nanosleep, clock_nanosleep handed over */
+	SV_WS_FUTEX,
+	SV_WS_EPOLL,
+	SV_WS_POLL, /* poll, ppoll, select, pselect6 */
+	SV_WS_KERNEL, /* let go to the kernel (a clock not ours, too many) */
+	SV_WS_BACKOFF, /* a sleep of SHORT_NS or less: over at once */
+	SV_WS_AT_ONCE, /* answered at once: ready, the word changed, past */
+	SV_WS_EVENT, /* ended by its event (descriptors ready, futex word) */
+	SV_WS_CLOCK, /* ended by the run's clock reaching its deadline */
+	SV_WS_LAG, /* the lag bound fired it: the run's clock went there */
+	SV_WS_REAL, /* on the world: its real deadline came */
+	SV_WS_HOLD, /* a futex poll: its real hold passed */
+	SV_WS_N
+};
+
 /* A timed wait the supervisor does on a thread's behalf (supervise_wait.c). */
 struct sv_wait {
 	bool used;
 	bool external; /* on the world: a real deadline */
 	bool poll; /* a futex wait of SHORT_NS or less: ends at real_deadline too */
+	bool lagged; /* the lag bound ended it (HERMETIC_DEBUG=waits says so) */
 	uint64_t id; /* the notification */
 	int tid, nr;
 	struct sv_proc *p;
@@ -170,6 +189,7 @@ struct supervise {
 	uint32_t wv_ctl, wv_stop;
 	int wv_efd;
 	uint64_t waits_total;
+	uint64_t wstat[SV_WS_N];
 	/* what happened, for the summary */
 	uint64_t execs, supervised, refused, entropy_calls, gorand;
 	struct sv_gosyms gosyms[SV_GOSYMS];

@@ -469,7 +469,7 @@ static void wait_end(struct supervise *s, struct sv_wait *w, long val, int error
 	if (!val && !error)
 		wait_left(s, w, w->id);
 	if (s->debug_waits)
-		eng_warn("supervisor: %lld end %d of %d: %ld/%d at %lld", (long long)(real_mono() / 1000), w->nr, w->tid, val, error, (long long)vmono(s));
+		eng_warn("supervisor: %lld end %d of %d: %ld/%d at %lld%s", (long long)(real_mono() / 1000), w->nr, w->tid, val, error, (long long)vmono(s), w->lagged ? " (lag bound)" : "");
 	/* ENOENT: the waiter is gone, or a signal took it out of the wait */
 	ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
 	wait_free(s, w);
@@ -677,6 +677,8 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 	w->tid = (int)req->pid;
 	w->p = p;
 	w->nr = d->nr;
+	s->wstat[epoll ? SV_WS_EPOLL : poll_family(d->nr) ? SV_WS_POLL
+			   : d->nr == SV_NR_FUTEX ? SV_WS_FUTEX : SV_WS_SLEEP]++;
 	if (epoll || poll_family(d->nr)) {
 		r = epoll ? epoll_begin(s, p, req, w, &len) : poll_sleep(s, p, req, w, &len);
 		dl = vmono(s) + len;
@@ -685,10 +687,12 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 					 : sleep_deadline(s, req, &dl, &len);
 	}
 	if (r > 0 && w->epfd >= 0 && (n = fds_take(w)) != 0) {
+		s->wstat[SV_WS_AT_ONCE]++;
 		wait_end(s, w, n > 0 ? n : 0, n < 0 ? n : 0);
 		return true; /* answered: ready already */
 	}
 	if (r <= 0 || (!epoll && d->nr != SV_NR_FUTEX && len <= SHORT_NS)) {
+		s->wstat[r == 0 ? SV_WS_KERNEL : r < 0 ? SV_WS_AT_ONCE : SV_WS_BACKOFF]++;
 		if (r == 0)
 			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		else if (r < 0)
@@ -726,8 +730,8 @@ bool sv_wait_begin(struct supervise *s, struct sv_proc *p, const struct seccomp_
 		poke(s);
 	s->waits_total++;
 	if (s->debug_waits)
-		eng_warn("supervisor: %lld wait %d of %d for %lld us until %lld%s", (long long)(real_mono() / 1000),
-		       w->nr, w->tid, (long long)(len / 1000), (long long)w->deadline, w->slot ? "" : " (no slot)");
+		eng_warn("supervisor: %lld wait %d of %d for %lld us until %lld%s slot %ld", (long long)(real_mono() / 1000),
+		       w->nr, w->tid, (long long)(len / 1000), (long long)w->deadline, w->slot ? "" : " (no slot)", w->slot ? (long)(w->slot - HM_VCLOCK_SLOTS(s->vc)) : -1L);
 	return true;
 }
 
@@ -780,6 +784,7 @@ void supervise_wait_tick(struct supervise *s)
 	}
 	for (int i = 0; i < SV_MAX_WAITS && s->n_waits; i++) {
 		struct sv_wait *w = &s->waits_[i];
+		bool lagged = false;
 		int r;
 
 		if (!w->used)
@@ -790,6 +795,7 @@ void supervise_wait_tick(struct supervise *s)
 			continue;
 		}
 		if (w->epfd >= 0 && (r = fds_take(w)) != 0) {
+			s->wstat[SV_WS_EVENT]++;
 			wait_end(s, w, r > 0 ? r : 0, r < 0 ? r : 0);
 			continue;
 		}
@@ -799,6 +805,7 @@ void supervise_wait_tick(struct supervise *s)
 		 * looks again at the word anyway. */
 		if (w->nr == SV_NR_FUTEX &&
 		    (read_word(w->tid, w->faddr, &v32) < 0 || v32 != w->fval)) {
+			s->wstat[SV_WS_EVENT]++;
 			wait_end(s, w, 0, 0);
 			continue;
 		}
@@ -818,15 +825,19 @@ void supervise_wait_tick(struct supervise *s)
 		    __atomic_load_n(&w->slot->lagged, __ATOMIC_ACQUIRE) == w->seq && w->seq) {
 			(void)hm_vclock_raise(&s->vc->mono, w->deadline); /* moved or later */
 			__atomic_add_fetch(&s->vc->activity, 1, __ATOMIC_RELAXED);
+			lagged = w->lagged = true;
 		}
 		if (w->external && real_mono() >= w->real_deadline) {
 			/* The world's deadline came: the run's clock goes there too. */
 			(void)hm_vclock_raise(&s->vc->mono, w->deadline); /* moved or later */
+			s->wstat[SV_WS_REAL]++;
 			wait_end(s, w, 0, w->nr == SV_NR_FUTEX ? -ETIMEDOUT : 0);
 		} else if (!w->external && vmono(s) >= w->deadline) {
+			s->wstat[lagged ? SV_WS_LAG : SV_WS_CLOCK]++;
 			wait_end(s, w, 0, w->nr == SV_NR_FUTEX ? -ETIMEDOUT : 0);
 		} else if (w->poll && real_mono() >= w->real_deadline &&
 			   !(w->slot && __atomic_load_n(&w->slot->woken, __ATOMIC_ACQUIRE) == w->seq)) {
+			s->wstat[SV_WS_HOLD]++;
 			wait_end(s, w, 0, -ETIMEDOUT); /* a poll: futex_deadline */
 		}
 	}

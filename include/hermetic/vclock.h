@@ -159,7 +159,11 @@ struct hm_vclock {
 	/* Real CLOCK_REALTIME before the run's first instruction, ns, set by
 	 * the CLI: a file time after it was stamped during the run. 0: none. */
 	__s64 files_since;
-	__u64 pad[429 - HM_VLAG_LOG * 14];
+	/* of lag_fires, those of a wait whose bound was due as it began: the
+	 * next of a series, fired when enroll's supervisor published it (its
+	 * poke), not at the keeper's next tick (daemon/quiesce.c) */
+	__u64 lag_prompt;
+	__u64 pad[428 - HM_VLAG_LOG * 14];
 };
 
 /*
