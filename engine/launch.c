@@ -186,14 +186,15 @@ static int wait_child(struct enroll *e, int fd, struct launch_err *le, ssize_t *
 	return r;
 }
 
-/* Before the fork: the confinement's plan, the sockets CMD must not
- * inherit, the supervisor's. */
-static int launch_prepare(struct enroll *e, struct eng_error *err)
+int enroll_launch_plan(struct enroll *e, struct eng_error *err)
 {
-	char vdso[4096];
 	int r;
 
-	/* Everything the child needs is computed here, before the fork. */
+	/* Everything the child needs is computed before the fork: here what
+	 * depends on the options and this process alone (mountinfo, the
+	 * filter, Landlock's plan, the inherited sockets, none of which the
+	 * daemon's answer changes: its descriptors come close-on-exec), the
+	 * rest once the run exists (launch_prepare). */
 	confine_prepare(&e->conf, !e->no_daemon && !e->unconfined,
 			e->cfg.network == HM_NETWORK_BLOCK);
 	if ((r = enroll_find_foreign_sockets(e, err)) < 0)
@@ -201,6 +202,19 @@ static int launch_prepare(struct enroll *e, struct eng_error *err)
 	e->conf.raw_sockets = e->raw_sockets;
 	if (e->conf.refuse[0])
 		return eng_fail(err, EPERM, "cannot confine the run: %s", e->conf.refuse);
+	e->launch_planned = true;
+	return 0;
+}
+
+/* Before the fork: the confinement's plan (unless the verb made it while
+ * the daemon made the run), what of it needs the run, the supervisor's. */
+static int launch_prepare(struct enroll *e, struct eng_error *err)
+{
+	char vdso[4096];
+	int r;
+
+	if (!e->launch_planned && (r = enroll_launch_plan(e, err)) < 0)
+		return r;
 	if (e->conf.on && e->conf.root && !e->no_daemon && e->cfg.clock_virtual &&
 	    (r = hide_clock_dir(e, err)) < 0)
 		return r;
