@@ -269,9 +269,8 @@ static void check_options(struct enroll *e)
  * time, a seed drawn. A failure of its own (-1, f) gets a --report line. */
 static int settle(struct enroll *e, struct cli_fail *f)
 {
-	char msg[1024];
-
 	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	char msg[1024];
 
 	for (int i = 0; i < e->allow.n_specs; i++)
 		enroll_resolve_allow(e, e->allow.specs[i]);

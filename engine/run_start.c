@@ -4,9 +4,9 @@
  * the reaper of the run's orphans (run_adopt_orphans), the run asked of
  * hermeticd (run_create_send, and its answer run_create_recv: the verb
  * does what needs no answer in between), CMD's environment
- * (run_export_env). The launch
- * itself is launch.c's; what follows it, run.c's. Nothing here exits or
- * prints: a failure is -errno with err filled.
+ * (run_export_env). The launch itself is launch.c's; what follows it,
+ * run.c's. Nothing here exits or prints: a failure is -errno with err
+ * filled.
  *
  * Trust: hermetic runs as the user; the run's cgroup descriptor comes from
  * hermeticd over its socket (which checks our credentials), and the one
