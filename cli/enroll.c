@@ -22,6 +22,20 @@
 #include "lazy_libs.h"
 
 
+/* What set-up can do before the run exists (with the daemon: while it
+ * makes the run): the start time from HEAD, the launch's plan (engine/
+ * launch.c). -1 with f filled when enroll itself fails. */
+static int enroll_plan(struct enroll *e, struct cli_fail *f)
+{
+	struct eng_error err;
+
+	enroll_settle_now(e);
+	if (enroll_launch_plan(e, &err) < 0)
+		return cli_fail(f, EXIT_INTERNAL, "%s", err.msg);
+	cli_phase("plan");
+	return 0;
+}
+
 /* Set-up, step by step until CMD runs. A signal that cancels the run
  * (engine/signals.c) is seen in the waits inside the steps and read after
  * them; what is left of set-up is then skipped, and the run ends as any
@@ -36,10 +50,19 @@ static int enroll_start(struct enroll *e, struct cli_fail *f)
 	if (e->no_daemon) {
 		warnx_("--no-daemon: running shim-only; the kernel does NOT refuse this run's\n"
 		       "  network traffic, and static binaries and raw syscalls are not seen");
+		if (enroll_plan(e, f) < 0)
+			return -1;
 	} else {
 		if ((e->conn.sock = cli_connect_fail(f)) < 0)
 			return -1;
-		r = run_create(e, &err);
+		if (run_create_send(e, &err) < 0)
+			return cli_fail(f, EXIT_INTERNAL, "%s", err.msg);
+		/* While hermeticd makes the run, what needs no answer from it.
+		 * A failure here leaves the request unanswered: the connection
+		 * closes at enroll's exit and the daemon ends what it made. */
+		if (enroll_plan(e, f) < 0)
+			return -1;
+		r = run_create_recv(e, &err);
 		if (r == -ECANCELED)
 			return 0;
 		if (r < 0)
@@ -249,6 +272,7 @@ int cmd_enroll(int argc, char **argv)
 	program_name = "hermetic";
 	run_clock_mark_start(); /* the file-time line B, first (engine/vclock.c) */
 	cli_phase(NULL);
+	e.now_later = true; /* HEAD's time is read while the daemon works */
 	if (enroll_parse(&e, argc, argv, "hermetic enroll", &f) < 0)
 		enroll_die(&e, &f);
 	cli_phase("parse");

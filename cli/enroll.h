@@ -127,13 +127,17 @@ struct enroll_sched {
 
 struct enroll {
 	struct hm_config cfg;
-	bool parsed; /* enroll_parse is done: seed and start time are final */
+	bool parsed; /* enroll_parse is done: seed and start time are final (the
+		      * time once enroll_settle_now ran, where now_later) */
 	enum now_source now_src; /* where cfg.now_ns came from */
+	bool now_later; /* the verb reads HEAD's time after parsing (enroll_settle_now) */
+	bool now_pending; /* ... and has not yet: cfg.now_ns is not final */
 	bool no_daemon;
 	bool unconfined; /* --confine off */
 	bool raw_sockets; /* --raw-sockets: root keeps CAP_NET_RAW */
 	struct enroll_inherited inh; /* --pass-fd (engine/inherited.c) */
 	struct confine conf; /* the kernel backstop (confine.c) */
+	bool launch_planned; /* enroll_launch_plan is done (launch.c) */
 	struct run_identity ident; /* --identity, --dir-order (engine/identity.c) */
 	bool no_supervise; /* --supervise off */
 	bool supervise_nowaits; /* --supervise clock: real monotonic clock and waits */
@@ -150,6 +154,7 @@ struct enroll {
 	struct run_signals sig; /* SIGINT, SIGTERM, SIGHUP, SIGQUIT (engine/signals.c) */
 	/* the run */
 	struct hm_client conn; /* to hermeticd (engine/client.h) */
+	int create_sent; /* RUN_CREATE's send: its sequence number, or -errno */
 	struct hm_run run;
 	int cgroup_fd;
 	int events_fd;
@@ -204,6 +209,11 @@ int enroll_daemon_store(struct enroll *e, const struct hm_journal_store *req, in
  * f filled when what the options leave open cannot be settled (a --report
  * line is due then: enroll_die). */
 int enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix, struct cli_fail *f);
+/* With e->now_later set before enroll_parse, the start time that no --now
+ * or SOURCE_DATE_EPOCH gave (HEAD's commit time, else the release's) is
+ * read here instead, once, when the verb has a moment for it (cli/enroll.c:
+ * while hermeticd makes the run); a no-op when it was read already. */
+void enroll_settle_now(struct enroll *e);
 
 /* Start CMD as configured, wait until the run is over, report. Returns
  * CMD's exit status (128+N for a signal), or -1 with f filled on
@@ -251,6 +261,11 @@ int enroll_drop_foreign_sockets(const struct enroll *e);
  * kills the child and returns 0 (e->sig.cancel, e->child.cmd_started
  * false). */
 int enroll_launch(struct enroll *e, struct eng_error *err);
+/* The part of the launch's preparation that needs no run (the
+ * confinement's plan, the inherited sockets; -errno, -EPERM when this
+ * machine cannot confine the run): a verb may call it while hermeticd
+ * makes the run (cli/enroll.c); enroll_launch does, unless it was. */
+int enroll_launch_plan(struct enroll *e, struct eng_error *err);
 
 
 

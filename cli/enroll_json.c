@@ -202,6 +202,7 @@ static void fail_line(struct enroll *e, const struct cli_fail *f)
 void enroll_die(struct enroll *e, const struct cli_fail *f)
 {
 	fprintf(stderr, "%s: %s\n", program_name, f->msg);
+	enroll_settle_now(e); /* the line names the run's start time */
 	fail_line(e, f);
 	exit(f->status);
 }

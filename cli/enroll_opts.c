@@ -269,11 +269,18 @@ static void check_options(struct enroll *e)
  * time, a seed drawn. A failure of its own (-1, f) gets a --report line. */
 static int settle(struct enroll *e, struct cli_fail *f)
 {
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
 	char msg[1024];
 
 	for (int i = 0; i < e->allow.n_specs; i++)
 		enroll_resolve_allow(e, e->allow.specs[i]);
-	if (e->now_src != NOW_OPTION && now_default(&e->cfg.now_ns, &e->now_src, msg, sizeof(msg)) < 0)
+	/* HEAD's commit time (a file or two, inflated) can wait until the
+	 * run is asked for: enroll reads it while hermeticd makes the run
+	 * (enroll_settle_now). SOURCE_DATE_EPOCH, which can be wrong, is read
+	 * here, for a usage error before anything is asked of the daemon. */
+	e->now_pending = e->now_later && e->now_src != NOW_OPTION && !(sde && *sde);
+	if (e->now_src != NOW_OPTION && !e->now_pending &&
+	    now_default(&e->cfg.now_ns, &e->now_src, msg, sizeof(msg)) < 0)
 		bad_usage("%s", msg);
 	if (!e->cfg.seed_set) {
 		uint64_t s;
@@ -285,6 +292,18 @@ static int settle(struct enroll *e, struct cli_fail *f)
 		e->cfg.seed = s % 1000000000ULL;
 	}
 	return 0;
+}
+
+void enroll_settle_now(struct enroll *e)
+{
+	char msg[1024];
+
+	if (!e->now_pending)
+		return;
+	e->now_pending = false;
+	/* (cannot fail: only a SOURCE_DATE_EPOCH can be refused, and settle()
+	 * saw none; without HEAD it is the release's time) */
+	(void)now_default(&e->cfg.now_ns, &e->now_src, msg, sizeof(msg));
 }
 
 int enroll_parse(struct enroll *e, int argc, char **argv, const char *prefix, struct cli_fail *f)

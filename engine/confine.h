@@ -16,6 +16,8 @@
 /* with the supervisor's program (SV_MAX_INSNS) */
 #define CONFINE_MAX_MERGED_INSNS (CONFINE_MAX_INSNS + 64)
 #define CONFINE_MAX_MOUNTS 64
+/* the dispatch seccomp_fast() puts in front of a program, at most */
+#define FAST_MAX_INSNS 256
 
 #define CONFINE_MAX_ALL_MOUNTS 512
 #define CONFINE_MAX_LL_PATHS 256
@@ -50,13 +52,13 @@ struct confine {
 	bool ll_writes_limited; /* root without namespaces: no writes under /sys, cgroup2 */
 	char ll_paths[CONFINE_MAX_LL_PATHS][256];
 	int n_ll_paths;
-	struct sock_filter insns[CONFINE_MAX_INSNS];
+	struct sock_filter insns[CONFINE_MAX_INSNS + FAST_MAX_INSNS];
 	struct sock_fprog prog;
 	/* Set before the fork where the supervisor's filter goes in too: the
 	 * two as one program (confine_merge), which supervise_child installs;
 	 * confine_child then leaves the filter to it. */
 	bool merged;
-	struct sock_filter merged_insns[CONFINE_MAX_MERGED_INSNS];
+	struct sock_filter merged_insns[CONFINE_MAX_MERGED_INSNS + FAST_MAX_INSNS];
 	struct sock_fprog merged_prog;
 	/* root only, read from /proc/self/mountinfo before the fork */
 	struct confine_mount all[CONFINE_MAX_ALL_MOUNTS]; /* every mount visible here */
@@ -104,6 +106,13 @@ void confine_build_filter(struct confine *c);
  * ALLOW (the proof does not hold), -E2BIG where it does not fit. */
 int confine_merge(const struct sock_fprog *conf, const struct sock_fprog *sv, struct sock_filter *out,
 		  size_t cap, struct sock_fprog *ret);
+
+/* seccomp_fast.c: p (whose buffer holds cap instructions) with a dispatch
+ * in front that allows, in a few instructions, the x86_64 and i386 numbers
+ * p allows whatever the arguments, and sends every other call to p's
+ * first instruction: it decides every call as p did, and the kernel takes
+ * it faster. 0, or -E2BIG / -EINVAL with p unchanged. */
+int seccomp_fast(struct sock_fprog *p, size_t cap);
 
 /* confine_landlock.c. The ABI of this kernel's Landlock, or -errno; why
  * there is none, in words; the plan (before the fork); the domain (in the

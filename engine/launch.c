@@ -186,14 +186,15 @@ static int wait_child(struct enroll *e, int fd, struct launch_err *le, ssize_t *
 	return r;
 }
 
-/* Before the fork: the confinement's plan, the sockets CMD must not
- * inherit, the supervisor's. */
-static int launch_prepare(struct enroll *e, struct eng_error *err)
+int enroll_launch_plan(struct enroll *e, struct eng_error *err)
 {
-	char vdso[4096];
 	int r;
 
-	/* Everything the child needs is computed here, before the fork. */
+	/* Everything the child needs is computed before the fork: here what
+	 * depends on the options and this process alone (mountinfo, the
+	 * filter, Landlock's plan, the inherited sockets, none of which the
+	 * daemon's answer changes: its descriptors come close-on-exec), the
+	 * rest once the run exists (launch_prepare). */
 	confine_prepare(&e->conf, !e->no_daemon && !e->unconfined,
 			e->cfg.network == HM_NETWORK_BLOCK);
 	if ((r = enroll_find_foreign_sockets(e, err)) < 0)
@@ -201,6 +202,19 @@ static int launch_prepare(struct enroll *e, struct eng_error *err)
 	e->conf.raw_sockets = e->raw_sockets;
 	if (e->conf.refuse[0])
 		return eng_fail(err, EPERM, "cannot confine the run: %s", e->conf.refuse);
+	e->launch_planned = true;
+	return 0;
+}
+
+/* Before the fork: the confinement's plan (unless the verb made it while
+ * the daemon made the run), what of it needs the run, the supervisor's. */
+static int launch_prepare(struct enroll *e, struct eng_error *err)
+{
+	char vdso[4096];
+	int r;
+
+	if (!e->launch_planned && (r = enroll_launch_plan(e, err)) < 0)
+		return r;
 	if (e->conf.on && e->conf.root && !e->no_daemon && e->cfg.clock_virtual &&
 	    (r = hide_clock_dir(e, err)) < 0)
 		return r;
@@ -224,6 +238,19 @@ static int launch_prepare(struct enroll *e, struct eng_error *err)
 	e->conf.merged = e->conf.on && e->sv.want &&
 			 confine_merge(&e->conf.prog, &e->sv.prog, e->conf.merged_insns,
 				       ARRAY_SIZE(e->conf.merged_insns), &e->conf.merged_prog) == 0;
+	/* Each program that goes in, with a dispatch in front that the
+	 * kernel's install walks in a dozen instructions per system call
+	 * number instead of the whole chain (seccomp_fast.c): the child's
+	 * seccomp() took 124 us, 80 with it. Where it does not fit, the
+	 * program goes in as built. */
+	if (e->conf.merged) {
+		(void)seccomp_fast(&e->conf.merged_prog, ARRAY_SIZE(e->conf.merged_insns));
+	} else {
+		if (e->conf.on)
+			(void)seccomp_fast(&e->conf.prog, ARRAY_SIZE(e->conf.insns));
+		if (e->sv.want)
+			(void)seccomp_fast(&e->sv.prog, ARRAY_SIZE(e->sv.insns));
+	}
 	cli_phase("supervise-prep");
 	return 0;
 }

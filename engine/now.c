@@ -24,6 +24,7 @@
  * checkout, no commit yet, a checkout git will not trust) means "no commit". */
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -89,6 +90,8 @@ static int git_head_time(int64_t *ret_secs)
 {
 	static const char *const argv[] = { "git", "cat-file", "commit", "HEAD", NULL };
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, dfl;
 	_cleanup_free_ char *buf = NULL;
 	char cwd[PATH_MAX], top[PATH_MAX];
 	int pfd[2], st, r;
@@ -111,7 +114,18 @@ static int git_head_time(int64_t *ret_secs)
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	r = posix_spawnp(&pid, "git", &fa, NULL, (char *const *)argv, environ);
+	/* git as a shell starts it, whenever enroll asks (it may be after
+	 * the run's signals are blocked for their signalfd and SIGPIPE
+	 * ignored: cli/enroll.c reads HEAD while hermeticd makes the run). */
+	posix_spawnattr_init(&attr);
+	(void)sigemptyset(&none);
+	(void)sigemptyset(&dfl);
+	(void)sigaddset(&dfl, SIGPIPE);
+	(void)posix_spawnattr_setsigmask(&attr, &none);
+	(void)posix_spawnattr_setsigdefault(&attr, &dfl);
+	(void)posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	r = posix_spawnp(&pid, "git", &fa, &attr, (char *const *)argv, environ);
+	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	close(pfd[1]);
 	if (r) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A run's life (run_start.c, then run.c), in the order a verb calls it:
- * run_begin, run_adopt_orphans, run_create (unless --no-daemon),
+ * run_begin, run_adopt_orphans, run_create_send and run_create_recv
+ * (unless --no-daemon),
  * run_export_env, then the launch (launch.c), run_wait, run_settle,
  * run_end. Each works on the verb's struct enroll (still cli/enroll.h:
  * engine/README.md, "Not yet here"); none exits or prints.
@@ -22,13 +23,18 @@ int run_begin(struct enroll *e, struct eng_error *err);
  * ignored (the daemon may close a socket we write). */
 int run_adopt_orphans(struct eng_error *err);
 /* Ask hermeticd for the run, on e->conn (the caller connected it, and
- * says how when it cannot): e->run, e->cgroup_fd, e->events_fd and the
- * clock page's descriptor. -ECANCELED: a signal came before the daemon
- * answered (the connection closes unanswered and the daemon ends what it
- * made for it, as it ends every closed connection's runs); -EPERM: the
- * daemon refused a run inside a run; else -errno (e->fail_reason
- * "refused" when the daemon refused). */
-int run_create(struct enroll *e, struct eng_error *err);
+ * says how when it cannot): run_create_send sends the request (-errno
+ * only when the connection is broken; a send that failed otherwise is
+ * told by the answer's read) and returns at once, so that the caller does
+ * what needs no answer while the daemon makes the run (cli/enroll.c);
+ * run_create_recv waits for the answer: e->run, e->cgroup_fd, e->events_fd
+ * and the clock page's descriptor. -ECANCELED: a signal came before the
+ * daemon answered (the connection closes unanswered and the daemon ends
+ * what it made for it, as it ends every closed connection's runs);
+ * -EPERM: the daemon refused a run inside a run; else -errno
+ * (e->fail_reason "refused" when the daemon refused). */
+int run_create_send(struct enroll *e, struct eng_error *err);
+int run_create_recv(struct enroll *e, struct eng_error *err);
 /* CMD's environment, in this process's (it is forked from here): the run,
  * the clock page, the file-time shift, the shim in LD_PRELOAD; records
  * the real start in e->started_ns. -ENOENT: no shim where one is needed. */

@@ -2,9 +2,11 @@
 /*
  * The start of a run in the engine: no run yet (run_begin), this process
  * the reaper of the run's orphans (run_adopt_orphans), the run asked of
- * hermeticd (run_create), CMD's environment (run_export_env). The launch
- * itself is launch.c's; what follows it, run.c's. Nothing here exits or
- * prints: a failure is -errno with err filled.
+ * hermeticd (run_create_send, and its answer run_create_recv: the verb
+ * does what needs no answer in between), CMD's environment
+ * (run_export_env). The launch itself is launch.c's; what follows it,
+ * run.c's. Nothing here exits or prints: a failure is -errno with err
+ * filled.
  *
  * Trust: hermetic runs as the user; the run's cgroup descriptor comes from
  * hermeticd over its socket (which checks our credentials), and the one
@@ -130,7 +132,7 @@ int run_export_env(struct enroll *e, struct eng_error *err)
 	return 0;
 }
 
-int run_create(struct enroll *e, struct eng_error *err)
+int run_create_send(struct enroll *e, struct eng_error *err)
 {
 	struct {
 		struct hm_run_create c;
@@ -138,10 +140,6 @@ int run_create(struct enroll *e, struct eng_error *err)
 		struct hm_allow_name names[HM_RUN_MAX_NAMES];
 	} req = {};
 	size_t len;
-	const char *msg = NULL;
-	int fds[HM_MSG_MAX_FDS];
-	ssize_t n;
-	int sent;
 
 	req.c.flags = 0;
 	if (e->cfg.network == HM_NETWORK_BLOCK || e->cfg.network == HM_NETWORK_AUDIT)
@@ -170,15 +168,24 @@ int run_create(struct enroll *e, struct eng_error *err)
 	memcpy((char *)&req + len, e->allow.names, e->allow.n_names * sizeof(struct hm_allow_name));
 	len += e->allow.n_names * sizeof(struct hm_allow_name);
 	snprintf(req.c.label, sizeof(req.c.label), "%s", e->argv[0]);
-	sent = client_send(&e->conn, HM_REQ_RUN_CREATE, &req, len, -1);
-	if (sent < 0 && e->conn.broken)
-		return eng_fail(err, -sent, "%s", e->conn.why);
+	e->create_sent = client_send(&e->conn, HM_REQ_RUN_CREATE, &req, len, -1);
+	if (e->create_sent < 0 && e->conn.broken)
+		return eng_fail(err, -e->create_sent, "%s", e->conn.why);
+	return 0;
+}
+
+int run_create_recv(struct enroll *e, struct eng_error *err)
+{
+	const char *msg = NULL;
+	int fds[HM_MSG_MAX_FDS];
+	ssize_t n;
+
 	if (run_signals_wait(&e->sig, &e->child, e->conn.sock, POLLIN, -1) == -ECANCELED) {
 		close(e->conn.sock);
 		e->conn.sock = -1;
 		return -ECANCELED;
 	}
-	n = client_recv(&e->conn, sent, HM_REP_RUN, &e->run, sizeof(e->run), true, fds, &msg);
+	n = client_recv(&e->conn, e->create_sent, HM_REP_RUN, &e->run, sizeof(e->run), true, fds, &msg);
 	/* (no daemon to ask: the command cannot run in a run) */
 	if (n < 0 && !e->conn.daemon_said)
 		return eng_fail(err, (int)-n, "%s", e->conn.why);

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <pthread.h>
 #include <linux/filter.h>
+#include "confine.h"
 #include "chacha20.h"
 #include "lineage.h"
 #include "engine.h"
@@ -161,7 +162,7 @@ struct supervise {
 	} added[16];
 	int sock[2]; /* the child passes the listener over it */
 	int listener;
-	struct sock_filter insns[SV_MAX_INSNS];
+	struct sock_filter insns[SV_MAX_INSNS + FAST_MAX_INSNS]; /* (seccomp_fast's room) */
 	struct sock_fprog prog;
 	/* the synthetic vDSO's image, and the kernel vDSO's functions as
 	 * offsets from its base (0: absent) */

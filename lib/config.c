@@ -257,18 +257,45 @@ int hm_parse_time(const char *s, int64_t *ret_ns)
 	return 0;
 }
 
+/* The proleptic Gregorian date of a day counted from 1970-01-01 (Howard
+ * Hinnant's civil_from_days): what gmtime_r computes, without the time
+ * zone file glibc's gmtime_r reads on its first call (issue 30: one
+ * open, two reads, a seek and fstats in every enroll's seed line). */
+static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+{
+	int64_t era;
+	unsigned doe, yoe, doy, mp;
+
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = (unsigned)(z - era * 146097);
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp < 10 ? mp + 3 : mp - 9;
+	*y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
 const char *hm_format_time(int64_t ns, char *buf, size_t size)
 {
-	time_t secs = ns / 1000000000LL;
+	int64_t secs = ns / 1000000000LL, days, y;
 	long frac = ns % 1000000000LL;
-	struct tm tm;
+	unsigned m, d, sod;
 	char base[80];
 
-	gmtime_r(&secs, &tm);
+	/* (a time before 1970 counts back: the day and the second of it) */
+	if (frac < 0) {
+		frac += 1000000000LL;
+		secs--;
+	}
+	days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
+	sod = (unsigned)(secs - days * 86400);
+	civil_from_days(days, &y, &m, &d);
 	/* What strftime's "%Y-%m-%dT%H:%M:%S" writes (glibc's %Y is the year
 	 * as %d), without the time zone file strftime reads first. */
-	snprintf(base, sizeof(base), "%d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	snprintf(base, sizeof(base), "%" PRId64 "-%02u-%02uT%02u:%02u:%02u", y, m, d, sod / 3600,
+		 sod / 60 % 60, sod % 60);
 	if (frac) {
 		char f[16];
 		int n = snprintf(f, sizeof(f), "%09ld", frac);

@@ -8,7 +8,8 @@
 # signal, with status 128+N, and leaves nothing behind: the daemon holds no
 # run, no run-* cgroup is left under its subtree, no clock page in its
 # runtime directory, no process of the run. And a signal ignored by
-# whoever started enroll (nohup) stays ignored.
+# whoever started enroll (nohup) stays ignored; and the set-up's plan is
+# made while the daemon makes the run (its 'plan' step ends unanswered).
 #
 # To reach a phase exactly, enroll is started with HERMETIC_TEST_PAUSE_AT=
 # PHASE (it stops itself, SIGSTOP, as PHASE first ends); the test sends the
@@ -303,8 +304,35 @@ ignored() {
 	finish "$name" $EPID 143 "$(now_ms)"
 }
 
+# planned: what needs no run (HEAD's time, the launch's plan) is done while
+# hermeticd makes the run: with the daemon stopped, enroll still ends its
+# 'plan' step, before 'create'; the run goes on once the daemon does.
+planned() {
+	local name="set-up's plan is made while the daemon makes the run ('plan' ends unanswered, before 'create')"
+	local i st rc
+	kill -STOP "$HMD_PID"
+	enroll_bg HERMETIC_TEST_PAUSE_AT=plan
+	for i in $(seq 300); do [ "$(state $EPID)" = T ] && break; [ -e /proc/$EPID ] || break; sleep 0.01; done
+	st=$(state $EPID)
+	kill -CONT "$HMD_PID"
+	kill -CONT $EPID
+	timeout 10 sh -c 'echo x >"$1"' sh "$T/fifo"
+	timeout 10 tail --pid=$EPID -f /dev/null
+	kill -KILL $EPID 2>/dev/null
+	wait $EPID
+	rc=$?
+	if [ "$st" != T ]; then
+		fail "$name" "enroll never stopped at 'plan' while the daemon was stopped (state '$st'); err=$(tail -c 400 "$T/err" | tr '\n' '|')"
+	elif [ "$rc" != 0 ] || ! grep -q '^hermetic: phases (ms): parse [0-9.]*, plan [0-9.]*, create ' "$T/err"; then
+		fail "$name" "exit $rc; err=$(tail -c 400 "$T/err" | tr '\n' '|')"
+	else
+		pass "$name"
+	fi
+}
+
 cases ""
 ignored
+planned
 HOGS=""
 for _ in 1 2; do
 	sh -c 'while :; do :; done' &

@@ -167,6 +167,26 @@ got=$(now_of "$T/wt" PATH="$T/nogit")
 	fail "default --now: a per-worktree ref is not read without git" "saw '$got'"
 (cd "$T/wt" && g checkout -q wtbranch) >/dev/null 2>&1
 expect_git "default --now: GIT_DIR names another repository, as git says" "$T/repo" 1660000000 GIT_DIR="$T/packed/.git"
+# git, where it is asked, starts as from a shell: no signal blocked, SIGPIPE
+# not ignored (enroll reads HEAD while hermeticd makes the run, when its own
+# signals are blocked for their signalfd and SIGPIPE is ignored).
+mkdir -p "$T/fakegit"
+cat >"$T/fakegit/git" <<EOF
+#!/bin/sh
+grep -E '^Sig(Blk|Ign):' /proc/\$\$/status >"$T/fakegit/status"
+printf 'tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor a <a> 1690000000 +0000\ncommitter a <a> 1690000000 +0000\n\nfake\n'
+EOF
+chmod 755 "$T/fakegit/git"
+got=$(now_of "$T/repo" GIT_DIR="$T/packed/.git" PATH="$T/fakegit:$PATH")
+blk=$(sed -n 's/^SigBlk:[[:space:]]*//p' "$T/fakegit/status" 2>/dev/null)
+ign=$(sed -n 's/^SigIgn:[[:space:]]*//p' "$T/fakegit/status" 2>/dev/null)
+if [ "$got" = "1690000000 the commit time of HEAD" ] && [ -n "$blk" ] && [ $((0x$blk)) = 0 ] &&
+	[ -n "$ign" ] && [ $((0x$ign & 0x1000)) = 0 ]; then
+	pass "default --now: git starts with no signal blocked and SIGPIPE not ignored"
+else
+	fail "default --now: git starts with no signal blocked and SIGPIPE not ignored" \
+		"saw '$got'; git's SigBlk '$blk' SigIgn '$ign'"
+fi
 mkdir -p "$T/sha256"
 (
 	cd "$T/sha256" && g init -q --object-format=sha256 && echo a >a && g add a &&

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include "config.h"
 #include "util.h"
+#include <time.h>
 #include "test.h"
 
 int main(void)
@@ -44,6 +45,30 @@ int main(void)
 	CHECK("format time fraction",
 	      !strcmp(hm_format_time(1577836800500000000LL, buf, sizeof(buf)),
 		      "2020-01-01T00:00:00.5Z"));
+	CHECK("format time before 1970, a fraction counted back",
+	      !strcmp(hm_format_time(-500000000LL, buf, sizeof(buf)), "1969-12-31T23:59:59.5Z"));
+	{
+		/* The date arithmetic (no gmtime_r: issue 30) against gmtime_r,
+		 * from 1700 to 2250 (what nanoseconds in 64 bits hold), leap days and centuries included. */
+		int bad = 0;
+		int64_t first = 0;
+
+		for (int64_t t = -8520336000LL; t < 8836128000LL; t += 86400 * 13 + 3607) {
+			struct tm tm;
+			time_t tt = (time_t)t;
+			char want[80];
+
+			gmtime_r(&tt, &tm);
+			snprintf(want, sizeof(want), "%d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+				 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+			if (strcmp(hm_format_time(t * 1000000000LL, buf, sizeof(buf)), want) && !bad++)
+				first = t;
+		}
+		CHECK("format time as gmtime_r, 1700 to 2250", !bad);
+		if (bad)
+			printf("# first difference at %lld: %s\n", (long long)first,
+			       hm_format_time(first * 1000000000LL, buf, sizeof(buf)));
+	}
 	CHECK("duration us", !hm_parse_duration("1us", &d) && d == 1000);
 	CHECK("duration 0", !hm_parse_duration("0", &d) && d == 0);
 	CHECK("duration bare seconds", !hm_parse_duration("5", &d) && d == 5000000000ULL);

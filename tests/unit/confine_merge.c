@@ -8,7 +8,10 @@
  * network blocked and the supervisor with its least and its most; the
  * stack's answer is the kernel's rule (every filter runs, the most
  * restrictive action wins, the newer filter's value between equals). The
- * kernel itself then takes the merged program and answers as it says. */
+ * kernel itself then takes the merged program and answers as it says.
+ * And seccomp_fast (engine/seccomp_fast.c): each program with its dispatch
+ * in front decides every call of the same sweep as the program alone, the
+ * kernel takes it, and the numbers it allows walk less of it. */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -29,6 +32,8 @@
 
 /* Classic BPF as seccomp runs it: A, X, 16 words of scratch memory, loads
  * of 32-bit words of struct seccomp_data, forward jumps only. */
+static long steps; /* instructions run, all calls of run() together */
+
 static uint32_t run(const struct sock_fprog *p, const struct seccomp_data *d)
 {
 	uint32_t A = 0, X = 0, M[16] = { 0 }, w;
@@ -36,6 +41,8 @@ static uint32_t run(const struct sock_fprog *p, const struct seccomp_data *d)
 	for (unsigned pc = 0; pc < p->len; pc++) {
 		const struct sock_filter *f = &p->filter[pc];
 		uint32_t k = f->k, src = BPF_SRC(f->code) == BPF_X ? X : k;
+
+		steps++;
 
 		switch (BPF_CLASS(f->code)) {
 		case BPF_LD:
@@ -155,9 +162,14 @@ static const uint32_t vals[] = { 0, 1, 2, 3, 4, 8, 9, 10, 16, 17, 40, 100, 128, 
 				 0x5412, 0x541c, 0x4024700a, 0x4008700e, 0x4004700e, 0xffffffffu,
 				 HM_SHIM_HELLO_FLAGS, 0x80000000u };
 
+/* What the sweep compares merged with: the two stacked, or (want_prog
+ * set) one program alone. */
+static const struct sock_fprog *want_prog;
+
 static void one(const struct sock_fprog *merged, struct seccomp_data *d, struct tally *t)
 {
-	uint32_t want = stacked(&conf.prog, &sv.prog, d), got = run(merged, d);
+	uint32_t want = want_prog ? run(want_prog, d) : stacked(&conf.prog, &sv.prog, d),
+		 got = run(merged, d);
 
 	t->cases++;
 	if (want == BAD || got == BAD)
@@ -293,6 +305,69 @@ static int kernel_child(const struct sock_fprog *m)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
 }
 
+/* The instructions p runs for the calls it allows, one call of each
+ * number below 460 of arch (arguments 0), added up: about what the
+ * kernel's install walks (seccomp_cache_prepare runs the program for
+ * every number, up to the first load of an argument). */
+static long allow_walk(const struct sock_fprog *p, uint32_t arch)
+{
+	struct seccomp_data d = { .arch = arch, .instruction_pointer = HIGH };
+	long sum = 0;
+
+	for (int nr = 0; nr < 460; nr++) {
+		long before = steps;
+
+		d.nr = nr;
+		if (run(p, &d) == SECCOMP_RET_ALLOW)
+			sum += steps - before;
+	}
+	return sum;
+}
+
+/* seccomp_fast: p with its dispatch decides every call as p, and walks
+ * few instructions for the numbers it allows. */
+static void fast_cases(const struct sock_fprog *p, const char *tag, bool kernel)
+{
+	static struct sock_filter buf[CONFINE_MAX_MERGED_INSNS + FAST_MAX_INSNS];
+	struct sock_fprog f = { .len = p->len, .filter = buf };
+	long slow64 = allow_walk(p, AUDIT_ARCH_X86_64), slow32 = allow_walk(p, AUDIT_ARCH_I386);
+	long fast64, fast32;
+	struct tally t;
+	char name[200];
+	int r;
+
+	memcpy(buf, p->filter, p->len * sizeof(buf[0]));
+	r = seccomp_fast(&f, ARRAY_SIZE(buf));
+	snprintf(name, sizeof(name), "%s: seccomp_fast puts its dispatch in front (%d)", tag, r);
+	CHECK(name, r == 0 && f.len > p->len && !memcmp(buf + f.len - p->len, p->filter, p->len * sizeof(buf[0])));
+	if (r < 0)
+		return;
+	want_prog = p;
+	for (int a = 0; a < 3; a++) {
+		static const uint32_t arches[] = { AUDIT_ARCH_X86_64, AUDIT_ARCH_I386, AUDIT_ARCH_AARCH64 };
+
+		sweep(&f, arches[a], &t);
+		snprintf(name, sizeof(name), "%s: with the dispatch, every call of %s as without (%ld cases)", tag,
+			 a == 0 ? "x86_64 and x32" : a == 1 ? "i386" : "another ABI", t.cases);
+		CHECK(name, !t.differ && !t.bad);
+		if (t.differ)
+			printf("# first difference: %s\n", t.first);
+	}
+	want_prog = NULL;
+	fast64 = allow_walk(&f, AUDIT_ARCH_X86_64);
+	fast32 = allow_walk(&f, AUDIT_ARCH_I386);
+	snprintf(name, sizeof(name),
+		 "%s: the allowed numbers walk at most 3/4 of what they did (x86_64 %ld -> %ld, i386 %ld -> %ld)",
+		 tag, slow64, fast64, slow32, fast32);
+	CHECK(name, (fast64 + fast32) * 4 <= (slow64 + slow32) * 3);
+	if (kernel) {
+		r = kernel_child(&f);
+		snprintf(name, sizeof(name), "%s: the kernel takes it with the dispatch and answers so (child %d)",
+			 tag, r);
+		CHECK(name, r == 0);
+	}
+}
+
 int main(void)
 {
 	struct sock_fprog m, kill_prog;
@@ -350,6 +425,12 @@ int main(void)
 				snprintf(name, sizeof(name), "%s: the kernel takes it and answers so (child %d)", tag, r);
 				CHECK(name, r == 0);
 			}
+			snprintf(name, sizeof(name), "%s, merged", tag);
+			fast_cases(&m, name, net && most);
+			snprintf(name, sizeof(name), "%s, the confinement's alone", tag);
+			fast_cases(&conf.prog, name, false);
+			snprintf(name, sizeof(name), "%s, the supervisor's alone", tag);
+			fast_cases(&sv.prog, name, false);
 		}
 	}
 	kill_prog = (struct sock_fprog){ .len = 1, .filter = kill_ins };
