@@ -326,6 +326,9 @@ bool hmd_pool_short(struct hmd *d);
 void hmd_pool_fill(struct hmd *d);
 /* A cgroup made ahead, its id reserved then: -ENOENT when there is none. */
 int hmd_pool_take_cgroup(struct hmd *d, uint64_t *ret_id, int *ret_fd, uint64_t *ret_cgid);
+/* A run cgroup made now under the next free id (one a crashed daemon left is skipped). */
+int hmd_run_cgroup_make(struct hmd *d, uint64_t *ret_id, int *ret_fd, uint64_t *ret_cgid,
+			char *ret_path, size_t path_size);
 /* A clock page made ahead (in d->pool.dirfd): -ENOENT when there is none. */
 int hmd_pool_take_clock(struct hmd *d, struct hmd_clock_prep *ret);
 /* At a stop: everything made ahead is removed. */

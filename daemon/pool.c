@@ -69,20 +69,30 @@ bool hmd_pool_short(struct hmd *d)
 	return !p->failed && (p->n_cg < HMD_POOL_SIZE || (p->dirfd >= 0 && p->n_clock < HMD_POOL_SIZE));
 }
 
+/* A run cgroup under the next free id, made now (for the pool, or for a
+ * run the pool had none for). An id can still be taken after a restart: a
+ * cgroup a crashed daemon left, being killed, under an id this daemon's
+ * clock-based start reached again. The cgroup, created exclusively,
+ * decides: take the next id, up to 64 times. */
+int hmd_run_cgroup_make(struct hmd *d, uint64_t *ret_id, int *ret_fd, uint64_t *ret_cgid,
+			char *ret_path, size_t path_size)
+{
+	int err;
+
+	for (int tries = 0;; tries++) {
+		*ret_id = d->next_run_id++;
+		err = hmd_cgroup_create_run(&d->cg, *ret_id, ret_fd, ret_cgid, ret_path, path_size);
+		if (err != -EEXIST || tries == 64)
+			return err;
+	}
+}
+
 static int fill_cgroup(struct hmd *d)
 {
 	struct hmd_pool_cg *e = &d->pool.cg[d->pool.n_cg];
 	char path[256];
-	int err;
+	int err = hmd_run_cgroup_make(d, &e->id, &e->fd, &e->cgid, path, sizeof(path));
 
-	/* As hmd_runs_create does: an id a crashed daemon's cgroup still
-	 * holds is skipped. */
-	for (int tries = 0;; tries++) {
-		e->id = d->next_run_id++;
-		err = hmd_cgroup_create_run(&d->cg, e->id, &e->fd, &e->cgid, path, sizeof(path));
-		if (err != -EEXIST || tries == 64)
-			break;
-	}
 	if (err < 0)
 		return err;
 	d->pool.n_cg++;

@@ -138,17 +138,8 @@ int hmd_runs_create(struct hmd *d, int conn_id, uid_t uid, gid_t gid, pid_t pid,
 		hmd_cgroup_remove_run(&d->cg, r->id);
 		err = -ENAMETOOLONG;
 	}
-	/* An id can still be taken after a restart: a cgroup a crashed daemon
-	 * left, being killed, under an id this daemon's clock-based start
-	 * reached again. The cgroup, created exclusively, decides: take the
-	 * next id. */
-	for (int tries = 0; err == -ENOENT; tries++) {
-		r->id = d->next_run_id++;
-		err = hmd_cgroup_create_run(&d->cg, r->id, &r->fd, &r->cgid, r->path,
-					    sizeof(r->path));
-		if (err == -EEXIST && tries < 64)
-			err = -ENOENT;
-	}
+	if (err == -ENOENT) /* (pool.c: the next free id) */
+		err = hmd_run_cgroup_make(d, &r->id, &r->fd, &r->cgid, r->path, sizeof(r->path));
 	if (err < 0)
 		goto fail;
 	/* The policy goes in before any process can enter the cgroup: the
